@@ -1,0 +1,3 @@
+from selfforge.cli import main
+
+main()

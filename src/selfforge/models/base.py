@@ -1,0 +1,126 @@
+"""The Model protocol and the records every provider returns.
+
+A model is anything with ``complete(request) -> Reply``. Every call the engine makes is
+labelled with a role (DESIGN.md §2) so the scripted model can answer per role and the
+journal can account per role.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from selfforge.errors import SelfforgeError
+
+Role = Literal["plan", "propose", "critique", "review", "reflect", "diagnose"]
+ROLES: tuple[str, ...] = ("plan", "propose", "critique", "review", "reflect", "diagnose")
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0  # includes thinking tokens
+    cached_tokens: int = 0
+    thinking_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class Request:
+    """One model call. ``hints`` carry facts (goal, instruction) that only the scripted
+    model reads, to build its neutral defaults; real providers ignore them."""
+
+    role: str
+    messages: list[Message]
+    hints: dict[str, Any] = field(default_factory=dict)
+    max_output_tokens: int | None = None
+
+
+@dataclass
+class Reply:
+    content: str
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What the engine needs from a model."""
+
+    spec: str
+
+    def complete(self, request: Request) -> Reply: ...
+
+
+# --- provider errors -------------------------------------------------------------------
+
+
+class ModelError(SelfforgeError):
+    """A model call failed. ``kind`` is one of the scripted model's error names."""
+
+    kind = "error"
+    retryable = False
+
+
+class RateLimited(ModelError):
+    kind = "rate_limit"
+    retryable = True
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class QuotaExhausted(ModelError):
+    """A per-day (or other long-window) quota is used up: stop the run, do not retry."""
+
+    kind = "quota"
+
+    def __init__(self, message: str, resets: str | None = None) -> None:
+        super().__init__(message)
+        self.resets = resets
+
+
+class ServerError(ModelError):
+    kind = "server"
+    retryable = True
+
+
+class ModelTimeout(ModelError):
+    kind = "timeout"
+    retryable = True
+
+
+class AuthError(ModelError):
+    kind = "auth"
+
+
+class BadRequest(ModelError):
+    kind = "bad_request"
+
+
+class MalformedResponse(ModelError):
+    kind = "malformed"
+    retryable = True
+
+
+ERROR_KINDS: dict[str, type[ModelError]] = {
+    "rate_limit": RateLimited,
+    "server": ServerError,
+    "timeout": ModelTimeout,
+    "auth": AuthError,
+    "quota": QuotaExhausted,
+    "bad_request": BadRequest,
+    "malformed": MalformedResponse,
+}
