@@ -1,0 +1,135 @@
+"""API keys: where they may come from, and how they are kept out of everything else.
+
+Keys are read only from the environment or from a user config file outside any
+repository (``keys.toml`` in the user config directory). Every value read is remembered
+so that ``mask`` can blank it wherever text is stored or shown, and ``scrub_env`` keeps
+key variables out of the environment of check commands (which run model-written code).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from selfforge.errors import ConfigError
+
+# Variables that hold model-provider keys (and a few other common credentials).
+SECRET_ENV_VARS: tuple[str, ...] = (
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "OPENAI_COMPAT_API_KEY",
+    "OLLAMA_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+    "XAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "HF_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+)
+_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_PASSWORD")
+# Shorter values are not masked: replacing "1" or "true" everywhere would garble text.
+_MIN_MASKED_LEN = 8
+MASK = "***"
+
+_remembered: set[str] = set()
+_file_cache: dict[Path, tuple[float, dict[str, str]]] = {}
+
+
+def is_secret_name(name: str) -> bool:
+    upper = name.upper()
+    return upper in SECRET_ENV_VARS or upper.endswith(_SECRET_SUFFIXES)
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """A copy of ``env`` without key variables, for commands that run untrusted code."""
+    return {name: value for name, value in env.items() if not is_secret_name(name)}
+
+
+def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where the user's selfforge files live (never inside a repository)."""
+    env = os.environ if env is None else env
+    if env.get("SELFFORGE_CONFIG_DIR"):
+        return Path(env["SELFFORGE_CONFIG_DIR"]).expanduser()
+    if sys.platform == "win32" and env.get("APPDATA"):
+        return Path(env["APPDATA"]) / "selfforge"
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "selfforge"
+
+
+def keys_file(env: Mapping[str, str] | None = None) -> Path:
+    return user_config_dir(env) / "keys.toml"
+
+
+def get_key(names: Iterable[str], env: Mapping[str, str] | None = None) -> SecretStr | None:
+    """The first of ``names`` set in the environment, else in the user keys file."""
+    env = os.environ if env is None else env
+    names = list(names)
+    stored = _read_keys_file(keys_file(env))
+    for name in names:
+        value = (env.get(name) or stored.get(name) or "").strip()
+        if value:
+            remember(value)
+            return SecretStr(value)
+    return None
+
+
+def remember(value: str) -> None:
+    """Mask ``value`` from now on, wherever ``mask`` is applied."""
+    if len(value) >= _MIN_MASKED_LEN:
+        _remembered.add(value)
+
+
+def mask(text: str) -> str:
+    """``text`` with every known key value replaced by ``***``."""
+    if not text:
+        return text
+    for value in sorted(_known_secret_values(), key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
+
+
+def _known_secret_values() -> set[str]:
+    values = set(_remembered)
+    for name, value in os.environ.items():
+        if is_secret_name(name) and len(value.strip()) >= _MIN_MASKED_LEN:
+            values.add(value.strip())
+    values.update(v for v in _read_keys_file(keys_file()).values() if len(v) >= _MIN_MASKED_LEN)
+    return values
+
+
+def _read_keys_file(path: Path) -> dict[str, str]:
+    """``NAME = "value"`` pairs from the keys file; cached until the file changes."""
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return {}
+    cached = _file_cache.get(path)
+    if cached and cached[0] == mtime:
+        return cached[1]
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        # The message names the position only: echoing the line could print a key.
+        hint = 'write lines like GEMINI_API_KEY = "..."'
+        raise ConfigError(f"{path}: not valid TOML ({exc}); {hint}") from None
+    table = raw.get("keys", raw)
+    keys = {str(k): str(v).strip() for k, v in table.items() if isinstance(v, str)}
+    _file_cache[path] = (mtime, keys)
+    return keys

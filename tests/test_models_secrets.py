@@ -1,0 +1,59 @@
+"""Keys stay out of child environments, masked text, and the user keys file is read."""
+
+from __future__ import annotations
+
+from selfforge.models import secrets
+from selfforge.models.tokens import estimate_tokens
+
+
+def test_scrub_env_drops_key_variables_and_keeps_the_rest() -> None:
+    env = {
+        "PATH": "/usr/bin",
+        "HOME": "/home/u",
+        "GEMINI_API_KEY": "g-secret-value",
+        "MY_SERVICE_TOKEN": "t",
+        "DB_SECRET": "s",
+        "custom_api_key": "c",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    assert secrets.scrub_env(env) == {
+        "PATH": "/usr/bin",
+        "HOME": "/home/u",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+
+
+def test_mask_replaces_set_key_values(monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-abcdefgh12345")
+    text = "request failed with key sk-ant-abcdefgh12345 in header"
+    assert secrets.mask(text) == "request failed with key *** in header"
+    assert secrets.mask("") == ""
+
+
+def test_mask_ignores_short_values(monkeypatch) -> None:
+    monkeypatch.setenv("X_TOKEN", "1")
+    assert secrets.mask("version 1.0") == "version 1.0"
+
+
+def test_get_key_reads_env_then_user_keys_file(tmp_path, monkeypatch) -> None:
+    (tmp_path / "keys.toml").write_text('[keys]\nGEMINI_API_KEY = "AIzaFromFile0123456"\n')
+    env = {"SELFFORGE_CONFIG_DIR": str(tmp_path)}
+    key = secrets.get_key(["GEMINI_API_KEY"], env)
+    assert key is not None and key.get_secret_value() == "AIzaFromFile0123456"
+    assert "AIzaFromFile" not in repr(key) and "AIzaFromFile" not in str(key)
+    assert secrets.get_key(["GEMINI_API_KEY"], {**env, "GEMINI_API_KEY": "envwins123"})
+    assert secrets.get_key(["OPENAI_API_KEY"], env) is None
+    # A value read once is masked from then on, even though it is not in os.environ.
+    assert secrets.mask("x AIzaFromFile0123456 y") == "x *** y"
+
+
+def test_user_config_dir_is_outside_the_repo(monkeypatch, tmp_path) -> None:
+    assert secrets.user_config_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "selfforge"
+
+
+def test_estimate_tokens_is_in_a_sane_range() -> None:
+    assert estimate_tokens("") == 0
+    prose = "The quick brown fox jumps over the lazy dog. " * 20
+    assert 180 <= estimate_tokens(prose) <= 260  # real tokenizers: ~200
+    code = "def add(a: int, b: int) -> int:\n    return a + b\n" * 10
+    assert estimate_tokens(code) >= len(code) // 4
