@@ -1,0 +1,74 @@
+"""The ``selfforge`` command line: a thin Typer app. Parse, call, print.
+
+Commands live in ``selfforge/commands/<area>.py``; each module defines
+``register(app)``. Errors a user can cause are ``SelfforgeError``s and leave as one line
+and an exit code (2 usage/directives, 1 anything else); tracebacks only with --debug.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+from rich.console import Console
+
+from selfforge.errors import SelfforgeError
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "selfforge.commands.core",
+    "selfforge.commands.edits",
+)
+
+app = typer.Typer(
+    name="selfforge",
+    help="Improve a git repository toward written goals, one checked commit at a time.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err_console = Console(stderr=True)
+_state = {"debug": False}
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
+) -> None:
+    _state["debug"] = debug
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def main() -> None:
+    debug = "--debug" in sys.argv
+    try:
+        app(standalone_mode=False)
+    except SelfforgeError as exc:
+        if debug:
+            raise
+        err_console.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("interrupted; the repository is as it was (see `selfforge status`)")
+        sys.exit(130)
+    except (typer.Exit, SystemExit) as exc:
+        code = getattr(exc, "exit_code", None)
+        sys.exit(code if code is not None else getattr(exc, "code", 0))
+    except Exception as exc:  # click usage errors and anything unforeseen
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(2 if isinstance(exc, click.UsageError) else 1)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(1)
+        if debug:
+            raise
+        err_console.print(
+            f"[bold red]error:[/] {type(exc).__name__}: {exc} (rerun with --debug for details)",
+            highlight=False,
+        )
+        sys.exit(1)

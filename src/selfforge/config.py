@@ -1,0 +1,202 @@
+"""Directives: ``selfforge.toml`` or ``[tool.selfforge]`` in ``pyproject.toml`` (DESIGN.md §4).
+
+Everything is validated by pydantic with unknown keys forbidden; any problem becomes one
+``ConfigError`` line naming the file, the line and the key, and how to fix it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from selfforge.errors import ConfigError
+
+DIRECTIVES_FILE = "selfforge.toml"
+DEFAULT_PROTECTED = [".github/**", ".ci/**", ".gitlab-ci.yml", "conftest.py", "**/conftest.py"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class Goals(_Section):
+    items: list[str] = Field(default_factory=list)  # in priority order, most important first
+
+
+class Checks(_Section):
+    test: str | None = None
+    lint: str | None = None
+    syntax: bool = True
+    timeout_s: float = Field(default=300, gt=0)
+
+
+class Limits(_Section):
+    cycles: int = Field(default=10, ge=1)
+    max_repairs: int = Field(default=2, ge=0)
+    budget_usd: float | None = Field(default=None, ge=0)
+    budget_tokens: int | None = Field(default=None, ge=0)
+    stall_after: int = Field(default=3, ge=1)  # rejections in a row before changing strategy
+
+
+class ModelSettings(_Section):
+    spec: str | None = None
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    timeout_s: float = Field(default=120, gt=0)
+    max_retries: int = Field(default=5, ge=0)
+    edit_format: Literal["auto", "search_replace", "whole_file", "udiff"] = "auto"
+
+
+ROLE_NAMES = ("plan", "propose", "critique", "review", "reflect", "diagnose")
+
+
+class Roles(_Section):
+    enabled: list[str] = Field(
+        default_factory=lambda: ["plan", "propose", "critique", "review", "reflect", "diagnose"]
+    )
+    reviewers: list[str] = Field(default_factory=lambda: ["correctness"])
+    quorum: int = Field(default=1, ge=1)
+
+    @field_validator("enabled")
+    @classmethod
+    def _known_roles(cls, value: list[str]) -> list[str]:
+        unknown = [r for r in value if r not in ROLE_NAMES]
+        if unknown:
+            raise ValueError(f"unknown role(s) {unknown}; roles are {list(ROLE_NAMES)}")
+        if "propose" not in value:
+            raise ValueError('"propose" is required in enabled roles')
+        return value
+
+
+class Land(_Section):
+    mode: Literal["merge", "branch"] = "merge"
+
+
+class Safety(_Section):
+    protected: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
+    allow_test_edits: bool = False
+
+
+class Directives(_Section):
+    goals: Goals = Field(default_factory=Goals)
+    checks: Checks = Field(default_factory=Checks)
+    limits: Limits = Field(default_factory=Limits)
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    roles: Roles = Field(default_factory=Roles)
+    land: Land = Field(default_factory=Land)
+    safety: Safety = Field(default_factory=Safety)
+
+    def role_enabled(self, role: str) -> bool:
+        return role in self.roles.enabled
+
+
+class LoadedDirectives(BaseModel):
+    """Directives plus where they came from (None when no file exists)."""
+
+    directives: Directives
+    path: Path | None = None
+    text: str = ""
+
+    @property
+    def protected(self) -> list[str]:
+        """Protected globs, always including the directives file itself."""
+        extra = [self.path.name] if self.path is not None else [DIRECTIVES_FILE]
+        return [*self.directives.safety.protected, *extra]
+
+
+def find_directives(repo: Path) -> Path | None:
+    """The directives file for ``repo``: selfforge.toml, else pyproject.toml with a table."""
+    own = repo / DIRECTIVES_FILE
+    if own.is_file():
+        return own
+    pyproject = repo / "pyproject.toml"
+    if pyproject.is_file() and re.search(r"^\[tool\.selfforge", pyproject.read_text(), re.M):
+        return pyproject
+    return None
+
+
+def load_directives(repo: Path) -> LoadedDirectives:
+    path = find_directives(repo)
+    if path is None:
+        return LoadedDirectives(directives=Directives())
+    text = path.read_text(encoding="utf-8")
+    return LoadedDirectives(directives=parse_directives(text, path), path=path, text=text)
+
+
+def parse_directives(text: str, path: Path) -> Directives:
+    """Parse directives text; ``path`` names the file in error messages."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: TOML syntax error: {exc}; fix the line it names") from None
+    prefix: tuple[str, ...] = ()
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("selfforge", {})
+        prefix = ("tool", "selfforge")
+    try:
+        return Directives.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, text, path, prefix)) from None
+
+
+def _describe(exc: ValidationError, text: str, path: Path, prefix: tuple[str, ...]) -> str:
+    err = exc.errors()[0]
+    loc = tuple(str(p) for p in err["loc"] if not isinstance(p, int))
+    key = ".".join(loc)
+    line = _line_of(text, (*prefix, *loc))
+    where = f"{path}:{line}" if line else str(path)
+    more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
+    if err["type"] == "extra_forbidden":
+        section = ".".join(loc[:-1]) or "top level"
+        known = _known_keys(loc[:-1])
+        hint = f"; known keys there: {', '.join(known)}" if known else ""
+        return f"{where}: unknown key '{key}' in [{section}]{hint}{more}"
+    got = err.get("input")
+    got_text = f" (got {got!r})" if got is not None and not isinstance(got, dict) else ""
+    return f"{where}: bad value for '{key}': {err['msg']}{got_text}{more}"
+
+
+def _known_keys(section: tuple[str, ...]) -> list[str]:
+    model: Any = Directives
+    for part in section:
+        field = model.model_fields.get(part)
+        if field is None or not isinstance(field.annotation, type):
+            return []
+        model = field.annotation
+    return list(model.model_fields)
+
+
+def _line_of(text: str, loc: tuple[str, ...]) -> int | None:
+    """1-based line where the key at ``loc`` is written (best effort, for messages)."""
+    if not loc:
+        return None
+    table, key = ".".join(loc[:-1]), loc[-1]
+    current = ""
+    fallback = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        header = re.match(r"^\[\s*([^\[\]]+?)\s*\]$", line)
+        if header:
+            current = header.group(1)
+            if current == ".".join(loc):
+                fallback = number
+            continue
+        match = re.match(r"^([A-Za-z0-9_.\-\"']+)\s*=", line)
+        if not match:
+            continue
+        name = match.group(1).strip("\"'")
+        full = f"{current}.{name}" if current else name
+        if full == ".".join(loc) or (current == table and name == key):
+            return number
+    return fallback
+
+
+def render_default(test: str | None, lint: str | None, goals: list[str]) -> str:
+    """The commented selfforge.toml that ``selfforge init`` writes."""
+    from jinja2 import Environment, PackageLoader
+
+    env = Environment(loader=PackageLoader("selfforge", "prompts"), keep_trailing_newline=True)
+    return env.get_template("selfforge.toml.j2").render(test=test, lint=lint, goals=goals)

@@ -1,0 +1,166 @@
+"""Acceptance: a candidate lands only if nothing the harness observed regressed.
+
+Every verdict comes from what the checks measured on the baseline and on the candidate,
+never from the model's text. Each rejection names what failed: the test, the file and
+line, the lint rule.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+
+from selfforge.checks import CommandResult, LintFinding, TestReport, new_findings
+
+
+@dataclass
+class Observed:
+    """What the checks saw on one state of the tree (the baseline or a candidate)."""
+
+    lint: list[LintFinding] | None = None
+    lint_result: CommandResult | None = None
+    tests: TestReport | None = None
+    tests_result: CommandResult | None = None
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    reason: str = ""
+    feedback: str = ""  # for the model's repair round
+    details: list[str] = field(default_factory=list)
+
+
+PASS = Verdict(True, "all gates passed")
+
+
+def lint_gate(baseline: Observed, candidate: Observed) -> Verdict:
+    if baseline.lint is None or candidate.lint is None:
+        return PASS
+    if len(candidate.lint) <= len(baseline.lint):
+        return PASS  # findings may move or change, but not grow
+    fresh = new_findings(baseline.lint, candidate.lint)
+    shown = [str(f) for f in fresh[:10]]
+    reason = f"lint findings rose from {len(baseline.lint)} to {len(candidate.lint)}: " + (
+        "; ".join(shown[:3]) or "see lint output"
+    )
+    output = candidate.lint_result.output if candidate.lint_result else ""
+    feedback = "Your change added lint findings:\n" + "\n".join(shown or [output])
+    return Verdict(False, reason, feedback, shown)
+
+
+def tests_gate(baseline: Observed, candidate: Observed) -> Verdict:
+    result = candidate.tests_result
+    if result is None:
+        return PASS
+    if result.timed_out:
+        return Verdict(False, "tests timed out", f"The tests did not finish:\n{result.output}")
+    base, cand = baseline.tests, candidate.tests
+    if base is not None and cand is not None:
+        return _compare_reports(base, cand, result)
+    base_ok = baseline.tests_result is None or baseline.tests_result.exit_code == 0
+    if base_ok and result.exit_code != 0:
+        reason = f"tests passed before and fail now (exit {result.exit_code})"
+        return Verdict(False, reason, f"The test command failed:\n{result.output}")
+    if base is not None and cand is None:
+        reason = f"the test run produced no per-test report (exit {result.exit_code})"
+        return Verdict(False, reason, f"The test run broke:\n{result.output}")
+    return PASS
+
+
+def _compare_reports(base: TestReport, cand: TestReport, result: CommandResult) -> Verdict:
+    broken = sorted(base.passed - cand.passed)
+    if broken:
+        details = [f"{t}: {_state(cand, t)}" for t in broken]
+        reason = f"{len(broken)} test(s) passed before and fail now: " + "; ".join(details[:3])
+        feedback = (
+            "These tests passed before your change and do not pass now:\n"
+            + "\n".join(f"- {d}" for d in details[:20])
+            + f"\n\nTest output:\n{result.output}"
+        )
+        return Verdict(False, reason, feedback, details)
+    if len(cand.passed) < len(base.passed):
+        reason = f"passing tests dropped from {len(base.passed)} to {len(cand.passed)}"
+        return Verdict(False, reason, reason)
+    return PASS
+
+
+def _state(report: TestReport, test: str) -> str:
+    outcome = report.outcomes.get(test)
+    if outcome is None:
+        return "no longer collected"
+    message = report.messages.get(test)
+    return f"{outcome} ({message})" if message else outcome
+
+
+# --- integrity: the judge stays out of the candidate's reach ----------------------------
+
+TEST_PATTERNS = ("test_*.py", "*_test.py", "tests/*", "*/tests/*", "test/*", "*/test/*")
+_WEAKENING = re.compile(
+    r"^\+.*(@pytest\.mark\.(skip|skipif|xfail)|pytest\.(skip|xfail)\(|unittest\.skip"
+    r"|@skip\b|\bassert\s+True\b)",
+    re.M,
+)
+
+
+def is_test_path(path: str) -> bool:
+    return any(fnmatch.fnmatch(path, p) for p in TEST_PATTERNS)
+
+
+def integrity_gate(
+    changed: dict[str, str], diff: str, *, allow_test_edits: bool
+) -> Verdict:
+    """Reject candidates that change how they are judged.
+
+    ``changed`` maps each changed path to its git status letter (A, M, D, R...).
+    Adding new tests is welcome; editing, deleting or skipping existing ones is not,
+    unless the directives allow test edits.
+    """
+    problems = []
+    for path, status in sorted(changed.items()):
+        if not is_test_path(path) or status.startswith("A"):
+            continue
+        if status.startswith("D"):
+            problems.append(f"deletes test file {path}")
+        elif not allow_test_edits:
+            problems.append(f"edits existing test file {path}")
+    for path, text in split_diff(diff).items():
+        if is_test_path(path) and _WEAKENING.search(text):
+            problems.append(f"adds a skip, xfail or trivially true assertion in {path}")
+    if not problems:
+        return PASS
+    reason = "integrity: the change " + "; ".join(problems)
+    feedback = (
+        reason + ". Tests are the judge: fix the code, not the tests. New test files are "
+        "welcome; do not delete, skip, or weaken existing tests."
+    )
+    return Verdict(False, reason, feedback, problems)
+
+
+def collected_gate(baseline: Observed, candidate: Observed) -> Verdict:
+    if baseline.tests is None or candidate.tests is None:
+        return PASS
+    if candidate.tests.collected < baseline.tests.collected:
+        reason = (
+            f"integrity: collected tests dropped from {baseline.tests.collected} to "
+            f"{candidate.tests.collected}"
+        )
+        return Verdict(False, reason, reason + "; do not remove or deselect tests.")
+    return PASS
+
+
+def split_diff(diff: str) -> dict[str, str]:
+    """A git diff split per file (keyed by the new path)."""
+    parts: dict[str, str] = {}
+    current, lines = None, []
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            if current is not None:
+                parts[current] = "\n".join(lines)
+            current = line.rsplit(" b/", 1)[-1]
+            lines = []
+        lines.append(line)
+    if current is not None:
+        parts[current] = "\n".join(lines)
+    return parts

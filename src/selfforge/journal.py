@@ -1,0 +1,398 @@
+"""The journal: every run, attempt, model call and check, in SQLite (WAL) at
+``.selfforge/journal.db``. Schema changes are numbered migrations on ``user_version``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MIGRATIONS: list[str] = [
+    # 1: runs, attempts, model calls, checks, and full-text search over attempts
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY, started_at REAL NOT NULL, ended_at REAL,
+        status TEXT NOT NULL, pid INTEGER, base_branch TEXT, base_commit TEXT,
+        model TEXT, goals TEXT NOT NULL DEFAULT '[]', land_mode TEXT, stop_reason TEXT
+    );
+    CREATE TABLE attempts (
+        id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+        cycle INTEGER NOT NULL, task TEXT NOT NULL, outcome TEXT, reason TEXT,
+        repairs INTEGER NOT NULL DEFAULT 0, base_commit TEXT, commit_sha TEXT, branch TEXT,
+        landed INTEGER NOT NULL DEFAULT 0, diff TEXT, lesson TEXT,
+        started_at REAL NOT NULL, ended_at REAL
+    );
+    CREATE TABLE model_calls (
+        id INTEGER PRIMARY KEY, run_id INTEGER, attempt_id INTEGER, role TEXT NOT NULL,
+        model TEXT, prompt TEXT, response TEXT, error TEXT,
+        input_tokens INTEGER DEFAULT 0, output_tokens INTEGER DEFAULT 0,
+        cached_tokens INTEGER DEFAULT 0, thinking_tokens INTEGER DEFAULT 0,
+        cost_usd REAL, latency_s REAL, sections TEXT, created_at REAL NOT NULL
+    );
+    CREATE TABLE checks (
+        id INTEGER PRIMARY KEY, run_id INTEGER, attempt_id INTEGER, round INTEGER,
+        name TEXT NOT NULL, command TEXT, exit_code INTEGER, passed INTEGER NOT NULL,
+        timed_out INTEGER NOT NULL DEFAULT 0, duration_s REAL, output TEXT, summary TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX attempts_run ON attempts(run_id);
+    CREATE INDEX calls_attempt ON model_calls(attempt_id);
+    CREATE INDEX checks_attempt ON checks(attempt_id);
+    CREATE VIRTUAL TABLE attempts_fts USING fts5(
+        task, reason, lesson, content='attempts', content_rowid='id'
+    );
+    CREATE TRIGGER attempts_ai AFTER INSERT ON attempts BEGIN
+        INSERT INTO attempts_fts(rowid, task, reason, lesson)
+        VALUES (new.id, new.task, coalesce(new.reason, ''), coalesce(new.lesson, ''));
+    END;
+    CREATE TRIGGER attempts_au AFTER UPDATE ON attempts BEGIN
+        INSERT INTO attempts_fts(attempts_fts, rowid, task, reason, lesson)
+        VALUES ('delete', old.id, old.task, coalesce(old.reason, ''), coalesce(old.lesson, ''));
+        INSERT INTO attempts_fts(rowid, task, reason, lesson)
+        VALUES (new.id, new.task, coalesce(new.reason, ''), coalesce(new.lesson, ''));
+    END;
+    """,
+    # 2: the backlog of planned tasks and the last known good commit of a self-run
+    """
+    CREATE TABLE tasks (
+        id INTEGER PRIMARY KEY, text TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'open',
+        priority REAL NOT NULL DEFAULT 0, source TEXT NOT NULL DEFAULT 'plan',
+        attempts INTEGER NOT NULL DEFAULT 0, note TEXT, created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+OUTCOMES = ("accepted", "rejected", "no_edits", "error")
+
+
+@dataclass
+class AttemptRecord:
+    id: int
+    run_id: int
+    cycle: int
+    task: str
+    outcome: str | None
+    reason: str | None
+    repairs: int
+    base_commit: str | None
+    commit: str | None
+    branch: str | None
+    landed: bool
+    diff: str | None
+    lesson: str | None
+    started_at: float
+    ended_at: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "cycle": self.cycle,
+            "task": self.task,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "repairs": self.repairs,
+            "commit": self.commit,
+            "branch": self.branch,
+            "landed": self.landed,
+            "base_commit": self.base_commit,
+            "lesson": self.lesson,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+        }
+
+
+@dataclass
+class Totals:
+    runs: int = 0
+    attempts: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+_ATTEMPT_COLUMNS = (
+    "id, run_id, cycle, task, outcome, reason, repairs, base_commit, commit_sha, branch, "
+    "landed, diff, lesson, started_at, ended_at"
+)
+
+
+def _attempt(row: sqlite3.Row | tuple[Any, ...]) -> AttemptRecord:
+    values = list(row)
+    values[10] = bool(values[10])
+    return AttemptRecord(*values)
+
+
+class Journal:
+    """A connection to one repository's journal."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            from selfforge.errors import SelfforgeError
+
+            raise SelfforgeError(
+                f"{self.path} was written by a newer selfforge (schema {version} > "
+                f"{SCHEMA_VERSION}); upgrade selfforge to read it"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            with self.transaction() as conn:
+                for statement in _statements(MIGRATIONS[number]):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number + 1}")
+
+    # --- runs ------------------------------------------------------------------------
+
+    def start_run(
+        self, *, pid: int, base_branch: str | None, base_commit: str, model: str,
+        goals: list[str], land_mode: str,
+    ) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO runs (started_at, status, pid, base_branch, base_commit, model, goals,"
+            " land_mode) VALUES (?, 'running', ?, ?, ?, ?, ?, ?)",
+            (time.time(), pid, base_branch, base_commit, model, json.dumps(goals), land_mode),
+        )
+        return int(cur.lastrowid or 0)
+
+    def end_run(self, run_id: int, status: str, stop_reason: str) -> None:
+        self.conn.execute(
+            "UPDATE runs SET ended_at = ?, status = ?, stop_reason = ? WHERE id = ?",
+            (time.time(), status, stop_reason, run_id),
+        )
+
+    def running_runs(self) -> list[tuple[int, int | None]]:
+        rows = self.conn.execute("SELECT id, pid FROM runs WHERE status = 'running'")
+        return [(int(r[0]), r[1]) for r in rows]
+
+    def mark_interrupted(self, run_id: int) -> int:
+        """Close a run whose process died; returns how many attempts were left open."""
+        with self.transaction() as conn:
+            open_attempts = conn.execute(
+                "UPDATE attempts SET outcome = 'error', reason = 'interrupted: the run was "
+                "killed during this attempt; nothing was landed', ended_at = ? "
+                "WHERE run_id = ? AND outcome IS NULL",
+                (time.time(), run_id),
+            ).rowcount
+            conn.execute(
+                "UPDATE runs SET status = 'interrupted', ended_at = ?, "
+                "stop_reason = 'process died' WHERE id = ?",
+                (time.time(), run_id),
+            )
+        return open_attempts
+
+    def run_info(self, run_id: int) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT id, started_at, ended_at, status, pid, base_branch, base_commit, model, "
+            "goals, land_mode, stop_reason FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        keys = ("id", "started_at", "ended_at", "status", "pid", "base_branch",
+                "base_commit", "model", "goals", "land_mode", "stop_reason")
+        info = dict(zip(keys, row, strict=True))
+        info["goals"] = json.loads(info["goals"])
+        return info
+
+    def last_run_id(self) -> int | None:
+        row = self.conn.execute("SELECT max(id) FROM runs").fetchone()
+        return row[0]
+
+    # --- attempts --------------------------------------------------------------------
+
+    def start_attempt(self, run_id: int, cycle: int, task: str, base_commit: str) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO attempts (run_id, cycle, task, base_commit, started_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (run_id, cycle, task, base_commit, time.time()),
+        )
+        return int(cur.lastrowid or 0)
+
+    def finish_attempt(
+        self, attempt_id: int, *, outcome: str, reason: str, repairs: int,
+        commit: str | None = None, branch: str | None = None, landed: bool = False,
+        diff: str | None = None,
+    ) -> None:
+        assert outcome in OUTCOMES, outcome
+        self.conn.execute(
+            "UPDATE attempts SET outcome = ?, reason = ?, repairs = ?, commit_sha = ?, "
+            "branch = ?, landed = ?, diff = ?, ended_at = ? WHERE id = ?",
+            (outcome, reason, repairs, commit, branch, int(landed), diff, time.time(),
+             attempt_id),
+        )
+
+    def set_lesson(self, attempt_id: int, lesson: str) -> None:
+        self.conn.execute("UPDATE attempts SET lesson = ? WHERE id = ?", (lesson, attempt_id))
+
+    def attempts(self, run_id: int | None = None) -> list[AttemptRecord]:
+        sql = f"SELECT {_ATTEMPT_COLUMNS} FROM attempts"
+        args: tuple[Any, ...] = ()
+        if run_id is not None:
+            sql, args = sql + " WHERE run_id = ?", (run_id,)
+        return [_attempt(r) for r in self.conn.execute(sql + " ORDER BY id", args)]
+
+    def attempt(self, attempt_id: int) -> AttemptRecord | None:
+        row = self.conn.execute(
+            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts WHERE id = ?", (attempt_id,)
+        ).fetchone()
+        return _attempt(row) if row else None
+
+    def landed_attempts(self) -> list[AttemptRecord]:
+        return [a for a in self.attempts() if a.landed]
+
+    def similar_attempts(self, text: str, limit: int = 3) -> list[AttemptRecord]:
+        """Past finished attempts most similar to ``text`` (FTS5 BM25), best first."""
+        words = [w for w in _words(text) if len(w) > 2][:32]
+        if not words:
+            return []
+        query = " OR ".join(f'"{w}"' for w in words)
+        rows = self.conn.execute(
+            f"SELECT {', '.join('a.' + c.strip() for c in _ATTEMPT_COLUMNS.split(','))} "
+            "FROM attempts_fts f JOIN attempts a ON a.id = f.rowid "
+            "WHERE attempts_fts MATCH ? AND a.outcome IS NOT NULL "
+            "ORDER BY bm25(attempts_fts) LIMIT ?",
+            (query, limit),
+        ).fetchall()
+        return [_attempt(r) for r in rows]
+
+    # --- model calls and checks --------------------------------------------------------
+
+    def record_call(
+        self, *, run_id: int | None, attempt_id: int | None, role: str, model: str,
+        prompt: str, response: str | None, error: str | None, input_tokens: int = 0,
+        output_tokens: int = 0, cached_tokens: int = 0, thinking_tokens: int = 0,
+        cost_usd: float | None = None, latency_s: float = 0.0,
+        sections: dict[str, int] | None = None,
+    ) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO model_calls (run_id, attempt_id, role, model, prompt, response, error,"
+            " input_tokens, output_tokens, cached_tokens, thinking_tokens, cost_usd, latency_s,"
+            " sections, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, attempt_id, role, model, prompt, response, error, input_tokens,
+             output_tokens, cached_tokens, thinking_tokens, cost_usd, latency_s,
+             json.dumps(sections) if sections else None, time.time()),
+        )
+        return int(cur.lastrowid or 0)
+
+    def calls(self, attempt_id: int) -> list[dict[str, Any]]:
+        cur = self.conn.execute(
+            "SELECT * FROM model_calls WHERE attempt_id = ? ORDER BY id", (attempt_id,)
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur]
+
+    def record_check(
+        self, *, run_id: int | None, attempt_id: int | None, round_: int, name: str,
+        command: str | None, exit_code: int | None, passed: bool, timed_out: bool,
+        duration_s: float, output: str, summary: dict[str, Any] | None = None,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO checks (run_id, attempt_id, round, name, command, exit_code, passed,"
+            " timed_out, duration_s, output, summary, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, attempt_id, round_, name, command, exit_code, int(passed), int(timed_out),
+             duration_s, output, json.dumps(summary) if summary else None, time.time()),
+        )
+
+    def checks(self, attempt_id: int) -> list[dict[str, Any]]:
+        cur = self.conn.execute(
+            "SELECT * FROM checks WHERE attempt_id = ? ORDER BY id", (attempt_id,)
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur]
+
+    def run_spend(self, run_id: int) -> tuple[float, int]:
+        row = self.conn.execute(
+            "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(input_tokens + output_tokens), 0)"
+            " FROM model_calls WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()
+        return float(row[0]), int(row[1])
+
+    def totals(self) -> Totals:
+        totals = Totals()
+        totals.runs = self.conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+        for outcome, count in self.conn.execute(
+            "SELECT coalesce(outcome, 'open'), count(*) FROM attempts GROUP BY 1"
+        ):
+            totals.outcomes[outcome] = count
+            totals.attempts += count
+        row = self.conn.execute(
+            "SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
+            " coalesce(sum(cost_usd), 0) FROM model_calls"
+        ).fetchone()
+        totals.calls, totals.input_tokens, totals.output_tokens = row[0], row[1], row[2]
+        totals.cost_usd = float(row[3])
+        return totals
+
+    # --- key/value ---------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+
+def _words(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"[A-Za-z0-9_]+", text.lower())
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements; triggers contain ';' inside BEGIN…END."""
+    statements, buffer = [], []
+    for line in script.strip().splitlines():
+        buffer.append(line)
+        joined = "\n".join(buffer).strip()
+        if joined.endswith(";") and sqlite3.complete_statement(joined):
+            statements.append(joined)
+            buffer = []
+    if "".join(buffer).strip():
+        statements.append("\n".join(buffer))
+    return statements

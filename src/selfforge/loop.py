@@ -1,0 +1,232 @@
+"""The run: recover, measure the baseline, then one attempt per cycle until a limit.
+
+    lock → recover → baseline → [ next task → attempt → reflect → strategy ]* → report
+
+Everything an attempt does happens in its own worktree (attempt.py); the only change to
+the user's branch is the fast-forward of a candidate that passed every gate.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge import checks, git
+from selfforge.attempt import Attempt, AttemptResult, Engine
+from selfforge.config import LoadedDirectives
+from selfforge.errors import BudgetExceeded, SelfforgeError
+from selfforge.gates import Observed
+from selfforge.journal import Journal
+from selfforge.models import Model, ModelError
+from selfforge.models.base import AuthError, QuotaExhausted, Request
+from selfforge.models.budget import Budget
+from selfforge.models.script import default_reply
+from selfforge.report import write_report
+from selfforge.planner import Backlog, Planner, Task
+from selfforge.roles import Caller, render
+from selfforge.ui import Reporter
+from selfforge.workspace import Workspace, require_commit
+
+FATAL_MODEL_ERRORS = (AuthError, QuotaExhausted)
+
+
+@dataclass
+class RunOptions:
+    cycles: int
+    until: float | None = None  # wall-clock deadline (time.time())
+    edit_format: str = "search_replace"
+    context_window: int = 32_000
+
+
+@dataclass
+class RunSummary:
+    run_id: int
+    results: list[AttemptResult] = field(default_factory=list)
+    stop_reason: str = ""
+    recovered: str = ""
+    report_path: Path | None = None
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for r in self.results if r.outcome == outcome)
+
+
+def run(ws: Workspace, loaded: LoadedDirectives, model: Model, options: RunOptions,
+        reporter: Reporter) -> RunSummary:
+    d = loaded.directives
+    with ws.locked("selfforge run"), Journal(ws.state / "journal.db") as journal:
+        recovered = _recover(ws, journal)
+        if recovered:
+            reporter.info(recovered)
+        base = require_commit(ws.root)
+        run_id = journal.start_run(pid=os.getpid(), base_branch=git.current_branch(ws.root),
+                                   base_commit=base, model=model.spec, goals=d.goals.items,
+                                   land_mode=d.land.mode)
+        summary = RunSummary(run_id, recovered=recovered)
+        caller = Caller(model, journal, Budget(d.limits.budget_usd, d.limits.budget_tokens),
+                        run_id)
+        engine = Engine(ws, journal, caller, loaded, reporter, run_id, options.edit_format,
+                        options.context_window, lessons_for=lambda task: _lessons(journal, task))
+        try:
+            summary.stop_reason = _cycles(engine, options, summary)
+            status = "finished"
+        except (BudgetExceeded, *FATAL_MODEL_ERRORS) as exc:
+            summary.stop_reason, status = f"stopped: {exc.message}", "stopped"
+        except KeyboardInterrupt:
+            summary.stop_reason, status = "interrupted by the user", "interrupted"
+            journal.end_run(run_id, status, summary.stop_reason)
+            raise
+        journal.end_run(run_id, status, summary.stop_reason)
+        summary.report_path = write_report(ws, journal, run_id)
+        return summary
+
+
+def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
+    d, journal = engine.d, engine.journal
+    planner = Planner(Backlog(journal), engine.caller if d.role_enabled("plan") else None,
+                      d.goals.items)
+    baseline: Observed | None = None
+    baseline_commit = ""
+    model_errors = 0
+    for cycle in range(1, options.cycles + 1):
+        if options.until is not None and time.time() >= options.until:
+            return "reached the --until time limit"
+        base = require_commit(engine.ws.root)
+        if baseline is None or base != baseline_commit:
+            baseline, baseline_commit = measure_baseline(engine, base), base
+        history = [f"{r.outcome}: {journal.attempt(r.attempt_id).task} ({r.reason})"  # type: ignore[union-attr]
+                   for r in summary.results]
+        task = planner.next_task(_state_text(baseline), history)
+        if task is None:
+            return "the backlog is empty: the planner proposed nothing new"
+        engine.reporter.attempt(cycle, task.text)
+        try:
+            result = Attempt(engine, cycle, task.text, base, baseline).run()
+        except ModelError as exc:
+            if isinstance(exc, FATAL_MODEL_ERRORS):
+                raise
+            model_errors += 1
+            _close_errored(journal, engine.run_id, exc)
+            engine.reporter.outcome("error", exc.message)
+            if model_errors >= 3:
+                return f"stopped after {model_errors} model errors in a row: {exc.message}"
+            continue
+        model_errors = 0
+        summary.results.append(result)
+        engine.reporter.outcome(result.outcome, result.reason)
+        _reflect(engine, task, result)
+        _next_strategy(engine, planner.backlog, task, result)
+        if result.landed and result.observed is not None and result.commit:
+            baseline, baseline_commit = result.observed, result.commit
+    return f"reached the cycle limit ({options.cycles})"
+
+
+def measure_baseline(engine: Engine, commit: str) -> Observed:
+    """Run lint and tests on the unmodified commit, in a worktree of its own."""
+    d, ws = engine.d, engine.ws
+    path, branch = ws.create_worktree(f"baseline-{engine.run_id}", commit)
+    observed = Observed()
+    try:
+        if d.checks.lint:
+            result = checks.run_command(d.checks.lint, path, d.checks.timeout_s,
+                                        on_start=ws.note_child_group)
+            observed.lint = checks.parse_lint(result.output, result.exit_code)
+            observed.lint_result = result
+            engine.reporter.step("baseline", None, f"lint: {len(observed.lint)} finding(s)",
+                                 result.duration_s)
+        if d.checks.test:
+            result, report = checks.run_tests(d.checks.test, path, d.checks.timeout_s,
+                                              on_start=ws.note_child_group)
+            observed.tests, observed.tests_result = report, result
+            passed = len(report.passed) if report else None
+            detail = (f"tests: {passed} of {report.collected} passing" if report
+                      else f"tests: exit {result.exit_code}")
+            engine.reporter.step("baseline", None, detail, result.duration_s)
+    finally:
+        ws.remove_worktree(path, branch)
+    return observed
+
+
+def _state_text(baseline: Observed) -> str:
+    lines = []
+    if baseline.tests is not None:
+        failing = sorted(t for t, o in baseline.tests.outcomes.items() if o in ("failed", "error"))
+        lines.append(f"{len(baseline.tests.passed)} of {baseline.tests.collected} tests pass.")
+        for test in failing[:10]:
+            msg = baseline.tests.messages.get(test, "")
+            lines.append(f"Failing: {test} {msg}".rstrip())
+    elif baseline.tests_result is not None:
+        lines.append(f"The test command exits {baseline.tests_result.exit_code}.")
+    if baseline.lint is not None:
+        lines.append(f"{len(baseline.lint)} lint finding(s).")
+        lines.extend(f"Lint: {f}" for f in baseline.lint[:10])
+    return "\n".join(lines) or "No checks are configured."
+
+
+def _lessons(journal: Journal, task: str) -> list[str]:
+    return [f"{a.task!r} was {a.outcome}: {a.lesson or a.reason}"
+            for a in journal.similar_attempts(task, limit=3)]
+
+
+def _reflect(engine: Engine, task: Task, result: AttemptResult) -> None:
+    hints = {"task": task.text, "outcome": result.outcome, "reason": result.reason}
+    if engine.d.role_enabled("reflect"):
+        prompt = render("reflect", task=task.text, outcome=result.outcome,
+                        reason=result.reason, diff=result.diff[:4000])
+        try:
+            lesson = engine.caller.ask("reflect", prompt, attempt_id=result.attempt_id,
+                                       hints=hints).content.strip()
+        except ModelError as exc:
+            if isinstance(exc, FATAL_MODEL_ERRORS):
+                raise
+            lesson = ""
+    else:
+        lesson = ""
+    if not lesson:
+        lesson = default_reply(Request(role="reflect", messages=[], hints=hints))
+    engine.journal.set_lesson(result.attempt_id, lesson[:1000])
+
+
+def _next_strategy(engine: Engine, backlog: Backlog, task: Task, result: AttemptResult) -> None:
+    """Decide the task's fate: done, retried, re-instructed, or skipped."""
+    if result.outcome == "accepted":
+        backlog.update(task.id, status="done", attempts=task.attempts + 1)
+        return
+    failures = task.attempts + 1
+    stall_after = engine.d.limits.stall_after
+    if result.outcome == "no_edits" and failures >= 2 or failures >= stall_after:
+        note = f"skipped after {failures} attempt(s); last: {result.reason}"
+        backlog.update(task.id, status="skipped", attempts=failures, note=note)
+        engine.reporter.info(f"  [yellow]strategy[/]: {note}")
+        return
+    text = task.text
+    if failures >= 2 and engine.d.role_enabled("diagnose"):
+        text = _diagnose(engine, task, result)
+        engine.reporter.info(f"  [yellow]strategy[/]: diagnosed; new instruction: {text[:120]}")
+    backlog.update(task.id, attempts=failures, text=text)
+
+
+def _diagnose(engine: Engine, task: Task, result: AttemptResult) -> str:
+    reports = [f"Task: {a.task}\nOutcome: {a.outcome}\nReason: {a.reason}\nLesson: {a.lesson}"
+               for a in engine.journal.attempts(engine.run_id) if a.task == task.text]
+    prompt = render("diagnose", instruction=task.text, reports=reports[-3:])
+    reply = engine.caller.ask("diagnose", prompt, attempt_id=result.attempt_id,
+                              hints={"instruction": task.text})
+    return reply.content.strip() or task.text
+
+
+def _close_errored(journal: Journal, run_id: int, exc: SelfforgeError) -> None:
+    for attempt in journal.attempts(run_id):
+        if attempt.outcome is None:
+            journal.finish_attempt(attempt.id, outcome="error", reason=exc.message,
+                                   repairs=0)
+
+
+def _recover(ws: Workspace, journal: Journal) -> str:
+    """We hold the lock, so any run still marked running died without closing."""
+    found = ws.recover()
+    for run_id, _pid in journal.running_runs():
+        found.attempts += journal.mark_interrupted(run_id)
+        found.runs.append(run_id)
+    return found.describe() if found else ""

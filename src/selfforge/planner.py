@@ -1,0 +1,100 @@
+"""The backlog: tasks planned from the goals, kept in the journal, attempted in order.
+
+A task that keeps failing changes strategy instead of looping: after the first failure
+it is retried with the lesson in its prompt, then diagnosed (a corrected instruction),
+then retried in another edit format, and finally skipped with a journaled reason.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from selfforge.journal import Journal
+from selfforge.roles import Caller, parse_plan, render
+
+
+@dataclass
+class Task:
+    id: int
+    text: str
+    status: str
+    priority: float
+    attempts: int
+    note: str | None = None
+
+
+class Backlog:
+    """Tasks in the journal's ``tasks`` table; lower priority number runs first."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    def open_tasks(self) -> list[Task]:
+        return self._select("WHERE status = 'open' ORDER BY priority, id")
+
+    def all_tasks(self) -> list[Task]:
+        return self._select("ORDER BY status = 'open' DESC, priority, id")
+
+    def _select(self, where: str) -> list[Task]:
+        rows = self.journal.conn.execute(
+            f"SELECT id, text, status, priority, attempts, note FROM tasks {where}"
+        )
+        return [Task(*row) for row in rows]
+
+    def add(self, text: str, source: str = "plan", priority: float | None = None) -> Task:
+        if priority is None:
+            row = self.journal.conn.execute("SELECT coalesce(max(priority), 0) FROM tasks")
+            priority = float(row.fetchone()[0]) + 1
+        now = time.time()
+        cur = self.journal.conn.execute(
+            "INSERT INTO tasks (text, priority, source, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (text, priority, source, now, now),
+        )
+        return Task(int(cur.lastrowid or 0), text, "open", priority, 0)
+
+    def update(self, task_id: int, **fields: object) -> None:
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        self.journal.conn.execute(
+            f"UPDATE tasks SET {sets}, updated_at = ? WHERE id = ?",
+            (*fields.values(), time.time(), task_id),
+        )
+
+    def get(self, task_id: int) -> Task | None:
+        found = self._select(f"WHERE id = {int(task_id)}")
+        return found[0] if found else None
+
+
+class Planner:
+    def __init__(self, backlog: Backlog, caller: Caller | None, goals: list[str],
+                 max_tasks: int = 3) -> None:
+        self.backlog, self.caller, self.goals = backlog, caller, goals
+        self.max_tasks = max_tasks
+        self.seen_this_run: set[str] = set()
+
+    def next_task(self, state: str, history: list[str], repo_map: str = "") -> Task | None:
+        """The first open task; plan new ones when none is open. None: nothing left."""
+        tasks = self.backlog.open_tasks()
+        if not tasks:
+            tasks = self.plan(state, history, repo_map)
+        if tasks:
+            self.seen_this_run.add(_norm(tasks[0].text))
+        return tasks[0] if tasks else None
+
+    def plan(self, state: str, history: list[str], repo_map: str = "") -> list[Task]:
+        if self.caller is None:  # planning disabled: the goals themselves are the tasks
+            texts = list(self.goals)
+        else:
+            prompt = render("plan", goals=self.goals, state=state, history=history[-10:],
+                            backlog=[t.text for t in self.backlog.open_tasks()],
+                            repo_map=repo_map, max_tasks=self.max_tasks)
+            reply = self.caller.ask("plan", prompt, hints={"goals": self.goals})
+            texts = parse_plan(reply.content, self.max_tasks)
+        open_now = {_norm(t.text) for t in self.backlog.open_tasks()}
+        fresh = [t for t in texts if _norm(t) not in self.seen_this_run | open_now]
+        return [self.backlog.add(text) for text in fresh]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".")

@@ -1,0 +1,130 @@
+"""Model calls by role: render the role's template, check the budget, call, journal.
+
+Replies are parsed here too (a plan into tasks, a review into a vote), so the loop deals
+only in records. A reply that cannot be parsed is treated as the cautious answer and the
+journal keeps the raw text.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from selfforge.journal import Journal
+from selfforge.models import Message, Model, ModelError, Reply, Request
+from selfforge.models.budget import Budget
+from selfforge.models.secrets import mask
+from selfforge.models.tokens import estimate_tokens
+
+_ENV = Environment(
+    loader=PackageLoader("selfforge", "prompts"),
+    undefined=StrictUndefined,
+    keep_trailing_newline=False,
+    autoescape=False,
+)
+
+PERSONAS = {
+    "plan": "a pragmatic tech lead who splits goals into small, checkable tasks",
+    "propose": "a careful senior engineer who makes minimal, correct edits",
+    "critique": "a sharp critic who finds what a change gets wrong before its tests run",
+    "review": "a code reviewer who approves only changes that are right",
+    "reflect": "an engineer writing a one-line lesson for the next attempt",
+    "diagnose": "a debugger who finds why attempts keep failing",
+}
+
+
+def render(template: str, **values: Any) -> str:
+    return _ENV.get_template(f"{template}.j2").render(**values).strip() + "\n"
+
+
+@dataclass
+class Caller:
+    """Makes every model call of a run, journaled and within budget."""
+
+    model: Model
+    journal: Journal
+    budget: Budget
+    run_id: int | None = None
+
+    def ask(
+        self, role: str, prompt: str, *, attempt_id: int | None = None,
+        hints: dict[str, Any] | None = None, sections: dict[str, int] | None = None,
+    ) -> Reply:
+        system = render("system", persona=PERSONAS.get(role, "an engineer"))
+        request = Request(
+            role=role,
+            messages=[Message("system", system), Message("user", prompt)],
+            hints=hints or {},
+        )
+        self.budget.check(request, estimate_tokens(system + prompt))
+        started = time.monotonic()
+        try:
+            reply = self.model.complete(request)
+        except ModelError as exc:
+            self.journal.record_call(
+                run_id=self.run_id, attempt_id=attempt_id, role=role, model=self.model.spec,
+                prompt=mask(prompt), response=None, error=mask(exc.message),
+                latency_s=time.monotonic() - started, sections=sections,
+            )
+            raise
+        self.budget.record(reply)
+        usage = reply.usage
+        self.journal.record_call(
+            run_id=self.run_id, attempt_id=attempt_id, role=role,
+            model=reply.model or self.model.spec, prompt=mask(prompt),
+            response=mask(reply.content), error=None, input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens, cached_tokens=usage.cached_tokens,
+            thinking_tokens=usage.thinking_tokens, cost_usd=reply.cost_usd,
+            latency_s=reply.latency_s or (time.monotonic() - started), sections=sections,
+        )
+        return reply
+
+
+# --- parsing replies -------------------------------------------------------------------
+
+_TASK_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(?P<task>.+?)\s*$")
+
+
+def parse_plan(text: str, limit: int = 3) -> list[str]:
+    """Tasks from a numbered or bulleted list; 'DONE' or nothing usable gives []."""
+    if text.strip().upper().rstrip(".") == "DONE":
+        return []
+    tasks = []
+    for line in text.splitlines():
+        if m := _TASK_LINE.match(line):
+            task = m["task"].strip().strip("*").strip()
+            if task and task not in tasks:
+                tasks.append(task)
+    if not tasks and text.strip() and len(text.strip().splitlines()) == 1:
+        tasks = [text.strip()]
+    return tasks[:limit]
+
+
+@dataclass
+class Vote:
+    approve: bool
+    reason: str
+    understood: bool = True
+
+
+def parse_vote(text: str) -> Vote:
+    """APPROVE: reason / REJECT: reason, on the first line that says either."""
+    for line in text.splitlines():
+        m = re.match(r"^\W*(APPROVE|APPROVED|LGTM|REJECT|REJECTED)\b\W*(.*)$", line.strip(), re.I)
+        if m:
+            approve = m[1].upper() in ("APPROVE", "APPROVED", "LGTM")
+            return Vote(approve, m[2].strip() or ("approved" if approve else "rejected"))
+    snippet = " ".join(text.split())[:120] or "an empty reply"
+    return Vote(False, f"reviewer reply not understood ({snippet!r})", understood=False)
+
+
+def has_concerns(text: str) -> bool:
+    """A critique raises concerns unless it says it has none."""
+    clean = text.strip().lower()
+    if not clean:
+        return False
+    return not re.match(r"^\W*(no concerns|none|lgtm|looks good)\b", clean)

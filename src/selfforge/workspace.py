@@ -1,0 +1,254 @@
+"""Where attempts happen: the state directory, the run lock, isolated worktrees, landing,
+and recovery after a crash. The user's branch, index and files are only ever changed by
+``land`` — a fast-forward of work that passed every gate, onto a clean, unmoved HEAD.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge import git
+from selfforge.errors import GitError, LockedError, UsageError
+
+STATE_DIR = ".selfforge"
+TMP_BRANCH_PREFIX = "selfforge/tmp/"
+KEEP_BRANCH_PREFIX = "selfforge/"
+
+
+@dataclass
+class Recovery:
+    """What the start of a run cleaned up after an earlier, interrupted one."""
+
+    worktrees: list[str] = field(default_factory=list)
+    branches: list[str] = field(default_factory=list)
+    killed_groups: list[int] = field(default_factory=list)
+    runs: list[int] = field(default_factory=list)
+    attempts: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.worktrees or self.branches or self.killed_groups or self.runs)
+
+    def describe(self) -> str:
+        parts = []
+        if self.runs:
+            parts.append(f"run(s) {', '.join(map(str, self.runs))} had been interrupted")
+        if self.attempts:
+            parts.append(f"{self.attempts} open attempt(s) closed as errors")
+        if self.worktrees:
+            parts.append(f"removed {len(self.worktrees)} stale worktree(s)")
+        if self.branches:
+            parts.append(f"deleted {len(self.branches)} temporary branch(es)")
+        if self.killed_groups:
+            parts.append(f"stopped {len(self.killed_groups)} leftover check process group(s)")
+        return "recovered: " + "; ".join(parts) + "; your branch and files were not touched"
+
+
+@dataclass
+class LandResult:
+    landed: bool  # fast-forwarded onto the user's branch
+    branch: str | None  # kept branch, when not landed (or always, in branch mode)
+    message: str
+
+
+class Workspace:
+    """One target repository and its ``.selfforge/`` state."""
+
+    def __init__(self, repo: Path) -> None:
+        self.root = git.repo_root(repo)
+        self.state = self.root / STATE_DIR
+        self.worktrees = self.state / "worktrees"
+        self.lock_path = self.state / "run.lock"
+        self._lock_fd: int | None = None
+        self.stale_record: dict[str, object] | None = None
+
+    def prepare(self) -> None:
+        """Create the state directory and keep it out of git, via .git/info/exclude."""
+        self.state.mkdir(exist_ok=True)
+        exclude = git.common_dir(self.root) / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        text = exclude.read_text() if exclude.exists() else ""
+        if f"/{STATE_DIR}/" not in text.splitlines():
+            sep = "" if not text or text.endswith("\n") else "\n"
+            exclude.write_text(f"{text}{sep}/{STATE_DIR}/\n")
+
+    # --- the run lock ------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self, command: str) -> Iterator[None]:
+        """Hold the repository's run lock. The OS releases it if the process dies."""
+        self.prepare()
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = self.lock_holder()
+            os.close(fd)
+            who = f"pid {holder.get('pid')} ({holder.get('command')})" if holder else "a process"
+            raise LockedError(
+                f"another selfforge run holds {self.lock_path} ({who}); wait for it to "
+                "finish or stop it, then retry"
+            ) from None
+        self._lock_fd = fd
+        # A non-empty record means the last holder died without releasing it cleanly.
+        self.stale_record = self.lock_holder()
+        self._write_lock({"pid": os.getpid(), "command": command, "since": time.time()})
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            self._lock_fd = None
+
+    def _write_lock(self, info: dict[str, object]) -> None:
+        assert self._lock_fd is not None
+        data = json.dumps(info).encode()
+        os.ftruncate(self._lock_fd, 0)
+        os.pwrite(self._lock_fd, data, 0)
+
+    def note_child_group(self, pgid: int | None) -> None:
+        """Remember a running check's process group so recovery can stop it if we die."""
+        if self._lock_fd is None:
+            return
+        info = self.lock_holder() or {}
+        info["child_pgid"] = pgid
+        self._write_lock(info)
+
+    def lock_holder(self) -> dict[str, object] | None:
+        """The lock file's record, if a process currently holds the lock."""
+        try:
+            text = self.lock_path.read_text()
+        except FileNotFoundError:
+            return None
+        try:
+            return json.loads(text) if text.strip() else None
+        except json.JSONDecodeError:
+            return None
+
+    def lock_is_held(self) -> bool:
+        if not self.lock_path.exists():
+            return False
+        fd = os.open(self.lock_path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    # --- recovery ----------------------------------------------------------------------
+
+    def recover(self) -> Recovery:
+        """Clean up after a run that died: its check processes, worktrees, temp branches.
+
+        Call while holding the lock: ``stale_record`` then holds what a dead holder left.
+        """
+        found = Recovery()
+        pgid = (self.stale_record or {}).get("child_pgid")
+        if isinstance(pgid, int) and pgid > 1 and pgid != os.getpgid(0):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+                found.killed_groups.append(pgid)
+        for path in self._listed_worktrees():
+            git.git("worktree", "remove", "--force", "--force", str(path), cwd=self.root,
+                    check=False)
+            shutil.rmtree(path, ignore_errors=True)
+            found.worktrees.append(str(path))
+        if self.worktrees.exists():
+            for leftover in self.worktrees.iterdir():
+                shutil.rmtree(leftover, ignore_errors=True)
+                found.worktrees.append(str(leftover))
+        git.git("worktree", "prune", cwd=self.root, check=False)
+        for branch in self._temp_branches():
+            git.git("branch", "-D", branch, cwd=self.root, check=False)
+            found.branches.append(branch)
+        return found
+
+    def _listed_worktrees(self) -> list[Path]:
+        out = git.git("worktree", "list", "--porcelain", cwd=self.root)
+        paths = [Path(line[9:]) for line in out.splitlines() if line.startswith("worktree ")]
+        base = self.worktrees.resolve()
+        return [p for p in paths if base in p.resolve().parents]
+
+    def _temp_branches(self) -> list[str]:
+        out = git.git("for-each-ref", "--format=%(refname:short)",
+                      f"refs/heads/{TMP_BRANCH_PREFIX}", cwd=self.root)
+        return [b for b in out.split() if b]
+
+    # --- worktrees ---------------------------------------------------------------------
+
+    def create_worktree(self, name: str, commit: str) -> tuple[Path, str]:
+        """A fresh worktree on a temporary branch cut from ``commit``."""
+        self.worktrees.mkdir(parents=True, exist_ok=True)
+        path = self.worktrees / name
+        branch = f"{TMP_BRANCH_PREFIX}{name}"
+        if path.exists():
+            self.remove_worktree(path, branch)
+        git.git("worktree", "add", "-q", "-b", branch, str(path), commit, cwd=self.root)
+        return path, branch
+
+    def remove_worktree(self, path: Path, branch: str | None) -> None:
+        git.git("worktree", "remove", "--force", "--force", str(path), cwd=self.root,
+                check=False)
+        shutil.rmtree(path, ignore_errors=True)
+        if branch:
+            git.git("branch", "-D", branch, cwd=self.root, check=False)
+
+    # --- landing -----------------------------------------------------------------------
+
+    def land(self, *, commit: str, base_commit: str, mode: str, name: str) -> LandResult:
+        """Fast-forward the user's branch to ``commit`` if it is safe; else keep a branch."""
+        branch = git.current_branch(self.root)
+        head = git.head_commit(self.root)
+        reason = None
+        if mode == "branch":
+            reason = "land mode is 'branch'"
+        elif branch is None:
+            reason = "HEAD is detached"
+        elif head != base_commit:
+            reason = f"{branch} moved since the attempt started"
+        elif not git.is_clean(self.root):
+            reason = "your working tree has uncommitted or untracked changes"
+        if reason is None:
+            git.git("merge", "--ff-only", "-q", commit, cwd=self.root, check=False)
+            if git.head_commit(self.root) == commit:
+                return LandResult(True, None, f"landed {commit[:10]} on {branch}")
+            reason = "the fast-forward was refused"
+        kept = self.keep_branch(commit, name)
+        onto = branch or "your branch"
+        return LandResult(
+            False,
+            kept,
+            f"kept on branch {kept} ({reason}); merge it into {onto} with: git merge {kept}",
+        )
+
+    def keep_branch(self, commit: str, name: str) -> str:
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "change"
+        branch = f"{KEEP_BRANCH_PREFIX}{slug}"
+        n = 1
+        while git.ok("rev-parse", "--verify", "-q", f"refs/heads/{branch}", cwd=self.root):
+            n += 1
+            branch = f"{KEEP_BRANCH_PREFIX}{slug}-{n}"
+        git.git("branch", branch, commit, cwd=self.root)
+        return branch
+
+
+def require_commit(root: Path) -> str:
+    head = git.head_commit(root)
+    if head is None:
+        raise UsageError(f"{root} has no commits yet; commit your code first, then retry")
+    return head
+
+
+__all__ = ["GitError", "LandResult", "Recovery", "Workspace", "require_commit"]
