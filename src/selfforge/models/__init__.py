@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from typing import Any
 
-from selfforge.errors import UsageError
 from selfforge.models.base import (
     ROLES,
     Message,
@@ -15,6 +14,9 @@ from selfforge.models.base import (
     Request,
     Usage,
 )
+from selfforge.models.discover import choose_default_spec, no_model_message
+from selfforge.models.factory import build
+from selfforge.models.spec import ModelSpec, parse_spec
 
 __all__ = [
     "ROLES",
@@ -25,53 +27,29 @@ __all__ = [
     "Reply",
     "Request",
     "Usage",
+    "choose_default_spec",
     "from_spec",
+    "no_model_message",
     "parse_spec",
 ]
 
-# provider name -> "module:Class"; each class takes (spec: ModelSpec) and fits Model.
+# provider name -> "module:Class" for providers that are not network clients; every
+# other provider is listed in catalog.toml and built by factory.build.
 PROVIDERS: dict[str, str] = {
     "script": "selfforge.models.script:ScriptModel",
 }
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    provider: str
-    model: str
-    base_url: str | None = None
+def from_spec(spec: str, **settings: Any) -> Model:
+    """Build the model a spec names, with retries, pacing and cost for network providers.
 
-    def __str__(self) -> str:
-        at = f"@{self.base_url}" if self.base_url else ""
-        return f"{self.provider}:{self.model}{at}"
-
-
-def parse_spec(spec: str) -> ModelSpec:
-    """Parse ``PROVIDER:MODEL[@BASE_URL]`` (DESIGN.md §2)."""
-    provider, sep, rest = spec.strip().partition(":")
-    if not sep or not provider or not rest:
-        raise UsageError(
-            f"bad model spec {spec!r}: write PROVIDER:MODEL[@BASE_URL], "
-            "e.g. gemini:gemini-2.5-flash or script:replies.json"
-        )
-    provider = provider.lower()
-    base_url = None
-    if provider != "script" and "@" in rest:
-        model, _, url = rest.rpartition("@")
-        if url.startswith(("http://", "https://")):
-            rest, base_url = model, url.rstrip("/")
-    return ModelSpec(provider=provider, model=rest, base_url=base_url)
-
-
-def from_spec(spec: str) -> Model:
-    """Build the model a spec names."""
+    ``settings`` (ignored by the scripted model): requests_per_minute, timeout_s,
+    max_retries, backoff_base_s, backoff_cap_s, max_wait_s, budget, env, on_wait.
+    """
     parsed = parse_spec(spec)
     target = PROVIDERS.get(parsed.provider)
     if target is None:
-        known = ", ".join(sorted(PROVIDERS))
-        raise UsageError(f"unknown model provider {parsed.provider!r} in {spec!r}; use: {known}")
+        return build(parsed, **settings)
     module_name, _, class_name = target.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
-    if parsed.provider == "script":
-        return cls(parsed.model)
-    return cls(parsed)
+    return cls(parsed.model)

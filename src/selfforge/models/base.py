@@ -71,6 +71,8 @@ class ModelError(SelfforgeError):
 
     kind = "error"
     retryable = False
+    # Seconds the server asked us to wait before trying again, when it said so.
+    retry_after_s: float | None = None
 
 
 class RateLimited(ModelError):
@@ -87,14 +89,19 @@ class QuotaExhausted(ModelError):
 
     kind = "quota"
 
-    def __init__(self, message: str, resets: str | None = None) -> None:
+    def __init__(self, message: str, resets: str | None = None, limit: str | None = None) -> None:
         super().__init__(message)
-        self.resets = resets
+        self.resets = resets  # when the quota resets, readable ("2026-11-23 08:00 UTC")
+        self.limit = limit  # which quota ran out, e.g. a Gemini quotaId
 
 
 class ServerError(ModelError):
     kind = "server"
     retryable = True
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class ModelTimeout(ModelError):

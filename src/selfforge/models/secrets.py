@@ -76,14 +76,22 @@ def keys_file(env: Mapping[str, str] | None = None) -> Path:
 
 def get_key(names: Iterable[str], env: Mapping[str, str] | None = None) -> SecretStr | None:
     """The first of ``names`` set in the environment, else in the user keys file."""
+    found = find_key(names, env)
+    return found[1] if found else None
+
+
+def find_key(
+    names: Iterable[str], env: Mapping[str, str] | None = None
+) -> tuple[str, SecretStr] | None:
+    """(variable name, key) for the first of ``names`` that is set, env before file."""
     env = os.environ if env is None else env
     names = list(names)
-    stored = _read_keys_file(keys_file(env))
+    stored = _read_keys_file(keys_file(env)) if names else {}
     for name in names:
         value = (env.get(name) or stored.get(name) or "").strip()
         if value:
             remember(value)
-            return SecretStr(value)
+            return name, SecretStr(value)
     return None
 
 

@@ -1,0 +1,82 @@
+"""Building a ready-to-use model from a spec: catalog facts, key, client, wrapper."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping
+
+from selfforge.errors import UsageError
+from selfforge.models.budget import Budget
+from selfforge.models.catalog import (
+    default_base_url,
+    key_names,
+    model_facts,
+    provider_config,
+)
+from selfforge.models.http import Endpoint, KeyInfo, pacer_for
+from selfforge.models.managed import ManagedModel, RetryPolicy
+from selfforge.models.secrets import find_key, keys_file
+from selfforge.models.spec import ModelSpec
+
+# wire protocol -> "module:Class"; each class takes an Endpoint and fits http.Client.
+WIRES: dict[str, str] = {
+    "gemini": "selfforge.models.gemini:GeminiClient",
+    "openai": "selfforge.models.openai_compat:OpenAIClient",
+    "anthropic": "selfforge.models.anthropic:AnthropicClient",
+    "ollama": "selfforge.models.ollama:OllamaClient",
+}
+
+
+def build(
+    spec: ModelSpec,
+    *,
+    requests_per_minute: float | None = None,
+    timeout_s: float = 120.0,
+    max_retries: int = 6,
+    backoff_base_s: float = 2.0,
+    backoff_cap_s: float = 60.0,
+    max_wait_s: float = 600.0,
+    budget: Budget | None = None,
+    env: Mapping[str, str] | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> ManagedModel:
+    """A network model. ``requests_per_minute``: None = the catalog's pacing, 0 = none."""
+    env = os.environ if env is None else env
+    endpoint = make_endpoint(spec, timeout_s=timeout_s, env=env)
+    module_name, _, class_name = WIRES[provider_config(spec.provider, env).wire].partition(":")
+    client = getattr(importlib.import_module(module_name), class_name)(endpoint)
+    rpm = endpoint.facts.requests_per_minute if requests_per_minute is None else requests_per_minute
+    return ManagedModel(
+        client,
+        spec,
+        endpoint.facts,
+        pacer=pacer_for(str(spec), rpm or None),
+        policy=RetryPolicy(max_retries, backoff_base_s, backoff_cap_s, max_wait_s),
+        budget=budget,
+        on_wait=on_wait,
+    )
+
+
+def make_endpoint(spec: ModelSpec, *, timeout_s: float, env: Mapping[str, str]) -> Endpoint:
+    provider = provider_config(spec.provider, env)
+    names = key_names(spec, env)
+    found = find_key(names, env)
+    if found is None and provider.key_env and spec.base_url is None:
+        raise UsageError(missing_key_message(names, provider.key_help, env))
+    return Endpoint(
+        spec=spec,
+        base_url=default_base_url(spec, env),
+        key=found[1] if found else None,
+        key_info=KeyInfo(names=names, sent=found[0] if found else None, help_url=provider.key_help),
+        facts=model_facts(spec, env),
+        timeout_s=timeout_s,
+    )
+
+
+def missing_key_message(names: tuple[str, ...], help_url: str, env: Mapping[str, str]) -> str:
+    first = names[0] if names else "the key"
+    return (
+        f"{first} is not set: get a key at {help_url}, then `export {first}=...` "
+        f'or add {first} = "..." to {keys_file(env)}'
+    )

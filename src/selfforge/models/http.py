@@ -1,0 +1,237 @@
+"""The HTTP layer every network provider shares: one call, status -> error, pacing.
+
+Providers turn a ``Request`` into one HTTP call and a ``Reply`` (or a ``ModelError``);
+retrying and pacing live in ``managed.py`` so each provider stays a thin translator.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+from pydantic import SecretStr
+
+from selfforge.models.base import (
+    AuthError,
+    BadRequest,
+    MalformedResponse,
+    ModelError,
+    ModelTimeout,
+    RateLimited,
+    Reply,
+    Request,
+    ServerError,
+)
+from selfforge.models.catalog import ModelFacts
+from selfforge.models.secrets import mask
+from selfforge.models.spec import ModelSpec
+
+DETAIL_LIMIT = 300
+
+
+class Client(Protocol):
+    """One provider's wire protocol: one attempt per call, no retries."""
+
+    label: str
+
+    def send(self, request: Request) -> Reply: ...
+
+    def list_models(self) -> list[str]: ...
+
+
+@dataclass
+class Transport:
+    """An httpx client with a timeout; connection faults become retryable ModelErrors."""
+
+    label: str
+    timeout_s: float = 120.0
+    # repr=False: the headers carry the key, and reprs end up in tracebacks and logs.
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    _client: httpx.Client | None = field(default=None, repr=False)
+
+    def request(self, method: str, url: str, body: Any = None) -> httpx.Response:
+        try:
+            return self._http().request(method, url, json=body)
+        except httpx.TimeoutException:
+            raise ModelTimeout(f"{self.label}: no answer within {self.timeout_s:g}s") from None
+        except httpx.TransportError as exc:
+            # str(exc) names the host and errno; the URL carries no key (keys go in headers).
+            raise ServerError(f"{self.label}: connection failed ({mask(str(exc))})") from None
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            timeout = httpx.Timeout(self.timeout_s, connect=min(10.0, self.timeout_s))
+            self._client = httpx.Client(timeout=timeout, headers=self.headers)
+        return self._client
+
+
+def json_body(response: httpx.Response, label: str) -> dict[str, Any]:
+    """The response's JSON object, or a MalformedResponse saying what came instead."""
+    try:
+        data = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise MalformedResponse(
+            f"{label}: the answer is not JSON: {snippet(response.text)}"
+        ) from None
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        data = data[0]  # some Google front ends wrap the object in a list
+    if not isinstance(data, dict):
+        raise MalformedResponse(f"{label}: expected a JSON object, got {snippet(response.text)}")
+    return data
+
+
+def snippet(text: str) -> str:
+    text = mask(" ".join(text.split()))
+    return text if len(text) <= DETAIL_LIMIT else text[:DETAIL_LIMIT] + "…"
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    """Which key a client sent, for error messages (never the value)."""
+
+    names: tuple[str, ...]
+    sent: str | None  # the variable the key came from, or None if no key was sent
+    help_url: str
+
+
+def status_error(
+    label: str,
+    status: int,
+    detail: str,
+    key: KeyInfo,
+    retry_after_s: float | None = None,
+) -> ModelError:
+    """The ModelError for a non-2xx status, with a message that says what to do."""
+    detail = snippet(detail)
+    if status in (401, 403):
+        return auth_error(label, status, detail, key)
+    if status == 429:
+        return RateLimited(f"{label}: rate limited (429): {detail}", retry_after_s)
+    if status == 408:
+        return ModelTimeout(f"{label}: the server timed out (408): {detail}")
+    if status >= 500:
+        return ServerError(f"{label}: server error {status}: {detail}", retry_after_s)
+    if status == 404:
+        return BadRequest(
+            f"{label}: not found (404): {detail}; check the model name "
+            "(`selfforge models --model SPEC` lists what the server offers) and the @BASE_URL"
+        )
+    return BadRequest(f"{label}: the request was rejected ({status}): {detail}")
+
+
+def auth_error(label: str, status: int, detail: str, key: KeyInfo) -> AuthError:
+    if key.sent is None:
+        wanted = " or ".join(key.names) or "a key"
+        return AuthError(f"{label}: no key was sent ({status}); set {wanted} (see {key.help_url})")
+    return AuthError(
+        f"{label}: {key.sent} was rejected ({status}): {detail}; check the key at {key.help_url}"
+    )
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def parse_delay(value: str | None) -> float | None:
+    """Seconds from a Retry-After header, a protobuf Duration ("43.5s") or "6m0s"."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    parts = _DURATION.findall(value)
+    if parts and "".join(n + u for n, u in parts) == value.replace(" ", ""):
+        scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+        return sum(float(n) * scale[u] for n, u in parts)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The server's requested wait: ``retry-after-ms`` (OpenAI, Anthropic) or ``Retry-After``."""
+    millis = response.headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    return parse_delay(response.headers.get("retry-after"))
+
+
+class Pacer:
+    """Spaces calls at least 60/rpm seconds apart, and past any server-given wait.
+
+    Shared by every model object with the same spec (see ``pacer_for``), since a run
+    may call one model from several roles and the provider counts them together.
+    """
+
+    def __init__(
+        self,
+        requests_per_minute: float | None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self._clock, self._sleep = clock, sleep
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> float:
+        """Block until the next call may go; returns the seconds waited."""
+        with self._lock:
+            now = self._clock()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        waited = start - now
+        if waited > 0:
+            self._sleep(waited)
+        return waited
+
+    def defer(self, seconds: float) -> None:
+        """No call before ``seconds`` from now (a server asked us to wait)."""
+        with self._lock:
+            self._next = max(self._next, self._clock() + seconds)
+
+
+_pacers: dict[tuple[str, float | None], Pacer] = {}
+_pacers_lock = threading.Lock()
+
+
+def pacer_for(key: str, requests_per_minute: float | None) -> Pacer:
+    with _pacers_lock:
+        pacer = _pacers.get((key, requests_per_minute))
+        if pacer is None:
+            pacer = _pacers[(key, requests_per_minute)] = Pacer(requests_per_minute)
+        return pacer
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Everything a provider client needs to talk to one model."""
+
+    spec: ModelSpec
+    base_url: str
+    key: SecretStr | None
+    key_info: KeyInfo
+    facts: ModelFacts
+    timeout_s: float = 120.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.spec.provider}:{self.spec.model}"

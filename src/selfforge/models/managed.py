@@ -1,0 +1,131 @@
+"""A provider client made fit for hours of unattended use: pacing, retries, cost, budget.
+
+Retry rules (issue: rate limits and faults): a server-given wait (Retry-After,
+RetryInfo) is honoured; 5xx, timeouts, dropped connections and garbled answers back off
+exponentially with jitter; a wait longer than ``max_wait_s`` is treated as a long-window
+quota and stops the run; auth and request errors are never retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from selfforge.models.base import ModelError, QuotaExhausted, RateLimited, Reply, Request, Usage
+from selfforge.models.budget import Budget
+from selfforge.models.catalog import ModelFacts
+from selfforge.models.http import Client, Pacer
+from selfforge.models.pricing import cost_usd
+from selfforge.models.quota import reset_after_seconds
+from selfforge.models.spec import ModelSpec
+from selfforge.models.tokens import estimate_tokens
+
+log = logging.getLogger("selfforge.models")
+
+# Output tokens assumed for a call's cost estimate when the request sets no cap.
+TYPICAL_OUTPUT_TOKENS = 2048
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 6
+    base_s: float = 2.0
+    cap_s: float = 60.0
+    # A server asking for a longer wait than this is out of a long-window quota.
+    max_wait_s: float = 600.0
+
+    def backoff(self, attempt: int) -> float:
+        """Exponential with jitter, so many clients do not retry in lockstep."""
+        ceiling = min(self.cap_s, self.base_s * 2**attempt)
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+class ManagedModel:
+    """Fits the Model protocol; wraps one provider client."""
+
+    def __init__(
+        self,
+        client: Client,
+        spec: ModelSpec,
+        facts: ModelFacts,
+        *,
+        pacer: Pacer,
+        policy: RetryPolicy,
+        budget: Budget | None = None,
+        on_wait: Callable[[str], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.client = client
+        self.parsed = spec
+        self.spec = str(spec)
+        self.facts = facts
+        self.pacer = pacer
+        self.policy = policy
+        self.budget = budget
+        self.on_wait = on_wait
+        self._sleep = sleep
+
+    def complete(self, request: Request) -> Reply:
+        if self.budget is not None:
+            estimated = estimate_tokens("\n".join(m.content for m in request.messages))
+            self.budget.check(request, estimated, self.estimate_cost(request, estimated))
+        reply = self._with_retries(request)
+        reply.cost_usd = cost_usd(self.parsed, reply.usage, self.facts)
+        if self.budget is not None:
+            self.budget.record(reply)
+        return reply
+
+    def estimate_cost(self, request: Request, input_tokens: int) -> float | None:
+        output = request.max_output_tokens or TYPICAL_OUTPUT_TOKENS
+        usage = Usage(input_tokens=input_tokens, output_tokens=output)
+        return cost_usd(self.parsed, usage, self.facts)
+
+    def list_models(self) -> list[str]:
+        return self.client.list_models()
+
+    def close(self) -> None:
+        close = getattr(self.client, "close", None)
+        if close is not None:
+            close()
+
+    def __repr__(self) -> str:
+        return f"ManagedModel({self.spec!r})"
+
+    def _with_retries(self, request: Request) -> Reply:
+        attempt = 0
+        while True:
+            self.pacer.wait()
+            try:
+                return self.client.send(request)
+            except ModelError as exc:
+                if not exc.retryable:
+                    raise
+                if attempt >= self.policy.max_retries:
+                    raise type(exc)(f"{exc.message} (gave up after {attempt + 1} tries)") from None
+                self._wait_before_retry(exc, attempt)
+                attempt += 1
+
+    def _wait_before_retry(self, exc: ModelError, attempt: int) -> None:
+        hinted = exc.retry_after_s
+        if hinted is not None and hinted > self.policy.max_wait_s:
+            resets = reset_after_seconds(hinted)
+            raise QuotaExhausted(
+                f"{exc.message}; the server asks to wait until {resets}, longer than "
+                f"{self.policy.max_wait_s:g}s, so the run stops here: resume it then",
+                resets=resets,
+                limit=exc.kind,
+            )
+        delay = hinted if hinted is not None else self.policy.backoff(attempt)
+        note = f"{exc.message}; retrying in {delay:.1f}s"
+        log.warning(note)
+        if self.on_wait is not None:
+            self.on_wait(note)
+        if isinstance(exc, RateLimited):
+            # Everyone sharing this model's pacer holds off, not just this call; the next
+            # pacer.wait() does the sleeping.
+            self.pacer.defer(delay)
+        elif delay > 0:
+            self._sleep(delay)

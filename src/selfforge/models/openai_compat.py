@@ -1,0 +1,178 @@
+"""OpenAI-compatible chat completions over httpx: OpenAI, OpenRouter, Groq, llama.cpp's
+server, vLLM, LM Studio, and Gemini's OpenAI-compatible endpoint.
+
+Servers differ in small ways, so parsing is lenient where it is safe to be: usage may be
+missing (estimated instead), errors come as ``{"error": {...}}``, ``{"error": "..."}``
+or ``{"detail": ...}``, and Gemini's endpoint wraps its native error in a list.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import httpx
+
+from selfforge.models.base import (
+    MalformedResponse,
+    ModelError,
+    QuotaExhausted,
+    Reply,
+    Request,
+    Usage,
+)
+from selfforge.models.gemini import error_details, gemini_quota_error
+from selfforge.models.http import (
+    Endpoint,
+    Transport,
+    auth_error,
+    json_body,
+    retry_after,
+    snippet,
+    status_error,
+)
+from selfforge.models.quota import reset_after_seconds
+from selfforge.models.tokens import estimate_tokens
+
+# Groq says "tokens per day (TPD)", OpenRouter "free-models-per-day".
+_PER_DAY = re.compile(r"per[ -]day|\bRPD\b|\bTPD\b|daily", re.IGNORECASE)
+
+
+class OpenAIClient:
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        spec = endpoint.spec
+        self.label = f"{spec.provider}:{spec.model}" + (
+            f" at {spec.base_url}" if spec.base_url else ""
+        )
+        self.base = endpoint.base_url.rstrip("/")
+        headers = {"X-Title": "selfforge"}
+        if endpoint.key:
+            headers["Authorization"] = f"Bearer {endpoint.key.get_secret_value()}"
+        self.transport = Transport(self.label, endpoint.timeout_s, headers)
+
+    def send(self, request: Request) -> Reply:
+        started = time.monotonic()
+        response = self.transport.request(
+            "POST", f"{self.base}/chat/completions", self._body(request)
+        )
+        if response.status_code != 200:
+            raise self.error(response)
+        data = json_body(response, self.label)
+        content = reply_text(data, self.label)
+        prompt = "\n".join(m.content for m in request.messages)
+        return Reply(
+            content=content,
+            usage=usage_from(data.get("usage"), prompt, content),
+            model=str(self.endpoint.spec),
+            latency_s=time.monotonic() - started,
+        )
+
+    def list_models(self) -> list[str]:
+        response = self.transport.request("GET", f"{self.base}/models")
+        if response.status_code != 200:
+            raise self.error(response)
+        return [str(m.get("id")) for m in json_body(response, self.label).get("data") or []]
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def _body(self, request: Request) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.endpoint.spec.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "stream": False,
+        }
+        if request.max_output_tokens:
+            # OpenAI's reasoning models reject max_tokens; most other servers ignore
+            # max_completion_tokens, so each gets the name it understands.
+            official = self.base.startswith("https://api.openai.com")
+            body["max_completion_tokens" if official else "max_tokens"] = request.max_output_tokens
+        return body
+
+    def error(self, response: httpx.Response) -> ModelError:
+        err = _error_object(response, self.label)
+        message = str(err.get("message") or response.text)
+        code = str(err.get("code") or err.get("type") or "")
+        status = response.status_code
+        key = self.endpoint.key_info
+        if (
+            status == 400
+            and re.search(r"api[ _]key", message, re.IGNORECASE)
+            and "valid" in message
+        ):
+            return auth_error(self.label, status, snippet(message), key)
+        delay = retry_after(response)
+        if status == 429:
+            quota = gemini_quota_error(self.label, error_details(err)) or self._quota(
+                code, message, delay
+            )
+            if quota is not None:
+                return quota
+        return status_error(self.label, status, message, key, delay)
+
+    def _quota(self, code: str, message: str, delay: float | None) -> QuotaExhausted | None:
+        if code == "insufficient_quota":
+            return QuotaExhausted(
+                f"{self.label}: the account has no credit left (insufficient_quota): "
+                f"add credit or raise the spend limit ({snippet(message)})",
+                limit="insufficient_quota",
+            )
+        if not _PER_DAY.search(message):
+            return None
+        resets = reset_after_seconds(delay) if delay is not None else None
+        when = f"it resets {resets}" if resets else "the server did not say when it resets"
+        return QuotaExhausted(
+            f"{self.label}: a per-day limit is used up ({snippet(message)}); {when}. "
+            "Resume the run after that, or use another model with --model",
+            resets=resets,
+            limit="per-day",
+        )
+
+
+def _error_object(response: httpx.Response, label: str) -> dict[str, Any]:
+    try:
+        data = json_body(response, label)
+    except MalformedResponse:
+        return {}
+    err = data.get("error", data)
+    if isinstance(err, str):
+        return {"message": err}
+    if not isinstance(err, dict):
+        return {}
+    if "message" not in err and "detail" in err:  # FastAPI-style servers (older vLLM)
+        return {"message": str(err["detail"])}
+    return err
+
+
+def reply_text(data: dict[str, Any], label: str) -> str:
+    choices = data.get("choices")
+    if not choices or not isinstance(choices, list):
+        raise MalformedResponse(f"{label}: the answer has no choices: {snippet(str(data))}")
+    message = choices[0].get("message") or {}
+    content = message.get("content")
+    if isinstance(content, list):  # a few servers send content parts
+        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    if content is None and message.get("refusal"):
+        raise MalformedResponse(f"{label} refused: {snippet(str(message['refusal']))}")
+    return content or ""
+
+
+def usage_from(raw: Any, prompt: str, content: str) -> Usage:
+    if not isinstance(raw, dict) or "prompt_tokens" not in raw:
+        # Some local servers omit usage; an estimate keeps budgets and totals honest.
+        return Usage(input_tokens=estimate_tokens(prompt), output_tokens=estimate_tokens(content))
+    prompt_tokens = int(raw.get("prompt_tokens") or 0)
+    completion = int(raw.get("completion_tokens") or 0)
+    reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+    # OpenAI counts reasoning inside completion_tokens; Gemini's endpoint leaves its
+    # thinking out of completion_tokens but inside total_tokens. Take the larger.
+    total = int(raw.get("total_tokens") or 0)
+    output = max(completion, total - prompt_tokens)
+    return Usage(
+        input_tokens=prompt_tokens,
+        output_tokens=output,
+        cached_tokens=int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
+        thinking_tokens=max(reasoning, output - completion),
+    )
