@@ -1,0 +1,63 @@
+"""Which files of a repository the index looks at.
+
+Tracked files plus untracked-but-not-ignored ones, as git lists them, so the index sees
+what the user sees and nothing that ``.gitignore`` hides. ``.selfforge/`` is selfforge's
+own state and never indexed; binaries and huge files are skipped because they cost
+parse time and tokens without telling a model anything.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from selfforge.errors import UsageError
+
+MAX_FILE_BYTES = 1_000_000
+_SKIP_PREFIXES = (".selfforge/", ".git/")
+
+
+def git_root(repo: Path) -> Path:
+    """The top of the git work tree containing ``repo``, or UsageError if there is none."""
+    if not repo.is_dir():
+        raise UsageError(f"{repo} is not a directory; pass --repo with a git repository")
+    proc = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise UsageError(f"{repo} is not a git repository; run `git init` there or pass --repo")
+    return Path(proc.stdout.strip())
+
+
+def list_files(repo_root: Path) -> list[str]:
+    """Repo-relative POSIX paths of tracked and untracked-not-ignored files, sorted."""
+    proc = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=repo_root,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise UsageError(f"{repo_root} is not a git repository: {proc.stderr.decode().strip()}")
+    paths = {p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    return sorted(p for p in paths if not p.startswith(_SKIP_PREFIXES))
+
+
+def read_source(path: Path) -> bytes | None:
+    """The file's bytes, or None when it is missing, huge or binary."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    # A NUL byte in the first block is git's own test for binary content.
+    if b"\0" in data[:8000]:
+        return None
+    return data

@@ -1,0 +1,71 @@
+"""Reading, hashing and parsing changed files, in parallel when there are many.
+
+Parsing is the whole cost of a cold index, and tree-sitter holds the GIL, so a large
+batch is spread over worker processes; a warm update with a handful of changed files
+stays in-process, where starting workers would cost more than it saves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from selfforge.context.files import read_source
+from selfforge.context.parsing import ParsedFile, parse_source, spec_for
+from selfforge.context.words import search_words
+
+PARALLEL_THRESHOLD = 150
+
+
+@dataclass(frozen=True)
+class ScanJob:
+    root: str
+    path: str
+    old_hash: str | None  # a file whose bytes still hash to this is not parsed again
+
+
+@dataclass
+class Scanned:
+    path: str
+    digest: str | None  # None: unreadable, binary or too large
+    parsed: ParsedFile | None  # None: unchanged content (or unreadable)
+    search: tuple[str, str, str, str] = ("", "", "", "")
+
+
+def scan(job: ScanJob) -> Scanned:
+    src = read_source(Path(job.root) / job.path)
+    if src is None:
+        return Scanned(job.path, None, None)
+    digest = hashlib.blake2b(src, digest_size=16).hexdigest()
+    if digest == job.old_hash:
+        return Scanned(job.path, digest, None)
+    spec = spec_for(job.path)
+    parsed = parse_source(job.path, src, spec) if spec else ParsedFile(lang="text")
+    return Scanned(job.path, digest, parsed, search_columns(job.path, parsed))
+
+
+def scan_all(jobs: list[ScanJob]) -> list[Scanned]:
+    workers = min(os.cpu_count() or 1, 4)
+    if len(jobs) < PARALLEL_THRESHOLD or workers < 2:
+        return [scan(job) for job in jobs]
+    # fork starts workers fastest and they inherit the loaded grammars.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+        return list(pool.map(scan, jobs, chunksize=32))
+
+
+def search_columns(path: str, pf: ParsedFile) -> tuple[str, str, str, str]:
+    """The text BM25 sees for a file: path words, symbol names, docstrings, identifiers."""
+    names = [d.name for d in pf.definitions]
+    docs = [pf.doc, *(d.doc for d in pf.definitions)]
+    idents = [n for n in pf.references if len(n) > 2]
+    return (
+        " ".join(search_words(path)),
+        " ".join(search_words(" ".join(names))),
+        " ".join(d for d in docs if d),
+        " ".join(dict.fromkeys(search_words(" ".join(idents)))),
+    )
