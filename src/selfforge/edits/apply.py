@@ -1,0 +1,167 @@
+"""Apply a reply's edits: all in memory first, then every file at once, or none.
+
+Edits run in reply order against in-memory copies of the files, so several blocks for
+one file see each other's results. Only when every edit succeeded are the files
+written, each through a temporary file and `os.replace`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from selfforge.edits import feedback
+from selfforge.edits.files import FileState, Workspace
+from selfforge.edits.match import Miss, apply_spans, locate, trim_blank_edges
+from selfforge.edits.parse import normalize_reply, parse_edits
+from selfforge.edits.records import ApplyResult, Edit, EditFailure
+from selfforge.edits.safety import Refused, resolve_target
+from selfforge.edits.wholefile import lazy_reason
+
+
+class EditError(Exception):
+    """One edit cannot be applied; ``retry`` when a later edit might make it apply."""
+
+    def __init__(self, message: str, retry: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry = retry
+
+
+def apply_response(
+    root: Path,
+    response: str,
+    *,
+    protected: Sequence[str] = (),
+    fmt: str = "auto",
+    dry_run: bool = False,
+) -> ApplyResult:
+    """Parse the reply and apply every edit atomically; see ``ApplyResult`` for the outcome."""
+    from selfforge.edits.parse import detect_format
+
+    root = Path(root)
+    edits = parse_edits(response, fmt)
+    shown_fmt = detect_format(normalize_reply(response)) if fmt == "auto" else fmt
+    if not edits:
+        return ApplyResult(False, [], [], 0, fmt=shown_fmt if fmt != "auto" else "search_replace")
+    workspace = Workspace(root)
+    errors = _apply_all(workspace, edits, protected)
+    failures = [
+        EditFailure(e.index, e.path, errors[e.index].message) for e in edits if e.index in errors
+    ]
+    fine = [e.index for e in edits if e.index not in errors]
+    if failures:
+        return ApplyResult(False, [], failures, len(edits), fmt=shown_fmt, fine=fine)
+    changed = workspace.changed()
+    if not dry_run:
+        workspace.write()
+    return ApplyResult(True, changed, [], len(edits), fmt=shown_fmt, fine=fine)
+
+
+def _apply_all(
+    workspace: Workspace, edits: list[Edit], protected: Sequence[str]
+) -> dict[int, EditError]:
+    """Apply in order; retry not-found edits while others make progress (any block order)."""
+    errors: dict[int, EditError] = {}
+    for edit in edits:
+        _try(workspace, edit, protected, errors)
+    progress = True
+    while progress and any(err.retry for err in errors.values()):
+        progress = False
+        for edit in edits:
+            err = errors.get(edit.index)
+            if err is not None and err.retry and _try(workspace, edit, protected, errors):
+                progress = True
+    return errors
+
+
+def _try(
+    workspace: Workspace, edit: Edit, protected: Sequence[str], errors: dict[int, EditError]
+) -> bool:
+    try:
+        apply_edit(workspace, edit, protected)
+    except EditError as err:
+        errors[edit.index] = err
+        return False
+    errors.pop(edit.index, None)
+    return True
+
+
+def apply_edit(workspace: Workspace, edit: Edit, protected: Sequence[str]) -> None:
+    if edit.error:
+        raise EditError(edit.error)
+    if not edit.path:
+        raise EditError("the edit names no file.")
+    try:
+        target = resolve_target(workspace.root, edit.path, protected)
+    except Refused as refused:
+        raise EditError(str(refused)) from None
+    try:
+        state = workspace.load(target)
+    except OSError as exc:
+        raise EditError(f"{edit.path} cannot be read ({exc.strerror or exc}).") from None
+    if state.unreadable:
+        raise EditError(f"{edit.path} {state.unreadable}; it cannot be edited as text.")
+    if edit.kind == "whole_file":
+        _whole_file(state, edit)
+    elif edit.delete_file:
+        _delete(state, edit)
+    else:
+        _search_replace(workspace, state, edit)
+
+
+def _whole_file(state: FileState, edit: Edit) -> None:
+    reason = lazy_reason(state.lines if state.exists else None, list(edit.replace))
+    if reason:
+        raise EditError(reason)
+    state.set_lines(_strip_trailing_blanks(list(edit.replace)), created=not state.exists)
+
+
+def _strip_trailing_blanks(lines: list[str]) -> list[str]:
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def _delete(state: FileState, edit: Edit) -> None:
+    if not state.exists:
+        raise EditError(f"{edit.path} does not exist, so it cannot be deleted.")
+    state.delete()
+
+
+def _search_replace(workspace: Workspace, state: FileState, edit: Edit) -> None:
+    search, replace = list(edit.search), list(edit.replace)
+    if edit.create_file and state.exists:
+        raise EditError(f"{edit.path} already exists; to change it, diff against its content.")
+    if not state.exists:
+        if any(s.strip() for s in search):
+            raise EditError(_missing_file(workspace, edit.path or ""), retry=True)
+        state.set_lines(trim_blank_edges(replace, replace)[1] or replace, created=True)
+        return
+    if not any(s.strip() for s in search):
+        # Empty SEARCH on an existing file appends, as the format promises.
+        state.set_lines(state.lines + _strip_trailing_blanks(replace), created=False)
+        return
+    found = locate(state.lines, search, replace)
+    if isinstance(found, Miss):
+        raise _miss_error(found, edit.path or "", state.lines, search, replace)
+    state.set_lines(apply_spans(state.lines, found), created=False)
+
+
+def _miss_error(
+    miss: Miss, path: str, lines: list[str], search: list[str], replace: list[str]
+) -> EditError:
+    if miss.ambiguous:
+        return EditError(feedback.ambiguous(path, list(miss.ambiguous)))
+    if miss.reason:
+        return EditError(miss.reason)
+    return EditError(feedback.not_found(path, lines, search, replace), retry=True)
+
+
+def _missing_file(workspace: Workspace, path: str) -> str:
+    similar = workspace.same_name(path)
+    hint = f" Did you mean {' or '.join(similar)}?" if similar else ""
+    return (
+        f"{path} does not exist.{hint} To create a new file, use an empty SEARCH section; "
+        "to edit an existing one, give its path relative to the repository root."
+    )

@@ -1,0 +1,173 @@
+"""In-memory copies of the files a reply touches, and the all-or-nothing write.
+
+Line endings are kept as the file has them (CRLF files stay CRLF), and so is a
+missing final newline. Writing goes through a temporary file beside the target and
+`os.replace`; if any write fails, the files already replaced are put back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge.edits.safety import Target
+
+MAX_SIMILAR_WALK = 20_000  # files looked at when suggesting a path; big repos stay fast
+
+
+@dataclass
+class FileState:
+    target: Target
+    original: bytes | None  # None when the file does not exist
+    lines: list[str] = field(default_factory=list)
+    eol: str = "\n"
+    final_newline: bool = True
+    exists: bool = False
+    unreadable: str = ""  # why the file cannot be edited as text, if it cannot
+
+    @classmethod
+    def read(cls, target: Target) -> FileState:
+        if target.path.is_dir():
+            return cls(target, None, unreadable="is a directory")
+        if not target.path.exists():
+            return cls(target, None)
+        data = target.path.read_bytes()
+        state = cls(target, data, exists=True)
+        if b"\x00" in data:
+            state.unreadable = "is a binary file"
+            return state
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            state.unreadable = "is not UTF-8 text"
+            return state
+        state.eol = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+        if state.eol == "\r\n":
+            text = text.replace("\r\n", "\n")
+        state.final_newline = text.endswith("\n") or text == ""
+        state.lines = text.split("\n")
+        if state.final_newline:
+            state.lines.pop()
+        return state
+
+    def set_lines(self, lines: list[str], *, created: bool) -> None:
+        self.lines = list(lines)
+        if created:
+            self.final_newline = True
+        self.exists = True
+
+    def delete(self) -> None:
+        self.lines = []
+        self.exists = False
+
+    def render(self) -> bytes | None:
+        if not self.exists:
+            return None
+        if not self.lines:
+            return b""
+        text = self.eol.join(self.lines) + (self.eol if self.final_newline else "")
+        return text.encode("utf-8")
+
+    @property
+    def changed(self) -> bool:
+        return self.render() != self.original
+
+
+class Workspace:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[str, FileState] = {}
+
+    def load(self, target: Target) -> FileState:
+        if target.rel not in self.files:
+            self.files[target.rel] = FileState.read(target)
+        return self.files[target.rel]
+
+    def changed(self) -> list[str]:
+        return sorted(rel for rel, state in self.files.items() if state.changed)
+
+    def same_name(self, path: str) -> list[str]:
+        """Existing files with the same base name, for "did you mean" hints."""
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        found: list[str] = []
+        seen = 0
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if d not in (".git", ".selfforge", "node_modules")]
+            seen += len(filenames)
+            if name in filenames:
+                found.append(Path(dirpath, name).relative_to(self.root).as_posix())
+            if len(found) >= 3 or seen > MAX_SIMILAR_WALK:
+                break
+        return found
+
+    def write(self) -> None:
+        """Write every changed file, or restore the ones written if any write fails."""
+        states = [s for s in self.files.values() if s.changed]
+        done: list[FileState] = []
+        created_dirs: list[Path] = []
+        try:
+            for state in states:
+                _write_one(state, created_dirs)
+                done.append(state)
+        except OSError:
+            for state in reversed(done):
+                _restore(state)
+            for directory in reversed(created_dirs):
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+            raise
+
+
+def _write_one(state: FileState, created_dirs: list[Path]) -> None:
+    path = state.target.path
+    data = state.render()
+    if data is None:
+        path.unlink()
+        return
+    _make_parents(path.parent, created_dirs)
+    _atomic_write(path, data)
+
+
+def _make_parents(directory: Path, created_dirs: list[Path]) -> None:
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        directory = directory.parent
+    for d in reversed(missing):
+        d.mkdir()
+        created_dirs.append(d)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".selfforge", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _restore(state: FileState) -> None:
+    path = state.target.path
+    with contextlib.suppress(OSError):
+        if state.original is None:
+            path.unlink()
+        else:
+            _atomic_write(path, state.original)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current

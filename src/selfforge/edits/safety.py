@@ -1,0 +1,123 @@
+"""Where an edit may write: inside the repository, outside `.git/`, not protected.
+
+A path is normalised as written (`./`, backslashes, `..`) and then resolved on disk,
+so a symlink inside the repository that leads out is caught too. Protected paths use
+gitignore-style globs relative to the root.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Target:
+    rel: str  # repo-relative POSIX path of the real file (symlinks inside the repo resolved)
+    path: Path  # absolute path to read and write
+
+
+class Refused(Exception):
+    """The path must not be written; the message is written for the model."""
+
+
+def resolve_target(root: Path, raw: str, protected: Sequence[str] = ()) -> Target:
+    rel = normalize(raw)
+    real_root = root.resolve()
+    real = (real_root / rel).resolve()
+    if not real.is_relative_to(real_root):
+        raise Refused(
+            f"{raw} leads outside the repository (through a symlink); edit files "
+            "inside the repository only."
+        )
+    real_rel = real.relative_to(real_root).as_posix()
+    if real_rel == "." or _in_git_dir(real_rel):
+        raise Refused(f"{raw} is inside .git/; selfforge never edits git's own files.")
+    for candidate in {rel, real_rel}:
+        pattern = matching_glob(candidate, protected)
+        if pattern is not None:
+            raise Refused(
+                f"{raw} is protected (matches `{pattern}`) and must not be edited; "
+                "reach the goal without changing it."
+            )
+    return Target(real_rel, real)
+
+
+def normalize(raw: str) -> str:
+    """A clean repo-relative POSIX path, or Refused when the path cannot be one."""
+    path = raw.strip().replace("\\", "/")
+    if not path or "\x00" in path:
+        raise Refused("the path is empty; name a file relative to the repository root.")
+    if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:/", path):
+        raise Refused(f"{raw} is an absolute path; use a path relative to the repository root.")
+    norm = posixpath.normpath(path)
+    if norm == ".." or norm.startswith("../"):
+        raise Refused(f"{raw} is outside the repository; edit files inside it only.")
+    if norm == "." or path.endswith("/"):
+        raise Refused(f"{raw} names a directory, not a file.")
+    if _in_git_dir(norm):
+        raise Refused(f"{raw} is inside .git/; selfforge never edits git's own files.")
+    return norm
+
+
+def _in_git_dir(rel: str) -> bool:
+    # A worktree's `.git` is a file; case-folded because some filesystems ignore case.
+    return any(part.lower() == ".git" for part in rel.split("/"))
+
+
+def matching_glob(rel: str, patterns: Sequence[str]) -> str | None:
+    """The first protected pattern matching the path or one of its parent directories."""
+    parts = rel.split("/")
+    prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+    for pattern in patterns:
+        regex = _glob_regex(pattern)
+        if regex is None:
+            continue
+        if any(regex.match(p) for p in prefixes):
+            return pattern
+    return None
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str] | None:
+    """gitignore semantics: no inner slash matches at any depth; `**` spans directories."""
+    pat = pattern.strip().replace("\\", "/")
+    if not pat or pat.startswith("#"):
+        return None
+    pat = pat.rstrip("/")
+    anchored = "/" in pat
+    pat = pat.lstrip("/")
+    body = _translate(pat)
+    prefix = "" if anchored else "(?:.*/)?"
+    # Case-insensitive: on macOS and Windows `.GitHub/x` is the same file as `.github/x`.
+    return re.compile(f"^{prefix}{body}$", re.IGNORECASE)
+
+
+def _translate(pat: str) -> str:
+    out, i = [], 0
+    while i < len(pat):
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pat[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pat[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pat[i] == "[" and "]" in pat[i + 1 :]:
+            end = pat.index("]", i + 1)
+            cls = pat[i + 1 : end].replace("\\", "\\\\")
+            out.append(f"[{'^' + cls[1:] if cls.startswith('!') else cls}]")
+            i = end + 1
+        else:
+            out.append(re.escape(pat[i]))
+            i += 1
+    return "".join(out)

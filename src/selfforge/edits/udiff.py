@@ -1,0 +1,119 @@
+"""Unified diffs, git-style or bare hunks, applied by content rather than line numbers.
+
+Models get hunk line numbers and counts wrong far more often than the lines themselves,
+so each hunk becomes a SEARCH (context and removed lines) and a REPLACE (context and
+added lines) and goes through the same matcher, with the same ambiguity rules.
+"""
+
+from __future__ import annotations
+
+import re
+
+from selfforge.edits.parse import FENCE, path_before
+from selfforge.edits.records import Edit
+
+DEV_NULL = "/dev/null"
+GIT_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)")
+
+
+def parse_udiff(text: str) -> list[Edit]:
+    lines = text.split("\n")
+    edits: list[Edit] = []
+    old_path: str | None = None
+    new_path: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        git = GIT_HEADER.match(line)
+        if git:
+            old_path, new_path = git.group(1), git.group(2)
+        elif _is_file_header(lines, i):
+            old_path = _header_path(line[4:])
+            new_path = _header_path(lines[i + 1][4:])
+            i += 2
+            continue
+        elif line.startswith("@@"):
+            if old_path is None and new_path is None:
+                old_path = new_path = path_before(lines, i)[0]
+            edit, i = _read_hunk(lines, i, len(edits) + 1, old_path, new_path)
+            edits.append(edit)
+            continue
+        i += 1
+    return edits
+
+
+def _is_file_header(lines: list[str], i: int) -> bool:
+    return lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")
+
+
+def _header_path(rest: str) -> str:
+    """`a/calc.py\t2024-01-01 ...` -> `calc.py`; `/dev/null` stays."""
+    path = rest.split("\t")[0].strip().strip('"')
+    if path == DEV_NULL:
+        return path
+    if path.startswith(("a/", "b/")):
+        path = path[2:]
+    return path
+
+
+def _read_hunk(
+    lines: list[str], head: int, index: int, old_path: str | None, new_path: str | None
+) -> tuple[Edit, int]:
+    search: list[str] = []
+    replace: list[str] = []
+    pending_blank = 0  # models drop the space of blank context lines; keep them tentatively
+    i = head + 1
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("@@") or _is_file_header(lines, i) or GIT_HEADER.match(line):
+            break
+        if line == "":
+            pending_blank += 1
+            i += 1
+            continue
+        tag = line[0]
+        if tag not in " -+\\" or FENCE.match(line):
+            break
+        if pending_blank:
+            search.extend([""] * pending_blank)
+            replace.extend([""] * pending_blank)
+            pending_blank = 0
+        if tag in " -":
+            search.append(line[1:])
+        if tag in " +":
+            replace.append(line[1:])
+        i += 1
+    return _hunk_edit(index, old_path, new_path, search, replace, lines[head:i]), i
+
+
+def _hunk_edit(
+    index: int,
+    old_path: str | None,
+    new_path: str | None,
+    search: list[str],
+    replace: list[str],
+    body: list[str],
+) -> Edit:
+    header = f"--- a/{old_path}\n+++ b/{new_path}\n"
+    raw = header + "\n".join(body)
+    if new_path == DEV_NULL:
+        return Edit(index, old_path, "udiff", tuple(search), (), delete_file=True, raw=raw)
+    create = old_path == DEV_NULL
+    error = None
+    if not new_path:
+        error = "the hunk names no file. Start the diff with `--- a/PATH` and `+++ b/PATH` lines."
+    elif not create and not any(s.strip() for s in search):
+        error = (
+            "the hunk has no context or removed lines, so there is nothing to locate it by "
+            "(line numbers are not trusted). Include about 3 unchanged lines around the change."
+        )
+    return Edit(
+        index,
+        new_path,
+        "udiff",
+        tuple(search),
+        tuple(replace),
+        create_file=create,
+        error=error,
+        raw=raw,
+    )

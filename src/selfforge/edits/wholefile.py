@@ -1,0 +1,81 @@
+"""Whole-file blocks: a path, then a fenced block with the file's complete new content.
+
+Small models do better rewriting a file than quoting it exactly, but they get lazy:
+they drop most of the file or write `# ... rest of the code unchanged`. Such rewrites
+are refused with the reason, because applying them would delete real code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from selfforge.edits.parse import FENCE, path_before, path_from_fence_info
+from selfforge.edits.records import Edit
+
+PLACEHOLDER = re.compile(
+    r"^\s*(?:#|//|/\*|<!--|--|\*)?\s*(?:\.\.\.|…)?\s*[\[(]?\s*"
+    r"(?:(?:the\s+)?rest\s+of|remaining|existing|unchanged|other|previous|same\s+as)"
+    r"\b[^\n]{0,60}?(?:code|file|functions?|methods?|lines?|content|implementation|"
+    r"unchanged|as\s+before|here|above|below)\b.*$"
+    r"|^\s*(?:#|//|/\*|<!--|--)\s*(?:\.\.\.|…)\s*(?:\*/|-->)?\s*$",
+    re.IGNORECASE,
+)
+MIN_LINES_FOR_SHRINK_GUARD = 20  # small files are legitimately rewritten from scratch
+KEEP_FRACTION = 0.5  # a rewrite shorter than this share of the old file looks lazy
+
+
+def parse_whole_file(text: str) -> list[Edit]:
+    lines = text.split("\n")
+    edits: list[Edit] = []
+    i = 0
+    while i < len(lines):
+        fence = FENCE.match(lines[i])
+        if not fence:
+            i += 1
+            continue
+        marker, info = fence.group(1), fence.group(2)
+        end = _closing_fence(lines, i + 1, marker)
+        path = path_from_fence_info(info) or path_before(lines, i)[0]
+        if path is None:
+            i = (end if end is not None else len(lines)) + 1
+            continue
+        index = len(edits) + 1
+        if end is None:
+            error = f"the code block for {path} is unterminated: it has no closing {marker} line."
+            edits.append(Edit(index, path, "whole_file", error=error, raw="\n".join(lines[i:])))
+            break
+        body = tuple(lines[i + 1 : end])
+        raw = f"{path}\n" + "\n".join(lines[i : end + 1])
+        edits.append(Edit(index, path, "whole_file", replace=body, raw=raw))
+        i = end + 1
+    return edits
+
+
+def _closing_fence(lines: list[str], start: int, marker: str) -> int | None:
+    for j in range(start, len(lines)):
+        stripped = lines[j].strip()
+        if set(stripped) == {marker[0]} and len(stripped) >= len(marker):
+            return j
+    return None
+
+
+def lazy_reason(old: list[str] | None, new: list[str]) -> str | None:
+    """Why this rewrite looks lazy (and would lose code), or None when it looks whole."""
+    old_set = {x.strip() for x in old or ()}
+    for n, line in enumerate(new, 1):
+        if PLACEHOLDER.match(line) and line.strip() not in old_set:
+            return (
+                f"line {n} of the new content is a placeholder ({line.strip()!r}), not code. "
+                "A whole-file block must contain the complete file; write out every line."
+            )
+    if old is None:
+        return None
+    old_code = sum(1 for x in old if x.strip())
+    new_code = sum(1 for x in new if x.strip())
+    if old_code >= MIN_LINES_FOR_SHRINK_GUARD and new_code < old_code * KEEP_FRACTION:
+        return (
+            f"the new content has {new_code} non-blank lines where the file has {old_code}, "
+            "so most of the file would be deleted. Send the complete file, or use "
+            "SEARCH/REPLACE blocks to change only part of it."
+        )
+    return None

@@ -1,0 +1,229 @@
+"""apply_response on real files in a temporary directory: tolerances, refusals, atomicity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from selfforge.edits import apply_response
+
+ADD = "def add(a, b):\n    return a - b\n"
+CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+
+
+def block(path: str, search: str, replace: str, marker: int = 7) -> str:
+    return (
+        f"{path}\n{'<' * marker} SEARCH\n{search}{'=' * marker}\n{replace}{'>' * marker} REPLACE\n"
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "calc.py").write_text(CALC)
+    return tmp_path
+
+
+def test_exact_block_applies(repo: Path) -> None:
+    reply = block("calc.py", ADD, ADD.replace("-", "+"))
+    result = apply_response(repo, reply)
+    assert result.ok and result.changed == ["calc.py"] and result.n_edits == 1
+    assert (repo / "calc.py").read_text() == CALC.replace("a - b", "a + b", 1)
+
+
+@pytest.mark.parametrize(
+    "name_line",
+    [
+        "calc.py",
+        "**calc.py**",
+        "`calc.py`",
+        "# calc.py",
+        "calc.py:",
+        "./calc.py",
+        "### `calc.py`",
+        "File: calc.py",
+        "**`./calc.py`**:",
+    ],
+)
+def test_decorated_file_names(repo: Path, name_line: str) -> None:
+    reply = block(name_line, ADD, ADD.replace("-", "+"))
+    assert apply_response(repo, reply).ok
+    assert "return a + b" in (repo / "calc.py").read_text()
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "calc.py\n```python\n{b}```\n",
+        "```python\ncalc.py\n{b}```\n",
+        "```calc.py\n{b}```\n",
+        "```python calc.py\n{b}```\n",
+        "Here is the fix for `calc.py`:\n\n```python\n{b}```\n",
+    ],
+)
+def test_file_name_inside_or_outside_fence(repo: Path, template: str) -> None:
+    b = block("", ADD, ADD.replace("-", "+"))
+    b = b.split("\n", 1)[1]  # drop the empty path line
+    assert apply_response(repo, template.format(b=b)).ok
+    assert "return a + b" in (repo / "calc.py").read_text()
+
+
+@pytest.mark.parametrize("marker", [5, 6, 8, 9])
+def test_marker_lengths_and_trailing_spaces(repo: Path, marker: int) -> None:
+    reply = block(
+        "calc.py", "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return 0\n", marker
+    )
+    reply = reply.replace(" SEARCH\n", " SEARCH  \n").replace("=\n", "=   \n")
+    assert apply_response(repo, reply).ok
+
+
+def test_crlf_reply_on_lf_file(repo: Path) -> None:
+    reply = block("calc.py", "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return 1\n")
+    assert apply_response(repo, reply.replace("\n", "\r\n")).ok
+    assert (repo / "calc.py").read_bytes() == CALC.replace("a - b", "1", 1).encode()
+
+
+def test_crlf_file_keeps_crlf(tmp_path: Path) -> None:
+    (tmp_path / "w.py").write_bytes(b"a = 1\r\nb = 2\r\n")
+    assert apply_response(tmp_path, block("w.py", "b = 2\n", "b = 3\nc = 4\n")).ok
+    assert (tmp_path / "w.py").read_bytes() == b"a = 1\r\nb = 3\r\nc = 4\r\n"
+
+
+def test_trailing_whitespace_and_blank_edges(repo: Path) -> None:
+    reply = block(
+        "calc.py", "\ndef add(a, b):   \n    return a - b\n\n", "\ndef add(a, b):\n    return 9\n\n"
+    )
+    assert apply_response(repo, reply).ok
+    assert (repo / "calc.py").read_text() == CALC.replace("a - b", "9", 1)
+
+
+def test_shifted_indentation_is_reindented(tmp_path: Path) -> None:
+    src = "class A:\n    def f(self):\n        if x:\n            return 1\n        return 2\n"
+    (tmp_path / "a.py").write_text(src)
+    reply = block(
+        "a.py", "if x:\n    return 1\n", "if x and y:\n    return 1\nelif z:\n    return 3\n"
+    )
+    assert apply_response(tmp_path, reply).ok
+    assert (tmp_path / "a.py").read_text() == (
+        "class A:\n    def f(self):\n        if x and y:\n            return 1\n"
+        "        elif z:\n            return 3\n        return 2\n"
+    )
+
+
+def test_ambiguous_search_is_refused_with_line_numbers(repo: Path) -> None:
+    result = apply_response(repo, block("calc.py", "    return a - b\n", "    return 0\n"))
+    assert not result.ok
+    assert "lines 2, 6" in result.failures[0].message
+    assert (repo / "calc.py").read_text() == CALC
+
+
+def test_exact_match_wins_over_tolerant_duplicates(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text("x = 1  \ny = 2\nx = 1\ny = 2\n")
+    assert apply_response(tmp_path, block("t.py", "x = 1\ny = 2\n", "z = 0\n")).ok
+    assert (tmp_path / "t.py").read_text() == "x = 1  \ny = 2\nz = 0\n"
+    # Neither copy matches exactly, and both match loosely: refused, not guessed.
+    (tmp_path / "t.py").write_text("x = 1  \ny = 2\nx = 1\ny = 2  \n")
+    assert not apply_response(tmp_path, block("t.py", "x = 1\ny = 2\n", "z = 0\n")).ok
+
+
+def test_not_found_shows_similar_lines(repo: Path) -> None:
+    result = apply_response(repo, block("calc.py", "def add(a, c):\n    return a - b\n", "x\n"))
+    assert not result.ok
+    msg = result.failures[0].message
+    assert "1 | def add(a, b):" in msg and "not found" in msg
+
+
+def test_all_or_nothing(repo: Path) -> None:
+    (repo / "other.py").write_text("x = 1\n")
+    reply = block("other.py", "x = 1\n", "x = 2\n") + block("calc.py", "nope\n", "x\n")
+    reply += block("new.py", "", "print('hi')\n")
+    result = apply_response(repo, reply)
+    assert not result.ok and result.changed == [] and result.fine == [1, 3]
+    assert (repo / "other.py").read_text() == "x = 1\n"
+    assert not (repo / "new.py").exists()
+    assert "Edit 2 (calc.py) failed" in result.feedback()
+    assert "The other 2 edits were fine; resend only this one." in result.feedback()
+
+
+def test_several_blocks_any_order_and_several_files(repo: Path) -> None:
+    (repo / "b.py").write_text("one\ntwo\nthree\n")
+    reply = (
+        block("calc.py", "def sub(a, b):\n    return a - b\n", "def sub(a, b):\n    return -1\n")
+        + block("b.py", "three\n", "3\n")
+        + block("calc.py", "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return 1\n")
+        + block("b.py", "one\n", "1\n")
+    )
+    result = apply_response(repo, reply)
+    assert result.ok and result.changed == ["b.py", "calc.py"]
+    assert (repo / "b.py").read_text() == "1\ntwo\n3\n"
+    assert "return -1" in (repo / "calc.py").read_text()
+
+
+def test_block_depending_on_a_later_block_applies(repo: Path) -> None:
+    reply = block("calc.py", "    return 100\n", "    return 200\n") + block(
+        "calc.py", "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return 100\n"
+    )
+    assert apply_response(repo, reply).ok
+    assert "return 200" in (repo / "calc.py").read_text()
+
+
+def test_create_append_delete(repo: Path) -> None:
+    reply = (
+        block("pkg/new_mod.py", "", "VALUE = 1\n")
+        + block("calc.py", "", "\n\ndef mul(a, b):\n    return a * b\n")
+        + block("calc.py", "def add(a, b):\n    return a - b\n\n\n", "")
+    )
+    result = apply_response(repo, reply)
+    assert result.ok, result.feedback()
+    assert (repo / "pkg/new_mod.py").read_text() == "VALUE = 1\n"
+    assert (repo / "calc.py").read_text() == (
+        "def sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+    )
+
+
+def test_elision_lines(tmp_path: Path) -> None:
+    src = "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n"
+    (tmp_path / "f.py").write_text(src)
+    reply = block("f.py", "def f():\n    ...\n    return a\n", "def f(x):\n    ...\n    return x\n")
+    assert apply_response(tmp_path, reply).ok
+    assert (tmp_path / "f.py").read_text() == src.replace("f()", "f(x)").replace(
+        "return a", "return x"
+    )
+
+
+def test_no_edits_and_unterminated(repo: Path) -> None:
+    result = apply_response(repo, "I think the bug is in add().")
+    assert not result.ok and result.n_edits == 0
+    assert "No edits were found" in result.feedback() and "<<<<<<< SEARCH" in result.feedback()
+    result = apply_response(repo, "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n=======\nx\n")
+    assert not result.ok and "unterminated" in result.failures[0].message
+    assert (repo / "calc.py").read_text() == CALC
+
+
+def test_missing_file_suggests_real_path(repo: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src/util.py").write_text("x = 1\n")
+    result = apply_response(repo, block("util.py", "x = 1\n", "x = 2\n"))
+    assert "Did you mean src/util.py?" in result.failures[0].message
+
+
+def test_dry_run_writes_nothing(repo: Path) -> None:
+    reply = block("calc.py", "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return 1\n")
+    result = apply_response(repo, reply, dry_run=True)
+    assert result.ok and result.changed == ["calc.py"]
+    assert (repo / "calc.py").read_text() == CALC
+
+
+def test_already_applied_hint(repo: Path) -> None:
+    reply = block(
+        "calc.py", "def add(a, b):\n    return a * b\n", "def add(a, b):\n    return a - b\n"
+    )
+    result = apply_response(repo, reply)
+    assert "already in the file" in result.failures[0].message
+
+
+def test_file_mode_is_kept(repo: Path) -> None:
+    (repo / "run.sh").write_text("echo hi\n")
+    (repo / "run.sh").chmod(0o755)
+    assert apply_response(repo, block("run.sh", "echo hi\n", "echo bye\n")).ok
+    assert (repo / "run.sh").stat().st_mode & 0o777 == 0o755
