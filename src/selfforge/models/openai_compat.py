@@ -28,6 +28,7 @@ from selfforge.models.http import (
     Transport,
     auth_error,
     json_body,
+    parse_delay,
     retry_after,
     snippet,
     status_error,
@@ -37,6 +38,8 @@ from selfforge.models.tokens import estimate_tokens
 
 # Groq says "tokens per day (TPD)", OpenRouter "free-models-per-day".
 _PER_DAY = re.compile(r"per[ -]day|\bRPD\b|\bTPD\b|daily", re.IGNORECASE)
+# OpenAI and Groq put the wait in the message: "Please try again in 7m12.5s."
+_TRY_AGAIN = re.compile(r"try again in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)")
 
 
 class OpenAIClient:
@@ -104,6 +107,9 @@ class OpenAIClient:
         ):
             return auth_error(self.label, status, snippet(message), key)
         delay = retry_after(response)
+        hint = _TRY_AGAIN.search(message)
+        if delay is None and hint:
+            delay = parse_delay(hint.group(1))
         if status == 429:
             quota = gemini_quota_error(self.label, error_details(err)) or self._quota(
                 code, message, delay
