@@ -83,6 +83,11 @@ class ManagedModel:
         usage = Usage(input_tokens=input_tokens, output_tokens=output)
         return cost_usd(self.parsed, usage, self.facts)
 
+    @property
+    def context_window(self) -> int:
+        """The window in force: for Ollama the num_ctx sent, else the catalog's."""
+        return int(getattr(self.client, "num_ctx", self.facts.context_window))
+
     def list_models(self) -> list[str]:
         return self.client.list_models()
 
