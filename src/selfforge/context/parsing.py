@@ -87,8 +87,9 @@ def _docstring(body: Node | None, src: bytes) -> str:
 
 
 def _py_signature(node: Node, src: bytes) -> str:
-    body = node.child_by_field_name("body")
-    end = body.start_byte if body is not None else node.end_byte
+    # Up to the colon that opens the body, so a comment after it stays out.
+    colons = [c for c in node.children if c.type == ":"]
+    end = colons[-1].start_byte if colons else node.end_byte
     return _squash(src[node.start_byte : end].decode("utf-8", "replace")).rstrip(":").strip()
 
 

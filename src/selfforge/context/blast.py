@@ -1,0 +1,80 @@
+"""Blast radius of an edit: the modules that import what changed, and their tests.
+
+The loop runs these tests first so a candidate that breaks its neighbours fails in
+seconds rather than after the whole suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge.context.graph import CodeGraph, load_graph
+from selfforge.context.index import open_index
+from selfforge.context.retrieval import is_test_path
+
+MAX_DEPTH = 3  # importers of importers of importers; beyond that, run the full suite
+MAX_MODULES = 200
+
+
+@dataclass(frozen=True)
+class BlastRadius:
+    modules: list[str] = field(default_factory=list)  # importers of the change, nearest first
+    tests: list[str] = field(default_factory=list)  # test files to run first, nearest first
+
+
+def blast_radius(repo_root: Path, changed: Sequence[str], *, state_dir: Path) -> BlastRadius:
+    """Update the index, then find what depends on ``changed`` (repo-relative paths)."""
+    index = open_index(state_dir)
+    try:
+        index.update(repo_root)
+        return radius_in_graph(load_graph(index), changed)
+    finally:
+        index.close()
+
+
+def radius_in_graph(graph: CodeGraph, changed: Sequence[str]) -> BlastRadius:
+    reached = _importers_by_distance(graph, changed)
+    modules = [p for p in reached if p not in changed and not is_test_path(p)]
+    tests = [p for p in reached if is_test_path(p)]
+    seen = set(tests)
+    for path in [*changed, *modules]:
+        for test in tests_named_for(path, graph.paths):
+            if test not in seen:
+                seen.add(test)
+                tests.append(test)
+    return BlastRadius(modules=modules[:MAX_MODULES], tests=tests)
+
+
+def _importers_by_distance(graph: CodeGraph, changed: Sequence[str]) -> list[str]:
+    """Breadth-first over reverse imports: the changed files, then their importers, ..."""
+    order = list(dict.fromkeys(changed))
+    frontier = list(order)
+    seen = set(order)
+    for _ in range(MAX_DEPTH):
+        next_frontier = []
+        for path in frontier:
+            for importer in sorted(graph.importers.get(path, ())):
+                if importer not in seen:
+                    seen.add(importer)
+                    next_frontier.append(importer)
+        order.extend(next_frontier)
+        frontier = next_frontier
+        if len(order) > MAX_MODULES:
+            break
+    return order
+
+
+def tests_named_for(path: str, paths: Sequence[str]) -> list[str]:
+    """Tests named after a module: ``test_foo.py``, ``foo_test.py`` or ``tests/foo/...``."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+    if stem == "__init__":
+        parts = path.split("/")
+        stem = parts[-2] if len(parts) > 1 else stem
+    names = {f"test_{stem}.py", f"{stem}_test.py", f"test_{stem}s.py"}
+    return [
+        p
+        for p in paths
+        if is_test_path(p) and (p.rsplit("/", 1)[-1] in names or f"/{stem}/" in f"/{p}")
+    ]

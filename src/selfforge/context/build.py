@@ -1,0 +1,148 @@
+"""``build_context``: what a model is shown for one task, within a token budget.
+
+The chosen files come first, whole when they fit and as focused excerpts when they do
+not; the repo map covers the rest of the repository with whatever budget remains.
+Lessons from earlier attempts are carried through untouched: they are the loop's
+memory and cost little.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge.context.excerpt import focused_excerpt
+from selfforge.context.files import read_source
+from selfforge.context.graph import load_graph
+from selfforge.context.index import CodeIndex, IndexStats, open_index
+from selfforge.context.mentions import find_mentions
+from selfforge.context.repomap import build_repo_map, rank_files
+from selfforge.context.retrieval import ScoredFile, rank_for_task
+from selfforge.context.tokens import estimate_tokens
+from selfforge.context.words import query_words
+
+MAX_CHOSEN = 10
+RELATIVE_CUTOFF = 0.2  # files scoring under this share of the best are not "chosen"
+FILES_SHARE = 0.65  # of the budget left after lessons; the map gets the rest
+MIN_EXCERPT_TOKENS = 60
+
+
+@dataclass(frozen=True)
+class FileContext:
+    path: str
+    text: str
+    whole: bool
+
+
+@dataclass
+class ContextBundle:
+    repo_map: str
+    files: list[FileContext]
+    lessons: list[str]
+    chosen: list[str]  # ranked paths for the task, best first
+    index_stats: IndexStats | None = None
+    tokens: dict[str, int] = field(default_factory=dict)  # "files", "repo_map", "lessons"
+
+
+def build_context(
+    repo_root: Path,
+    task: str,
+    *,
+    state_dir: Path,
+    token_budget: int,
+    lessons: Sequence[str] = (),
+) -> ContextBundle:
+    """Update the index, choose files for ``task`` and fit them and the map in the budget."""
+    index = open_index(state_dir)
+    try:
+        stats = index.update(repo_root)
+        bundle = _bundle(index, repo_root, task, token_budget, list(lessons))
+    finally:
+        index.close()
+    bundle.index_stats = stats
+    return bundle
+
+
+def _bundle(
+    index: CodeIndex, repo_root: Path, task: str, budget: int, lessons: list[str]
+) -> ContextBundle:
+    graph = load_graph(index)
+    mentions = find_mentions(task, graph.paths, graph.definers)
+    file_rank = rank_files(graph, mentions)
+    chosen = choose(rank_for_task(index, graph, task, mentions, file_rank))
+    lesson_tokens = sum(estimate_tokens(lesson) for lesson in lessons)
+    room = max(budget - lesson_tokens, 0)
+    files = _fit_files(index, repo_root, chosen, query_words(task), int(room * FILES_SHARE))
+    files_tokens = sum(estimate_tokens(f.text) for f in files)
+    shown_whole = {f.path for f in files if f.whole}
+    repo_map = build_repo_map(
+        index, graph, mentions, room - files_tokens, exclude=shown_whole, file_rank=file_rank
+    )
+    return ContextBundle(
+        repo_map=repo_map.text,
+        files=files,
+        lessons=lessons,
+        chosen=chosen,
+        tokens={"files": files_tokens, "repo_map": repo_map.tokens, "lessons": lesson_tokens},
+    )
+
+
+def choose(ranked: list[ScoredFile]) -> list[str]:
+    """The ranked files worth showing: the best ones, and none far below the best."""
+    if not ranked:
+        return []
+    floor = ranked[0].score * RELATIVE_CUTOFF
+    return [f.path for f in ranked[:MAX_CHOSEN] if f.score >= floor]
+
+
+def _fit_files(
+    index: CodeIndex, repo_root: Path, chosen: list[str], words: list[str], budget: int
+) -> list[FileContext]:
+    # No single file may take more than half the room, so a second file always has some.
+    per_file_cap = max(budget // 2, MIN_EXCERPT_TOKENS)
+    files: list[FileContext] = []
+    left = budget
+    for path in chosen:
+        src = read_source(repo_root / path)
+        if src is None:
+            continue
+        text = src.decode("utf-8", "replace")
+        cost = estimate_tokens(text)
+        if cost <= min(per_file_cap, left):
+            files.append(FileContext(path, text, whole=True))
+            left -= cost
+            continue
+        limit = min(per_file_cap, left)
+        if limit < MIN_EXCERPT_TOKENS:
+            continue
+        excerpt = focused_excerpt(text, index.definitions(path), words, limit)
+        if excerpt.strip():
+            files.append(FileContext(path, excerpt, whole=False))
+            left -= estimate_tokens(excerpt)
+    return files
+
+
+@dataclass(frozen=True)
+class MapView:
+    text: str  # the repo map
+    tokens: int
+    files: list[str]  # chosen for the task, best first; without a task, the map's files
+    index_stats: IndexStats
+
+
+def map_for_task(repo_root: Path, *, state_dir: Path, token_budget: int, task: str = "") -> MapView:
+    """The repo map within ``token_budget`` and, given a task, the files chosen for it."""
+    index = open_index(state_dir)
+    try:
+        stats = index.update(repo_root)
+        graph = load_graph(index)
+        mentions = find_mentions(task, graph.paths, graph.definers)
+        file_rank = rank_files(graph, mentions)
+        repo_map = build_repo_map(index, graph, mentions, token_budget, file_rank=file_rank)
+        chosen = repo_map.files
+        if task.strip():
+            chosen = choose(rank_for_task(index, graph, task, mentions, file_rank))
+    finally:
+        index.close()
+    return MapView(repo_map.text, repo_map.tokens, chosen, stats)

@@ -1,0 +1,140 @@
+"""The import graph and reference graph of an indexed repository, and PageRank over them.
+
+Imports are stored as dotted candidates; they are resolved here against the files that
+exist now, so adding a module fixes the edges of files that were not re-parsed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from selfforge.context.index import CodeIndex
+from selfforge.context.parsing import python_module_name
+
+# An identifier defined in more files than this (``run``, ``get``, ``name``) says
+# nothing about which file another one depends on.
+MAX_DEFINERS = 5
+
+
+@dataclass
+class CodeGraph:
+    paths: list[str]
+    imports: dict[str, set[str]] = field(default_factory=dict)  # path -> paths it imports
+    importers: dict[str, set[str]] = field(default_factory=dict)  # path -> paths importing it
+    # path -> {path defining an identifier it uses: weight}
+    references: dict[str, dict[str, float]] = field(default_factory=dict)
+    definers: dict[str, set[str]] = field(default_factory=dict)  # identifier -> paths
+    users: Counter[str] = field(default_factory=Counter)  # identifier -> files using it
+
+    def neighbours(self, path: str) -> set[str]:
+        return self.imports.get(path, set()) | self.importers.get(path, set())
+
+
+def module_table(paths: Iterable[str]) -> dict[str, str]:
+    """Dotted module name -> path, under both the full path and the importable name."""
+    paths = [p for p in paths if p.endswith((".py", ".pyi"))]
+    packages = {p.rsplit("/", 1)[0] for p in paths if p.endswith("/__init__.py")}
+    table: dict[str, str] = {}
+    # Shorter paths first, so a top-level module wins a name over a deeper namesake.
+    for path in sorted(paths, key=lambda p: (p.count("/"), p)):
+        full = python_module_name(path)
+        for name in (full, _importable_name(path, full, packages)):
+            table.setdefault(name, path)
+    return table
+
+
+def _importable_name(path: str, full: str, packages: set[str]) -> str:
+    """The name Python would import ``path`` by: from its topmost enclosing package on."""
+    parts = full.split(".")
+    directory = path.rsplit("/", 1)[0] if "/" in path else ""
+    depth = 0  # how many enclosing directories are packages
+    while directory and directory in packages:
+        depth += 1
+        directory = directory.rsplit("/", 1)[0] if "/" in directory else ""
+    keep = depth + (0 if path.endswith("__init__.py") else 1)
+    return ".".join(parts[-keep:]) if keep else full
+
+
+def load_graph(index: CodeIndex) -> CodeGraph:
+    paths = [f.path for f in index.files()]
+    graph = CodeGraph(paths=paths)
+    modules = module_table(paths)
+    for path, module in index.imports():
+        target = modules.get(module)
+        if target and target != path:
+            graph.imports.setdefault(path, set()).add(target)
+            graph.importers.setdefault(target, set()).add(path)
+    definers: dict[str, set[str]] = defaultdict(set)
+    for d in index.definitions():
+        if not d.name.startswith("__"):
+            definers[d.name].add(d.path)
+    graph.definers = dict(definers)
+    for path, name, count in index.references():
+        owners = definers.get(name, ())
+        graph.users[name] += 1
+        if not owners or len(owners) > MAX_DEFINERS:
+            continue
+        weight = math.sqrt(count) / len(owners)
+        edges = graph.references.setdefault(path, {})
+        for owner in owners:
+            if owner != path:
+                edges[owner] = edges.get(owner, 0.0) + weight
+    return graph
+
+
+def edge_weights(graph: CodeGraph) -> dict[str, dict[str, float]]:
+    """References plus imports, one weighted adjacency for ranking."""
+    edges = {src: dict(dst) for src, dst in graph.references.items()}
+    for src, targets in graph.imports.items():
+        row = edges.setdefault(src, {})
+        for dst in targets:
+            row[dst] = row.get(dst, 0.0) + 1.0
+    return edges
+
+
+def pagerank(
+    nodes: list[str],
+    edges: Mapping[str, Mapping[str, float]],
+    personalization: Mapping[str, float] | None = None,
+    *,
+    damping: float = 0.85,
+    iterations: int = 60,
+    tolerance: float = 1e-8,
+) -> dict[str, float]:
+    """Weighted, personalised PageRank by power iteration; ranks sum to 1."""
+    if not nodes:
+        return {}
+    teleport = _normalised(personalization or {}, nodes)
+    known = set(nodes)
+    links = []
+    for src, dsts in edges.items():
+        total = sum(w for d, w in dsts.items() if d in known)
+        if src in known and total > 0:
+            links.append((src, [(d, w / total) for d, w in dsts.items() if d in known]))
+    has_out = {src for src, _ in links}
+    rank = dict(teleport)
+    for _ in range(iterations):
+        # Rank held by nodes without out-links goes back through the teleport vector.
+        dangling = sum(r for n, r in rank.items() if n not in has_out)
+        base = 1 - damping + damping * dangling
+        new = {n: base * t for n, t in teleport.items()}
+        for src, targets in links:
+            share = damping * rank[src]
+            for dst, fraction in targets:
+                new[dst] += share * fraction
+        delta = sum(abs(new[n] - rank[n]) for n in nodes)
+        rank = new
+        if delta < tolerance:
+            break
+    return rank
+
+
+def _normalised(weights: Mapping[str, float], nodes: list[str]) -> dict[str, float]:
+    known = set(nodes)
+    total = sum(w for n, w in weights.items() if w > 0 and n in known)
+    if total <= 0:
+        return dict.fromkeys(nodes, 1.0 / len(nodes))
+    return {n: max(weights.get(n, 0.0), 0.0) / total for n in nodes}

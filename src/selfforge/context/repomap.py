@@ -1,0 +1,100 @@
+"""The repo map: a ranked outline of the definitions that matter most, within a budget.
+
+Files are ranked by PageRank over the reference and import graph, personalised toward
+the files and identifiers the task mentions; a definition inherits its file's rank,
+raised when other files use its name and strongly when the task names it. The outline
+takes the best definitions that fit the token budget, shown in file order so a model
+reads them as code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from selfforge.context.graph import CodeGraph, edge_weights, pagerank
+from selfforge.context.index import CodeIndex, DefRecord
+from selfforge.context.mentions import Mentions
+from selfforge.context.tokens import estimate_tokens
+
+MAX_LINE = 160
+
+
+@dataclass(frozen=True)
+class RepoMap:
+    text: str
+    files: list[str]  # files shown, best first
+    tokens: int
+
+
+def rank_files(graph: CodeGraph, mentions: Mentions) -> dict[str, float]:
+    """PageRank of every file, personalised toward what the task mentions."""
+    focus: dict[str, float] = dict.fromkeys(mentions.files, 1.0)
+    for ident in mentions.identifiers:
+        owners = graph.definers.get(ident, set())
+        for owner in owners:
+            focus[owner] = focus.get(owner, 0.0) + 1.0 / len(owners)
+    return pagerank(graph.paths, edge_weights(graph), focus or None)
+
+
+def rank_definitions(
+    index: CodeIndex, graph: CodeGraph, file_rank: dict[str, float], mentions: Mentions
+) -> list[DefRecord]:
+    scored = []
+    for d in index.definitions():
+        score = file_rank.get(d.path, 0.0) * (1.0 + math.log1p(graph.users[d.name]))
+        if d.name in mentions.identifiers:
+            score *= 10
+        if d.name.startswith("_"):
+            score *= 0.1  # private helpers are the least useful to a reader of the map
+        if d.kind == "method":
+            score *= 0.5
+        scored.append((score, d))
+    scored.sort(key=lambda item: -item[0])
+    return [d for _, d in scored]
+
+
+def render(defs: list[DefRecord], file_order: dict[str, int]) -> str:
+    by_file: dict[str, list[DefRecord]] = defaultdict(list)
+    for d in defs:
+        by_file[d.path].append(d)
+    lines: list[str] = []
+    for path in sorted(by_file, key=lambda p: file_order.get(p, 0)):
+        lines.append(f"{path}:")
+        for d in sorted(by_file[path], key=lambda d: d.line):
+            indent = "  " * (1 + (d.parent.count(".") + 1 if d.parent else 0))
+            doc = f"  # {d.doc}" if d.doc else ""
+            lines.append(f"{indent}{d.signature}{doc}"[:MAX_LINE])
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def build_repo_map(
+    index: CodeIndex,
+    graph: CodeGraph,
+    mentions: Mentions,
+    token_budget: int,
+    *,
+    exclude: Collection[str] = (),
+    file_rank: dict[str, float] | None = None,
+) -> RepoMap:
+    """The outline of the best-ranked definitions (outside ``exclude``) within the budget."""
+    if file_rank is None:
+        file_rank = rank_files(graph, mentions)
+    exclude = set(exclude)
+    ranked = [
+        d for d in rank_definitions(index, graph, file_rank, mentions) if d.path not in exclude
+    ]
+    order = {p: i for i, p in enumerate(sorted(file_rank, key=lambda p: -file_rank[p]))}
+    # Binary search the number of definitions: rendering is linear, tokens are monotone.
+    low, high, best = 0, len(ranked), ""
+    while low <= high:
+        middle = (low + high) // 2
+        text = render(ranked[:middle], order)
+        if estimate_tokens(text) <= token_budget:
+            best, low = text, middle + 1
+        else:
+            high = middle - 1
+    shown = [line[:-1] for line in best.splitlines() if not line.startswith(" ")]
+    return RepoMap(text=best, files=shown, tokens=estimate_tokens(best))

@@ -1,0 +1,104 @@
+"""Choosing the files a task is about: BM25 over the index, mentions, graph neighbours.
+
+BM25 (SQLite FTS5) runs over each file's path words, definition names, docstrings and
+the identifiers it uses, weighted in that order of specificity. Files the task names
+outright, and files defining identifiers it names, are lifted above anything BM25
+finds. The best hits then lend part of their score to the files they import and that
+import them, because a change rarely stays inside one file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from selfforge.context.graph import CodeGraph
+from selfforge.context.index import CodeIndex
+from selfforge.context.mentions import Mentions
+from selfforge.context.words import query_words
+
+# bm25() column weights: path, symbols, docstrings, identifiers used.
+COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
+BM25_CANDIDATES = 200
+MENTIONED_FILE_BONUS = 2.0
+MENTIONED_SYMBOL_BONUS = 1.5
+NEIGHBOUR_SHARE = 0.3
+NEIGHBOUR_SOURCES = 5
+TEST_PENALTY = 0.8  # a task says what to change; tests are found through the graph
+
+
+@dataclass
+class ScoredFile:
+    path: str
+    score: float
+    reasons: list[str] = field(default_factory=list)
+
+
+def bm25_scores(index: CodeIndex, task: str) -> dict[str, float]:
+    """BM25 score of each matching file, scaled so the best is 1."""
+    words = query_words(task)
+    if not words:
+        return {}
+    match = " OR ".join(f'"{w}"' for w in words)
+    weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+    sql = (
+        f"SELECT f.path, -bm25(search, {weights}) AS score FROM search"
+        " JOIN files f ON f.id = search.rowid WHERE search MATCH ?"
+        " ORDER BY score DESC LIMIT ?"
+    )
+    try:
+        rows = index.conn.execute(sql, (match, BM25_CANDIDATES)).fetchall()
+    except sqlite3.OperationalError:
+        return {}  # a query FTS5 cannot parse finds nothing rather than failing the run
+    best = max((s for _, s in rows), default=0.0)
+    return {p: s / best for p, s in rows if best > 0 and s > 0}
+
+
+def rank_for_task(
+    index: CodeIndex,
+    graph: CodeGraph,
+    task: str,
+    mentions: Mentions,
+    prior: Mapping[str, float] | None = None,
+) -> list[ScoredFile]:
+    """Files ranked for ``task``, best first; ``prior`` (e.g. PageRank) breaks ties."""
+    scored: dict[str, ScoredFile] = {}
+
+    def add(path: str, amount: float, reason: str) -> None:
+        entry = scored.setdefault(path, ScoredFile(path, 0.0))
+        entry.score += amount
+        entry.reasons.append(reason)
+
+    for path, score in bm25_scores(index, task).items():
+        add(path, score * (TEST_PENALTY if is_test_path(path) else 1.0), f"bm25 {score:.2f}")
+    for path in mentions.files:
+        add(path, MENTIONED_FILE_BONUS, "named in the task")
+    for ident in mentions.identifiers:
+        owners = graph.definers.get(ident, set())
+        for owner in owners:
+            add(owner, MENTIONED_SYMBOL_BONUS / len(owners), f"defines {ident}")
+    leaders = sorted(scored.values(), key=lambda f: -f.score)[:NEIGHBOUR_SOURCES]
+    for leader in leaders:
+        neighbours = graph.neighbours(leader.path)
+        # A hub imported by everything should not inherit every hit's score in full.
+        share = NEIGHBOUR_SHARE * leader.score / max(1.0, len(neighbours) ** 0.5 / 2)
+        for neighbour in neighbours:
+            add(neighbour, share, f"next to {leader.path}")
+    if prior:
+        top = max(prior.values(), default=0.0) or 1.0
+        for entry in scored.values():
+            entry.score += 0.05 * prior.get(entry.path, 0.0) / top
+    return sorted(scored.values(), key=lambda f: (-f.score, f.path))
+
+
+def is_test_path(path: str) -> bool:
+    """Test files by the usual conventions: ``test_*.py``, ``*_test.py``, ``tests/``."""
+    name = path.rsplit("/", 1)[-1]
+    parts = path.split("/")[:-1]
+    return (
+        name.startswith("test_")
+        or name.endswith(("_test.py", "_tests.py"))
+        or name == "conftest.py"
+        or any(p in ("test", "tests", "testing") for p in parts)
+    )
