@@ -18,6 +18,7 @@ from selfforge.errors import SelfforgeError
 COMMAND_MODULES: tuple[str, ...] = (
     "selfforge.commands.core",
     "selfforge.commands.edits",
+    "selfforge.commands.context",
 )
 
 app = typer.Typer(
