@@ -6,7 +6,6 @@ import time
 
 import pytest
 
-from provider_fakes import TEST_KEY, fake_gemini
 from selfforge.models import Message, Request
 from selfforge.models.base import (
     AuthError,
@@ -15,6 +14,8 @@ from selfforge.models.base import (
     QuotaExhausted,
     ServerError,
 )
+
+from provider_fakes import TEST_KEY, fake_gemini
 
 
 def ask(text: str = "Fix add()", role: str = "propose") -> Request:

@@ -8,9 +8,10 @@ import time
 import pytest
 from werkzeug import Response
 
-from provider_fakes import TEST_KEY, fake_openai
 from selfforge.models import Message, Request
 from selfforge.models.base import AuthError, BadRequest, ModelTimeout, QuotaExhausted
+
+from provider_fakes import TEST_KEY, fake_openai
 
 
 def ask(text: str = "Fix add()") -> Request:

@@ -9,6 +9,7 @@ key variables out of the environment of check commands (which run model-written 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -44,6 +45,12 @@ _SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_PASSWORD")
 # Shorter values are not masked: replacing "1" or "true" everywhere would garble text.
 _MIN_MASKED_LEN = 8
 MASK = "***"
+# Well-known key formats, masked even when the key is not one selfforge read (a key
+# pasted into a goal, or echoed by a server in an error).
+_KEY_SHAPES = re.compile(
+    r"\b(?:AIza[0-9A-Za-z_\-]{35}|sk-ant-[0-9A-Za-z_\-]{20,}|sk-[0-9A-Za-z_\-]{32,}"
+    r"|gsk_[0-9A-Za-z]{32,})"
+)
 
 _remembered: set[str] = set()
 _file_cache: dict[Path, tuple[float, dict[str, str]]] = {}
@@ -108,7 +115,7 @@ def mask(text: str) -> str:
     for value in sorted(_known_secret_values(), key=len, reverse=True):
         if value in text:
             text = text.replace(value, MASK)
-    return text
+    return _KEY_SHAPES.sub(MASK, text)
 
 
 def _known_secret_values() -> set[str]:
