@@ -364,12 +364,13 @@ class FakeProvider:
         path = request.path
         if self.wire == "ollama" and path == "/api/show":
             return ollama_show(self.model_name, self.context_length)
-        if request.method == "GET":
-            return self._model_list()
-        self.requests.append(request.get_json(silent=True) or {})
-        self.headers.append(dict(request.headers))
+        if request.method == "POST":
+            self.requests.append(request.get_json(silent=True) or {})
+            self.headers.append(dict(request.headers))
         if self.wire != "ollama" and not self._key_ok(request):
             return self._auth_failure()
+        if request.method == "GET":
+            return self._model_list()
         if self.faults:
             return self.faults.pop(0)()
         return self._success()

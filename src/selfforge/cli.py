@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "selfforge.commands.core",
     "selfforge.commands.edits",
     "selfforge.commands.context",
+    "selfforge.commands.models",
 )
 
 app = typer.Typer(

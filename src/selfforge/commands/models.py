@@ -1,0 +1,187 @@
+"""``selfforge models`` (what a provider offers) and ``selfforge doctor`` (what to fix)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from selfforge.errors import SelfforgeError, UsageError
+
+console = Console(highlight=False, soft_wrap=True)
+RepoOpt = typer.Option(Path("."), "--repo", help="The git repository (default: here).")
+ModelOpt = typer.Option(None, "--model", help="PROVIDER:MODEL[@BASE_URL] (default: configured).")
+# Listing models is cheap and free on every provider; do not let it hang doctor.
+PROBE_TIMEOUT_S = 15.0
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(models)
+    app.command()(doctor)
+
+
+def models(model: str = ModelOpt, repo: Path = RepoOpt) -> None:
+    """List the models the configured (or given) provider offers."""
+    from selfforge.models import from_spec, parse_spec
+
+    spec = _spec_for(model, repo)
+    if parse_spec(spec).provider == "script":
+        raise UsageError("a script:PATH model replays a file; there is nothing to list")
+    client = from_spec(spec, timeout_s=PROBE_TIMEOUT_S, max_retries=1)
+    names = client.list_models()  # type: ignore[attr-defined]
+    chosen = parse_spec(spec).model
+    console.print(f"{len(names)} model(s) from {spec.partition(':')[0]}:")
+    for name in sorted(names):
+        console.print(f"  {name}{'  <- configured' if name == chosen else ''}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    status: str  # "ok" | "warn" | "fail"
+    what: str
+    detail: str = ""
+
+
+def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
+    """Check git, the directives' check commands, the model key and connection."""
+    findings = diagnose(repo, model)
+    marks = {"ok": "[green]ok  [/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
+    for f in findings:
+        console.print(f"{marks[f.status]} {f.what}" + (f": {f.detail}" if f.detail else ""))
+    failed = sum(f.status == "fail" for f in findings)
+    if failed:
+        console.print(f"{failed} problem(s) to fix before `selfforge run`.")
+        raise typer.Exit(1)
+    console.print("ready.")
+
+
+def diagnose(repo: Path, model: str | None) -> list[Finding]:
+    findings = [_check_git(repo)]
+    root = repo.resolve()
+    findings += _check_directives(root)
+    findings += _check_model(model, root)
+    findings += _check_keys_file()
+    return findings
+
+
+def _check_git(repo: Path) -> Finding:
+    if shutil.which("git") is None:
+        return Finding("fail", "git", "not found on PATH; install git")
+    proc = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd=repo, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        return Finding("fail", "git", f"{repo} is not a git repository; run `git init` there")
+    return Finding("ok", "git", proc.stdout.strip())
+
+
+def _check_directives(root: Path) -> list[Finding]:
+    from selfforge.config import load_directives
+    from selfforge.models.secrets import mask
+
+    try:
+        loaded = load_directives(root)
+    except SelfforgeError as exc:
+        return [Finding("fail", "directives", exc.message)]
+    if loaded.path is None:
+        return [Finding("warn", "directives", "no selfforge.toml; `selfforge init` writes one")]
+    found = [Finding("ok", "directives", str(loaded.path))]
+    if mask(loaded.text) != loaded.text:
+        found.append(
+            Finding(
+                "fail",
+                "secrets",
+                f"{loaded.path.name} holds an API key; remove it and set it in the "
+                "environment or the user keys file instead",
+            )
+        )
+    checks = loaded.directives.checks
+    for name, command in (("test", checks.test), ("lint", checks.lint)):
+        if command:
+            found.append(_check_command(name, command, root))
+    return found
+
+
+def _check_command(name: str, command: str, root: Path) -> Finding:
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        return Finding("fail", f"{name} check", f"cannot parse {command!r}: {exc}")
+    # Skip leading VAR=value assignments, as a shell would.
+    program = next((w for w in words if "=" not in w.split("/")[0]), "")
+    if program and (shutil.which(program) or shutil.which(program, path=str(root))):
+        return Finding("ok", f"{name} check", command)
+    if program and (root / program).exists():
+        return Finding("ok", f"{name} check", command)
+    return Finding(
+        "fail",
+        f"{name} check",
+        f"{program or command!r} not found on PATH; install it or fix [checks] {name}",
+    )
+
+
+def _check_model(model: str | None, root: Path) -> list[Finding]:
+    from selfforge.models import from_spec, parse_spec
+    from selfforge.models.base import ModelError
+
+    try:
+        spec = _spec_for(model, root)
+    except SelfforgeError as exc:
+        return [Finding("fail", "model", exc.message)]
+    parsed = parse_spec(spec)
+    if parsed.provider == "script":
+        return [Finding("ok", "model", f"{spec} (scripted, no network)")]
+    try:
+        client = from_spec(spec, timeout_s=PROBE_TIMEOUT_S, max_retries=0, requests_per_minute=0)
+        names = client.list_models()  # type: ignore[attr-defined]
+    except ModelError as exc:
+        return [Finding("fail", "model", exc.message)]
+    except SelfforgeError as exc:  # a missing key, an unknown provider
+        return [Finding("fail", "model", exc.message)]
+    found = [Finding("ok", "model", f"{spec}: connected, key accepted")]
+    if names and parsed.model not in names and f"models/{parsed.model}" not in names:
+        hint = "run `ollama pull " + parsed.model + "`" if parsed.provider == "ollama" else ""
+        sample = ", ".join(sorted(names)[:8])
+        found.append(
+            Finding(
+                "fail" if parsed.provider == "ollama" else "warn",
+                "model name",
+                f"{parsed.model!r} is not in the server's list ({sample}…) {hint}".strip(),
+            )
+        )
+    return found
+
+
+def _check_keys_file() -> list[Finding]:
+    from selfforge.models.secrets import keys_file
+
+    path = keys_file()
+    if os.name != "posix" or not path.exists():
+        return []
+    if path.stat().st_mode & (stat.S_IRGRP | stat.S_IROTH):
+        return [Finding("warn", "keys file", f"{path} is readable by others; chmod 600 {path}")]
+    return [Finding("ok", "keys file", str(path))]
+
+
+def _spec_for(model: str | None, repo: Path) -> str:
+    """--model, else the directives' [model] spec, else the first configured provider."""
+    from selfforge.config import load_directives
+    from selfforge.models import choose_default_spec, no_model_message
+
+    if model:
+        return model
+    try:
+        configured = load_directives(repo.resolve()).directives.model.spec
+    except SelfforgeError:
+        configured = None
+    spec = configured or choose_default_spec()
+    if spec is None:
+        raise UsageError(no_model_message())
+    return spec
