@@ -83,12 +83,14 @@ def section_budgets(need: dict[str, int], room: int) -> dict[str, int]:
 
 def trim_to_tokens(text: str, budget: int, *, label: str, keep: str = "head") -> str:
     """``text`` cut to ``budget`` tokens at line boundaries, with a note of what was cut."""
-    if estimate_tokens(text) <= budget:
+    total = estimate_tokens(text)
+    if total <= budget:
         return text
+    total_lines = text.count("\n")
 
     def note(kept: str) -> str:
-        lines = text.count("\n") - kept.count("\n")
-        tokens = estimate_tokens(text) - estimate_tokens(kept)
+        lines = total_lines - kept.count("\n")
+        tokens = total - estimate_tokens(kept)
         return f"\n[... {label}: {lines} lines (~{tokens} tokens) cut to fit the context ...]\n"
 
     def build(chars: int) -> str:
@@ -99,7 +101,8 @@ def trim_to_tokens(text: str, budget: int, *, label: str, keep: str = "head") ->
         head = _cut_at_line(text[:chars], from_end=False)
         return head + note(head)
 
-    return _largest_fitting(build, len(text), budget)
+    # Every estimate is at least a token per four characters, which bounds the search.
+    return _largest_fitting(build, min(len(text), 4 * budget + 4), budget)
 
 
 def _cut_at_line(part: str, *, from_end: bool) -> str:

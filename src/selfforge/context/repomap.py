@@ -20,6 +20,7 @@ from selfforge.context.mentions import Mentions
 from selfforge.context.tokens import estimate_tokens
 
 MAX_LINE = 160
+MAX_MISSES = 200
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,12 @@ def rank_definitions(
     return [d for _, d in scored]
 
 
+def outline_line(d: DefRecord) -> str:
+    indent = "  " * (1 + (d.parent.count(".") + 1 if d.parent else 0))
+    doc = f"  # {d.doc}" if d.doc else ""
+    return f"{indent}{d.signature}{doc}"[:MAX_LINE]
+
+
 def render(defs: list[DefRecord], file_order: dict[str, int]) -> str:
     by_file: dict[str, list[DefRecord]] = defaultdict(list)
     for d in defs:
@@ -63,11 +70,28 @@ def render(defs: list[DefRecord], file_order: dict[str, int]) -> str:
     lines: list[str] = []
     for path in sorted(by_file, key=lambda p: file_order.get(p, 0)):
         lines.append(f"{path}:")
-        for d in sorted(by_file[path], key=lambda d: d.line):
-            indent = "  " * (1 + (d.parent.count(".") + 1 if d.parent else 0))
-            doc = f"  # {d.doc}" if d.doc else ""
-            lines.append(f"{indent}{d.signature}{doc}"[:MAX_LINE])
+        lines.extend(outline_line(d) for d in sorted(by_file[path], key=lambda d: d.line))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def select_within(ranked: list[DefRecord], budget: int) -> list[DefRecord]:
+    """The best definitions whose outline lines fit ``budget``, costed line by line."""
+    chosen: list[DefRecord] = []
+    files: set[str] = set()
+    used = misses = 0
+    for d in ranked:
+        cost = estimate_tokens(outline_line(d) + "\n")
+        if d.path not in files:
+            cost += estimate_tokens(f"{d.path}:\n")
+        if used + cost > budget:
+            misses += 1
+            if misses > MAX_MISSES:  # the budget is as good as full
+                break
+            continue
+        chosen.append(d)
+        files.add(d.path)
+        used += cost
+    return chosen
 
 
 def build_repo_map(
@@ -87,14 +111,11 @@ def build_repo_map(
         d for d in rank_definitions(index, graph, file_rank, mentions) if d.path not in exclude
     ]
     order = {p: i for i, p in enumerate(sorted(file_rank, key=lambda p: -file_rank[p]))}
-    # Binary search the number of definitions: rendering is linear, tokens are monotone.
-    low, high, best = 0, len(ranked), ""
-    while low <= high:
-        middle = (low + high) // 2
-        text = render(ranked[:middle], order)
-        if estimate_tokens(text) <= token_budget:
-            best, low = text, middle + 1
-        else:
-            high = middle - 1
+    chosen = select_within(ranked, token_budget)
+    best = render(chosen, order)
+    # Line costs are summed; should the whole cost more, drop the weakest until it fits.
+    while chosen and estimate_tokens(best) > token_budget:
+        chosen.pop()
+        best = render(chosen, order)
     shown = [line[:-1] for line in best.splitlines() if not line.startswith(" ")]
     return RepoMap(text=best, files=shown, tokens=estimate_tokens(best))

@@ -1,0 +1,75 @@
+"""The repo map: budgets, ranking toward the task, and the graph it ranks on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from selfforge.context.build import map_for_task
+from selfforge.context.graph import load_graph, module_table, pagerank
+from selfforge.context.index import open_index
+from selfforge.context.tokens import estimate_tokens
+from test_context_sample import shop_repo
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return shop_repo(tmp_path_factory.mktemp("repomap") / "shop")
+
+
+def repo_map(repo: Path, tokens: int, task: str = "") -> str:
+    return map_for_task(repo, state_dir=repo / ".selfforge", token_budget=tokens, task=task).text
+
+
+@pytest.mark.parametrize("budget", [20, 60, 150, 400, 5000])
+def test_the_map_fits_its_budget(shop: Path, budget: int) -> None:
+    text = repo_map(shop, budget)
+    assert estimate_tokens(text) <= budget
+    assert text.strip() or budget < 50  # a tiny budget may not hold one signature
+
+
+def test_a_larger_budget_shows_more(shop: Path) -> None:
+    small, large = repo_map(shop, 60), repo_map(shop, 400)
+    assert len(large.splitlines()) > len(small.splitlines())
+    assert "def apply_discount(price: float, percent: float) -> float" in large
+
+
+def test_the_map_leads_with_what_the_task_names(shop: Path) -> None:
+    text = repo_map(shop, 60, task="Stock.reserve should refuse negative quantities")
+    assert text.splitlines()[0] == "shop/inventory.py:"
+    assert "def reserve(self, sku: str, quantity: int) -> bool" in text
+
+
+def test_the_map_shows_signatures_nested_under_classes_with_doc_lines(shop: Path) -> None:
+    text = repo_map(shop, 5000)
+    assert "  class Cart  # Items a customer intends to buy.\n" in text
+    assert "    def total(self, percent: float = 0.0) -> float  # Sum of the item" in text
+
+
+def test_imports_resolve_to_files_absolute_and_relative(shop: Path) -> None:
+    index = open_index(shop / ".selfforge")
+    index.update(shop)
+    graph = load_graph(index)
+    assert graph.imports["shop/cart.py"] == {"shop/pricing.py"}
+    assert graph.imports["shop/shipping.py"] == {"shop/cart.py"}
+    assert "shop/shipping.py" in graph.imports["shop/report.py"]
+    assert "tests/test_pricing.py" in graph.importers["shop/pricing.py"]
+
+
+def test_module_names_start_at_the_topmost_package() -> None:
+    table = module_table(["src/app/__init__.py", "src/app/core.py", "scripts/tool.py"])
+    assert table["app.core"] == table["src.app.core"] == "src/app/core.py"
+    assert table["app"] == "src/app/__init__.py"
+    assert table["tool"] == "scripts/tool.py"
+
+
+def test_pagerank_favours_the_hub_and_follows_personalisation() -> None:
+    nodes = ["a", "b", "c", "hub"]
+    edges = {"a": {"hub": 1.0}, "b": {"hub": 1.0}, "c": {"hub": 1.0}, "hub": {"a": 1.0}}
+    plain = pagerank(nodes, edges)
+    assert max(plain, key=plain.__getitem__) == "hub"
+    assert sum(plain.values()) == pytest.approx(1.0)
+    focused = pagerank(nodes, edges, {"c": 1.0})
+    assert focused["c"] > plain["c"]
+    assert focused["b"] < plain["b"]
