@@ -12,7 +12,7 @@ from pathlib import Path
 
 from selfforge.edits import feedback
 from selfforge.edits.files import FileState, Workspace
-from selfforge.edits.match import Miss, apply_spans, locate, trim_blank_edges
+from selfforge.edits.match import Miss, apply_spans, locate
 from selfforge.edits.parse import normalize_reply, parse_edits
 from selfforge.edits.records import ApplyResult, Edit, EditFailure
 from selfforge.edits.safety import Refused, resolve_target
@@ -114,12 +114,16 @@ def _whole_file(state: FileState, edit: Edit) -> None:
     reason = lazy_reason(state.lines if state.exists else None, list(edit.replace))
     if reason:
         raise EditError(reason)
-    state.set_lines(_strip_trailing_blanks(list(edit.replace)), created=not state.exists)
+    state.set_lines(_strip_blank_edges(list(edit.replace), lead=False), final_newline=True)
 
 
-def _strip_trailing_blanks(lines: list[str]) -> list[str]:
+def _strip_blank_edges(lines: list[str], lead: bool = True) -> list[str]:
+    """Blank lines at the ends of new content are fence padding, not content."""
+    lines = list(lines)
     while lines and not lines[-1].strip():
         lines.pop()
+    while lead and lines and not lines[0].strip():
+        lines.pop(0)
     return lines
 
 
@@ -136,16 +140,16 @@ def _search_replace(workspace: Workspace, state: FileState, edit: Edit) -> None:
     if not state.exists:
         if any(s.strip() for s in search):
             raise EditError(_missing_file(workspace, edit.path or ""), retry=True)
-        state.set_lines(trim_blank_edges(replace, replace)[1] or replace, created=True)
+        state.set_lines(_strip_blank_edges(replace), final_newline=True)
         return
     if not any(s.strip() for s in search):
         # Empty SEARCH on an existing file appends, as the format promises.
-        state.set_lines(state.lines + _strip_trailing_blanks(replace), created=False)
+        state.set_lines(state.lines + _strip_blank_edges(replace, lead=False), final_newline=True)
         return
     found = locate(state.lines, search, replace)
     if isinstance(found, Miss):
         raise _miss_error(found, edit.path or "", state.lines, search, replace)
-    state.set_lines(apply_spans(state.lines, found), created=False)
+    state.set_lines(apply_spans(state.lines, found))
 
 
 def _miss_error(

@@ -53,10 +53,10 @@ class FileState:
             state.lines.pop()
         return state
 
-    def set_lines(self, lines: list[str], *, created: bool) -> None:
+    def set_lines(self, lines: list[str], *, final_newline: bool | None = None) -> None:
         self.lines = list(lines)
-        if created:
-            self.final_newline = True
+        if final_newline is not None:
+            self.final_newline = final_newline
         self.exists = True
 
     def delete(self) -> None:

@@ -191,8 +191,7 @@ def _elided(lines: list[str], search: list[str], replace: list[str]) -> list[Spa
     spans: list[Span] = []
     after = 0
     for s, r in zip(s_pieces, r_pieces, strict=True):
-        s, r = trim_blank_edges(s, r)
-        if not s:
+        if not any(x.strip() for x in s):
             if any(x.strip() for x in r):
                 return Miss(reason="text next to a `...` line must have SEARCH lines to anchor it.")
             continue

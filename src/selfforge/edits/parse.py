@@ -51,14 +51,17 @@ def detect_format(text: str) -> str:
     return "whole_file"
 
 
-def clean_path(line: str) -> str | None:
-    """The file path a decorated line names, or None when the line is prose or code."""
+def clean_path(line: str, prose: bool = True) -> str | None:
+    """The file path a decorated line names, or None when the line is prose or code.
+
+    With ``prose``, a sentence naming exactly one `backticked` path counts too.
+    """
     s = re.sub(r"^\s*(?:\d+[.)]\s+)?", "", line)
     s = s.strip().lstrip("#*`'\"> -").strip()
     s = re.sub(r"^(?:file(?:name)?|path)\s*[:=]\s*", "", s, flags=re.IGNORECASE)
     s = s.lstrip("*`'\" ").rstrip(":*`'\", ").strip()
     if not s or not PATHLIKE.match(s):
-        return _path_in_backticks(line)
+        return _path_in_backticks(line) if prose else None
     s = s.replace("\\", "/")
     while s.startswith("./"):
         s = s[2:]
@@ -88,10 +91,10 @@ def path_from_fence_info(info: str) -> str | None:
     return None
 
 
-def path_before(lines: list[str], i: int) -> tuple[str | None, bool]:
-    """The path named just above line i, and whether anything (even prose) stood there.
+def path_before(lines: list[str], i: int, prose: bool = True) -> str | None:
+    """The path named just above line i (blank and fence lines skipped), if any.
 
-    Blank lines and fence lines are skipped; a fence line may itself carry the path.
+    A fence line may itself carry the path. ``prose`` as for ``clean_path``.
     """
     j = i - 1
     while j >= 0:
@@ -100,13 +103,13 @@ def path_before(lines: list[str], i: int) -> tuple[str | None, bool]:
         if fence:
             named = path_from_fence_info(fence.group(2))
             if named:
-                return named, True
+                return named
         elif line.strip():
             if UPDATED.match(line) or DIVIDER.match(line) or HEAD.match(line):
-                return None, False
-            return clean_path(line), True
+                return None
+            return clean_path(line, prose)
         j -= 1
-    return None, False
+    return None
 
 
 def parse_search_replace(text: str) -> list[Edit]:
@@ -118,7 +121,7 @@ def parse_search_replace(text: str) -> list[Edit]:
         if not HEAD.match(lines[i]):
             i += 1
             continue
-        named, _ = path_before(lines, i)
+        named = path_before(lines, i)
         path = named or last_path
         last_path = path
         edit, i = _read_block(lines, i, len(edits) + 1, path)

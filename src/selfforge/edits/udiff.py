@@ -34,7 +34,7 @@ def parse_udiff(text: str) -> list[Edit]:
             continue
         elif line.startswith("@@"):
             if old_path is None and new_path is None:
-                old_path = new_path = path_before(lines, i)[0]
+                old_path = new_path = path_before(lines, i)
             edit, i = _read_hunk(lines, i, len(edits) + 1, old_path, new_path)
             edits.append(edit)
             continue

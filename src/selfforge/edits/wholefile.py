@@ -35,7 +35,9 @@ def parse_whole_file(text: str) -> list[Edit]:
             continue
         marker, info = fence.group(1), fence.group(2)
         end = _closing_fence(lines, i + 1, marker)
-        path = path_from_fence_info(info) or path_before(lines, i)[0]
+        # Only a line that is just a path counts: prose naming a file usually precedes
+        # an excerpt, and an excerpt taken as the whole file would delete the rest.
+        path = path_from_fence_info(info) or path_before(lines, i, prose=False)
         if path is None:
             i = (end if end is not None else len(lines)) + 1
             continue

@@ -1,0 +1,343 @@
+"""Replies that are sloppy in the ways real models are, but whose intent is unambiguous.
+
+Each generator takes a random source and returns a ``Case`` with the files as they
+should be afterwards, or None when the source offers no suitable window.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from edit_corpus.source import Source, pick_window, stripped_count
+
+
+@dataclass
+class Case:
+    kind: str
+    refuse: bool
+    files: dict[str, str]
+    reply: str
+    expected: dict[str, str | None] = field(default_factory=dict)  # None: deleted
+    protected: tuple[str, ...] = ()
+    outside_link: str | None = None  # a symlink of this name leading out of the repo
+
+
+def text(lines: list[str]) -> str:
+    return "".join(x + "\n" for x in lines)
+
+
+def modify(window: list[str], n: int) -> list[str]:
+    """A realistic change: a new line after the first, and the last line edited."""
+    nxt = next((x for x in window[1:] if x.strip()), window[0])
+    indent = nxt[: len(nxt) - len(nxt.lstrip())]
+    new = [window[0], f"{indent}_sf_edit_{n} = {n}", *window[1:]]
+    new[-1] = new[-1] + "  # sf-changed"
+    return new
+
+
+def sr(path_line: str, search: list[str], replace: list[str], marker: int = 7) -> str:
+    return (
+        f"{path_line}\n{'<' * marker} SEARCH\n{text(search)}{'=' * marker}\n"
+        f"{text(replace)}{'>' * marker} REPLACE\n"
+    )
+
+
+def _window(rng: random.Random, src: Source, size: int | None = None, **kw) -> tuple | None:
+    lines = src.lines
+    size = size or rng.randint(2, 7)
+    start = pick_window(rng, lines, size, **kw)
+    if start is None:
+        return None
+    return lines, start, start + size
+
+
+def _simple(rng: random.Random, src: Source, n: int, shape: Callable) -> Case | None:
+    """One block on one file; ``shape`` turns (search, replace) into the reply."""
+    found = _window(rng, src)
+    if found is None:
+        return None
+    lines, s, e = found
+    replace = modify(lines[s:e], n)
+    expected = text(lines[:s] + replace + lines[e:])
+    reply = shape(lines[s:e], replace)
+    return Case("", False, {src.rel: src.text}, reply, {src.rel: expected})
+
+
+NAME_STYLES = [
+    "{p}",
+    "**{p}**",
+    "`{p}`",
+    "# {p}",
+    "{p}:",
+    "./{p}",
+    "### `{p}`",
+    "File: {p}",
+    "**`{p}`**",
+    "Path: ./{p}",
+]
+FENCE_STYLES = [
+    "{name}\n```python\n{block}```\n",
+    "```python\n{name}\n{block}```\n",
+    "```{p}\n{block}```\n",
+    "```python {p}\n{block}```\n",
+    "I'll update `{p}`:\n\n```python\n{block}```\n",
+]
+
+
+def exact(rng, src, n):
+    return _simple(rng, src, n, lambda s, r: sr(src.rel, s, r))
+
+
+def decorated_name(rng, src, n):
+    style = rng.choice(NAME_STYLES)
+    return _simple(rng, src, n, lambda s, r: sr(style.format(p=src.rel), s, r))
+
+
+def fences(rng, src, n):
+    style = rng.choice(FENCE_STYLES)
+
+    def shape(s, r):
+        block = sr("", s, r).split("\n", 1)[1]
+        return style.format(name=src.rel, p=src.rel, block=block)
+
+    return _simple(rng, src, n, shape)
+
+
+def markers(rng, src, n):
+    def shape(s, r):
+        reply = sr(src.rel, s, r, marker=rng.randint(5, 9))
+        return re.sub(
+            r"(SEARCH|=|REPLACE)\n", lambda m: m.group(1) + " " * rng.randint(1, 3) + "\n", reply
+        )
+
+    return _simple(rng, src, n, shape)
+
+
+def crlf_reply(rng, src, n):
+    return _simple(rng, src, n, lambda s, r: sr(src.rel, s, r).replace("\n", "\r\n"))
+
+
+def trailing_ws_reply(rng, src, n):
+    def spaced(lines):
+        out = [x + " " * rng.randint(0, 2) for x in lines]
+        out[0] += " "  # at least one difference, or the exact rung (verbatim REPLACE) applies
+        return out
+
+    return _simple(rng, src, n, lambda s, r: sr(src.rel, spaced(s), spaced(r)))
+
+
+def blank_edges(rng, src, n):
+    return _simple(rng, src, n, lambda s, r: sr(src.rel, ["", *s, ""], ["", *r, ""]))
+
+
+def dedented(rng, src, n):
+    """The model quotes an indented block flush left (or shifted right)."""
+    found = _window(rng, src, min_indent=4)
+    if found is None:
+        return None
+    lines, s, e = found
+    replace = modify(lines[s:e], n)
+    base = min(len(x) - len(x.lstrip()) for x in lines[s:e] if x.strip())
+    shift = rng.choice([-base, -4, 4]) if base >= 4 else 4
+
+    def move(block):
+        return [
+            (" " * (len(x) - len(x.lstrip()) + shift) + x.lstrip()) if x.strip() else ""
+            for x in block
+        ]
+
+    expected = text(lines[:s] + replace + lines[e:])
+    return Case(
+        "",
+        False,
+        {src.rel: src.text},
+        sr(src.rel, move(lines[s:e]), move(replace)),
+        {src.rel: expected},
+    )
+
+
+def file_trailing_ws(rng, src, n):
+    """The file has trailing spaces the model did not copy."""
+    found = _window(rng, src)
+    if found is None:
+        return None
+    lines, s, e = found
+    dirty = list(lines)
+    for i in range(s, e):
+        if dirty[i].strip():
+            dirty[i] += "  "
+    replace = modify(lines[s:e], n)
+    expected = text(dirty[:s] + replace + dirty[e:])
+    return Case(
+        "", False, {src.rel: text(dirty)}, sr(src.rel, lines[s:e], replace), {src.rel: expected}
+    )
+
+
+def crlf_file(rng, src, n):
+    case = exact(rng, src, n)
+    if case is None:
+        return None
+    case.files = {k: v.replace("\n", "\r\n") for k, v in case.files.items()}
+    case.expected = {k: v.replace("\n", "\r\n") for k, v in case.expected.items()}
+    return case
+
+
+def several_blocks(rng, src, n):
+    """Two to four blocks for one file, in shuffled order."""
+    lines, taken, blocks = src.lines, set(), []
+    new = list(lines)
+    for k in range(rng.randint(2, 4)):
+        size = rng.randint(2, 5)
+        start = pick_window(rng, lines, size, avoid=taken)
+        if start is None:
+            return None
+        taken.update(range(start, start + size))
+        blocks.append((start, start + size, modify(lines[start : start + size], n * 10 + k)))
+    for s, e, replace in sorted(blocks, reverse=True):
+        new[s:e] = replace
+    rng.shuffle(blocks)
+    reply = "\n".join(sr(src.rel, lines[s:e], r) for s, e, r in blocks)
+    return Case("", False, {src.rel: src.text}, reply, {src.rel: text(new)})
+
+
+def create_file(rng, src, n):
+    body = src.lines[: rng.randint(5, 30)]
+    while body and not body[-1].strip():
+        body.pop()  # blank lines at the ends of new content are dropped as padding
+    while body and not body[0].strip():
+        body.pop(0)
+    rel = f"newpkg{n}/sub/created_{n}.py"
+    reply = sr(rel, [], body)
+    return Case("", False, {src.rel: src.text}, reply, {rel: text(body)})
+
+
+def append_file(rng, src, n):
+    added = ["", "", f"def _sf_added_{n}():", f"    return {n}"]
+    reply = sr(src.rel, [], added)
+    return Case("", False, {src.rel: src.text}, reply, {src.rel: src.text + text(added)})
+
+
+def delete_lines(rng, src, n):
+    found = _window(rng, src)
+    if found is None:
+        return None
+    lines, s, e = found
+    reply = sr(src.rel, lines[s:e], [])
+    return Case("", False, {src.rel: src.text}, reply, {src.rel: text(lines[:s] + lines[e:])})
+
+
+def elision(rng, src, n):
+    """`...` stands for unchanged middle lines in both SEARCH and REPLACE."""
+    lines = src.lines
+    size = rng.randint(8, 14)
+    start = pick_window(rng, lines, size)
+    if start is None:
+        return None
+    w = lines[start : start + size]
+    head, tail = w[:2], w[-2:]
+    if stripped_count(lines, head) != 1 or stripped_count(lines, tail) != 1:
+        return None
+    indent = " " * (len(w[2]) - len(w[2].lstrip()))
+    dots = rng.choice(["...", "# ...", "# ... existing code ..."])
+    new_head = modify(head, n)
+    new_tail = [*tail[:-1], tail[-1] + "  # sf-tail"]
+    reply = sr(src.rel, [*head, indent + dots, *tail], [*new_head, indent + dots, *new_tail])
+    expected = text(lines[:start] + new_head + w[2:-2] + new_tail + lines[start + size :])
+    return Case("", False, {src.rel: src.text}, reply, {src.rel: expected})
+
+
+def whole_file(rng, src, n):
+    found = _window(rng, src)
+    if found is None:
+        return None
+    lines, s, e = found
+    new = text(lines[:s] + modify(lines[s:e], n) + lines[e:])
+    header = rng.choice(
+        [f"{src.rel}\n```python\n", f"**{src.rel}**\n```python\n", f"```python {src.rel}\n"]
+    )
+    return Case("", False, {src.rel: src.text}, f"{header}{new}```\n", {src.rel: new})
+
+
+def _udiff(rng, src, n, style: str):
+    found = _window(rng, src)
+    if found is None:
+        return None
+    lines, s, e = found
+    new_lines = lines[:s] + modify(lines[s:e], n) + lines[e:]
+    diff = list(
+        difflib.unified_diff(lines, new_lines, f"a/{src.rel}", f"b/{src.rel}", n=3, lineterm="")
+    )
+    if style == "offset":
+        delta = rng.choice([-40, -7, 3, 25])
+        diff = [
+            re.sub(r"^@@ -(\d+)", lambda m: f"@@ -{max(1, int(m.group(1)) + delta)}", x)
+            for x in diff
+        ]
+    if style == "bare":
+        diff = [f"{src.rel}", "```diff", *diff[2:], "```"]
+    if style == "nospace":
+        diff = [x.rstrip() for x in diff]
+    reply = "\n".join(diff) + "\n"
+    if style == "git":
+        reply = f"```diff\ndiff --git a/{src.rel} b/{src.rel}\n{reply}```\n"
+    return Case("", False, {src.rel: src.text}, reply, {src.rel: text(new_lines)})
+
+
+def udiff_git(rng, src, n):
+    return _udiff(rng, src, n, "git")
+
+
+def udiff_offset(rng, src, n):
+    return _udiff(rng, src, n, "offset")
+
+
+def udiff_bare(rng, src, n):
+    return _udiff(rng, src, n, "bare")
+
+
+def udiff_nospace(rng, src, n):
+    return _udiff(rng, src, n, "nospace")
+
+
+def combo(rng, src, n):
+    """Everything at once: decorated name, CRLF, trailing spaces, shifted indent, blank edges."""
+    case = dedented(rng, src, n)
+    if case is None:
+        return None
+    reply = case.reply.split("\n", 1)[1]
+    reply = reply.replace("SEARCH\n", "SEARCH\n\n").replace("\n=======\n", "\n  \n=======   \n")
+    reply = f"**`./{src.rel}`**\n```python\n{reply}```\n"
+    case.reply = reply.replace("\n", "\r\n")
+    return case
+
+
+RECOVERABLE = {
+    f.__name__: f
+    for f in (
+        exact,
+        decorated_name,
+        fences,
+        markers,
+        crlf_reply,
+        trailing_ws_reply,
+        blank_edges,
+        dedented,
+        file_trailing_ws,
+        crlf_file,
+        several_blocks,
+        create_file,
+        append_file,
+        delete_lines,
+        elision,
+        whole_file,
+        udiff_git,
+        udiff_offset,
+        udiff_bare,
+        udiff_nospace,
+        combo,
+    )
+}
