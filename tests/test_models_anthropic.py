@@ -7,10 +7,11 @@ import time
 
 import pytest
 
+from providers.bodies import anthropic_error
 from selfforge.models import Message, Request
 from selfforge.models.base import AuthError, MalformedResponse, ModelTimeout, QuotaExhausted
 
-from provider_fakes import TEST_KEY, anthropic_error, fake_anthropic
+from provider_fakes import TEST_KEY, fake_anthropic
 
 
 def ask() -> Request:

@@ -51,6 +51,15 @@ class ModelEntry(BaseModel):
     cached_input_usd_per_mtok: float | None = None
 
 
+class RetrySettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_retries: int = 6
+    backoff_base_s: float = 2.0
+    backoff_cap_s: float = 60.0
+    max_wait_s: float = 600.0
+
+
 @dataclass(frozen=True)
 class Prices:
     input_usd_per_mtok: float
@@ -72,6 +81,7 @@ class Catalog:
     providers: dict[str, ProviderConfig]
     models: tuple[ModelEntry, ...]
     host_keys: dict[str, tuple[str, ...]]
+    retry: RetrySettings
 
 
 _cache: dict[tuple[Path, float | None], Catalog] = {}
@@ -176,11 +186,11 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _build(bundled: dict[str, Any], user: dict[str, Any], user_path: Path) -> Catalog:
-    unknown = set(user) - {"providers", "models", "host_keys"}
+    unknown = set(user) - {"providers", "models", "host_keys", "retry"}
     if unknown:
         raise ConfigError(
             f"{user_path}: unknown table {sorted(unknown)[0]!r}; "
-            "use [providers.NAME], [[models]] or [host_keys]"
+            "use [providers.NAME], [[models]], [host_keys] or [retry]"
         )
     providers: dict[str, ProviderConfig] = {}
     names = {**bundled.get("providers", {}), **user.get("providers", {})}
@@ -201,7 +211,9 @@ def _build(bundled: dict[str, Any], user: dict[str, Any], user_path: Path) -> Ca
         for i, raw in enumerate([*user.get("models", []), *bundled.get("models", [])])
     ]
     host_keys = {**bundled.get("host_keys", {}), **user.get("host_keys", {})}
+    retry = {**bundled.get("retry", {}), **user.get("retry", {})}
     return Catalog(
+        retry=_validated(RetrySettings, retry, user_path, "retry"),
         providers=providers,
         models=tuple(models),
         host_keys={host.lower(): tuple(names) for host, names in host_keys.items()},

@@ -11,6 +11,7 @@ from selfforge.models.budget import Budget
 from selfforge.models.catalog import (
     default_base_url,
     key_names,
+    load_catalog,
     model_facts,
     provider_config,
 )
@@ -33,15 +34,16 @@ def build(
     *,
     requests_per_minute: float | None = None,
     timeout_s: float = 120.0,
-    max_retries: int = 6,
-    backoff_base_s: float = 2.0,
-    backoff_cap_s: float = 60.0,
-    max_wait_s: float = 600.0,
+    max_retries: int | None = None,
+    backoff_base_s: float | None = None,
+    backoff_cap_s: float | None = None,
+    max_wait_s: float | None = None,
     budget: Budget | None = None,
     env: Mapping[str, str] | None = None,
     on_wait: Callable[[str], None] | None = None,
 ) -> ManagedModel:
-    """A network model. ``requests_per_minute``: None = the catalog's pacing, 0 = none."""
+    """A network model. ``requests_per_minute``: None = the catalog's pacing, 0 = none;
+    retry settings left None come from the catalog's [retry] table."""
     env = os.environ if env is None else env
     endpoint = make_endpoint(spec, timeout_s=timeout_s, env=env)
     module_name, _, class_name = WIRES[provider_config(spec.provider, env).wire].partition(":")
@@ -52,9 +54,25 @@ def build(
         spec,
         endpoint.facts,
         pacer=pacer_for(str(spec), rpm or None),
-        policy=RetryPolicy(max_retries, backoff_base_s, backoff_cap_s, max_wait_s),
+        policy=_policy(env, max_retries, backoff_base_s, backoff_cap_s, max_wait_s),
         budget=budget,
         on_wait=on_wait,
+    )
+
+
+def _policy(
+    env: Mapping[str, str],
+    max_retries: int | None,
+    base_s: float | None,
+    cap_s: float | None,
+    max_wait_s: float | None,
+) -> RetryPolicy:
+    defaults = load_catalog(env).retry
+    return RetryPolicy(
+        max_retries=defaults.max_retries if max_retries is None else max_retries,
+        base_s=defaults.backoff_base_s if base_s is None else base_s,
+        cap_s=defaults.backoff_cap_s if cap_s is None else cap_s,
+        max_wait_s=defaults.max_wait_s if max_wait_s is None else max_wait_s,
     )
 
 
