@@ -41,7 +41,7 @@ class Budget:
                     raise BudgetExceeded(
                         f"the run's token budget ({self.tokens:,}) would be exceeded: "
                         f"{self.spent_tokens:,} spent, the next {request.role} call needs about "
-                        f"{needed:,}; raise the token budget in selfforge.toml [limits]"
+                        f"{needed:,}; raise limits.budget_tokens in selfforge.toml"
                     )
             if self.usd is not None:
                 projected = self.spent_usd + (estimated_cost_usd or 0.0)

@@ -17,6 +17,7 @@ import httpx
 from selfforge.models.base import MalformedResponse, ModelError, Reply, Request, Usage
 from selfforge.models.http import Endpoint, Transport, json_body, retry_after, snippet, status_error
 from selfforge.models.tokens import estimate_tokens
+from selfforge.models.turns import strip_thinking
 
 log = logging.getLogger("selfforge.models")
 
@@ -55,7 +56,7 @@ class OllamaClient:
             raise MalformedResponse(
                 f"{self.label}: the answer has no message: {snippet(str(data))}"
             )
-        content = str(message.get("content") or "")
+        content = strip_thinking(str(message.get("content") or ""))
         return Reply(
             content=content,
             usage=usage_from(data, prompt, content),

@@ -35,6 +35,7 @@ from selfforge.models.http import (
 )
 from selfforge.models.quota import reset_after_seconds
 from selfforge.models.tokens import estimate_tokens
+from selfforge.models.turns import strip_thinking
 
 # Groq says "tokens per day (TPD)", OpenRouter "free-models-per-day".
 _PER_DAY = re.compile(r"per[ -]day|\bRPD\b|\bTPD\b|daily", re.IGNORECASE)
@@ -106,7 +107,7 @@ class OpenAIClient:
             and "valid" in message
         ):
             return auth_error(self.label, status, snippet(message), key)
-        delay = retry_after(response)
+        delay = retry_after(response) or _openrouter_reset(err)
         hint = _TRY_AGAIN.search(message)
         if delay is None and hint:
             delay = parse_delay(hint.group(1))
@@ -137,6 +138,16 @@ class OpenAIClient:
         )
 
 
+def _openrouter_reset(err: dict[str, Any]) -> float | None:
+    """OpenRouter puts the limit's reset (epoch milliseconds) in error.metadata.headers."""
+    headers = (err.get("metadata") or {}).get("headers") or {}
+    try:
+        reset_ms = float(headers["X-RateLimit-Reset"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return max(0.0, reset_ms / 1000 - time.time())
+
+
 def _error_object(response: httpx.Response, label: str) -> dict[str, Any]:
     try:
         data = json_body(response, label)
@@ -162,7 +173,7 @@ def reply_text(data: dict[str, Any], label: str) -> str:
         content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     if content is None and message.get("refusal"):
         raise MalformedResponse(f"{label} refused: {snippet(str(message['refusal']))}")
-    return content or ""
+    return strip_thinking(content or "")
 
 
 def usage_from(raw: Any, prompt: str, content: str) -> Usage:

@@ -3,7 +3,12 @@ alternate user/assistant, starting with the user (Gemini, Anthropic)."""
 
 from __future__ import annotations
 
+import re
+
 from selfforge.models.base import Message
+
+# Reasoning models served locally (DeepSeek-R1, Qwen3) often put their thinking inline.
+_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 
 
 def split_system(messages: list[Message]) -> tuple[str, list[tuple[str, str]]]:
@@ -21,3 +26,8 @@ def split_system(messages: list[Message]) -> tuple[str, list[tuple[str, str]]]:
         # Both APIs reject a conversation that opens with the assistant (or is empty).
         turns.insert(0, ("user", "Continue."))
     return system, turns
+
+
+def strip_thinking(text: str) -> str:
+    """``text`` without a leading ``<think>...</think>`` block: the answer only."""
+    return _THINK.sub("", text, count=1)
