@@ -15,7 +15,7 @@ from pathlib import Path
 from selfforge import checks, gates, git
 from selfforge.config import Directives, LoadedDirectives
 from selfforge.context import ContextBundle, assemble_sections, blast_radius, build_context
-from selfforge.edits import ApplyResult, apply_response, format_instructions
+from selfforge.edits import ApplyResult, apply_response, carry_over, format_instructions
 from selfforge.gates import Observed, Verdict
 from selfforge.journal import Journal
 from selfforge.roles import Caller, has_concerns, parse_vote, render
@@ -63,6 +63,7 @@ class Attempt:
         self.round = 0
         self.failures: list[str] = []
         self.critiqued = False
+        self.dirty = False  # the worktree holds edits from an earlier round
         self.concerns = ""
         self.findings: list[str] = []
         self.observed: Observed | None = None
@@ -78,27 +79,36 @@ class Attempt:
         finally:
             self.e.ws.remove_worktree(wt, tmp_branch)
         self.e.journal.finish_attempt(
-            self.id, outcome=result.outcome, reason=result.reason, repairs=result.repairs,
-            commit=result.commit, branch=result.branch, landed=result.landed,
+            self.id,
+            outcome=result.outcome,
+            reason=result.reason,
+            repairs=result.repairs,
+            commit=result.commit,
+            branch=result.branch,
+            landed=result.landed,
             diff=result.diff or None,
         )
         return result
 
     def _rounds(self) -> AttemptResult:
-        bundle = build_context(self.wt, self.task, state_dir=self.e.ws.state,
-                               token_budget=self.e.context_window // 2,
-                               lessons=self.e.lessons_for(self.task))
-        feedback = ""
+        bundle = build_context(
+            self.wt,
+            self.task,
+            state_dir=self.e.ws.state,
+            token_budget=self.e.context_window // 2,
+            lessons=self.e.lessons_for(self.task),
+        )
+        feedback, carried = "", ""
         last: Verdict | None = None
         while True:
-            reply = self._propose(bundle, feedback)
-            applied = apply_response(self.wt, reply, protected=self.e.loaded.protected,
-                                     fmt=self.e.edit_format)
+            reply = carried + self._propose(bundle, feedback)
+            applied = self._apply(reply)
             if applied.n_edits == 0:
                 if last is None:
                     self._step("apply", None, "the model proposed no edits")
                     return self._result("no_edits", "the model proposed no edits")
                 return self._result("rejected", last.reason)
+            carried = "" if applied.ok else carry_over(reply, applied, self.e.edit_format)
             verdict = self._verify(applied)
             if verdict.ok:
                 return self._land()
@@ -107,6 +117,23 @@ class Attempt:
             if self.round >= self.e.d.limits.max_repairs:
                 return self._result("rejected", verdict.reason)
             self.round += 1
+
+    def _apply(self, reply: str) -> ApplyResult:
+        """Apply to the candidate as it stands; a repair reply written against the original
+        files instead (models do both) is applied to a fresh copy of the base."""
+        protected, fmt = self.e.loaded.protected, self.e.edit_format
+        applied = apply_response(self.wt, reply, protected=protected, fmt=fmt)
+        if applied.ok or applied.n_edits == 0 or not self.dirty:
+            self.dirty = self.dirty or applied.ok
+            return applied
+        candidate = git.git("write-tree", cwd=self.wt).strip()
+        git.git("reset", "-q", "--hard", self.base, cwd=self.wt)
+        git.git("clean", "-q", "-fd", cwd=self.wt)
+        on_base = apply_response(self.wt, reply, protected=protected, fmt=fmt)
+        if on_base.ok:
+            return on_base
+        git.git("read-tree", "-u", "--reset", candidate, cwd=self.wt)
+        return applied  # its feedback speaks of the files the model was shown
 
     # --- stages ------------------------------------------------------------------------
 
@@ -120,12 +147,18 @@ class Attempt:
             "files": self._files_text(bundle),
             "failures": feedback,
         }
-        prompt = assemble_sections(sections, context_window=self.e.context_window,
-                                   reserve_output=min(8000, self.e.context_window // 4))
+        prompt = assemble_sections(
+            sections,
+            context_window=self.e.context_window,
+            reserve_output=min(8000, self.e.context_window // 4),
+        )
         started = time.monotonic()
         reply = self.e.caller.ask(
-            "propose", render("propose", sections=prompt.sections), attempt_id=self.id,
-            hints={"task": self.task, "round": self.round}, sections=prompt.tokens,
+            "propose",
+            render("propose", sections=prompt.sections),
+            attempt_id=self.id,
+            hints={"task": self.task, "round": self.round},
+            sections=prompt.tokens,
         )
         name = "propose" if self.round == 0 else f"repair {self.round}"
         self._step(name, None, f"{reply.usage.output_tokens} tokens", time.monotonic() - started)
@@ -146,17 +179,27 @@ class Attempt:
     def _verify(self, applied: ApplyResult) -> Verdict:
         if not applied.ok:
             self._step("apply", False, applied.failures[0].message if applied.failures else "")
-            return Verdict(False, "edits did not apply: " + _first(applied.feedback()),
-                           applied.feedback())
+            return Verdict(
+                False, "edits did not apply: " + _first(applied.feedback()), applied.feedback()
+            )
         git.git("add", "-A", cwd=self.wt)
         changed = _name_status(self.wt, self.base)
         if not changed:
             self._step("apply", False, "the edits changed nothing")
-            return Verdict(False, "the edits changed nothing",
-                           "Your edits left every file as it was; make the change the task asks.")
+            return Verdict(
+                False,
+                "the edits changed nothing",
+                "Your edits left every file as it was; make the change the task asks.",
+            )
         self._step("apply", True, f"{len(changed)} file(s): {', '.join(sorted(changed))[:80]}")
-        for stage in (self._syntax, self._integrity, self._lint, self._critique, self._tests,
-                      self._review):
+        for stage in (
+            self._syntax,
+            self._integrity,
+            self._lint,
+            self._critique,
+            self._tests,
+            self._review,
+        ):
             verdict = stage(changed)
             if not verdict.ok:
                 return verdict
@@ -167,17 +210,28 @@ class Attempt:
             return gates.PASS
         started = time.monotonic()
         problems = checks.check_syntax(self.wt, changed)
-        self._record("syntax", None, 0 if not problems else 1, not problems, False,
-                     time.monotonic() - started, "\n".join(map(str, problems)))
+        self._record(
+            "syntax",
+            None,
+            0 if not problems else 1,
+            not problems,
+            False,
+            time.monotonic() - started,
+            "\n".join(map(str, problems)),
+        )
         if not problems:
             return gates.PASS
         text = "\n".join(map(str, problems))
-        return Verdict(False, f"syntax error: {problems[0].path}:{problems[0].line}: "
-                       f"{problems[0].message}", f"Your edit broke the syntax:\n{text}")
+        return Verdict(
+            False,
+            f"syntax error: {problems[0].path}:{problems[0].line}: {problems[0].message}",
+            f"Your edit broke the syntax:\n{text}",
+        )
 
     def _integrity(self, changed: dict[str, str]) -> Verdict:
-        verdict = gates.integrity_gate(changed, self._diff(),
-                                       allow_test_edits=self.e.d.safety.allow_test_edits)
+        verdict = gates.integrity_gate(
+            changed, self._diff(), allow_test_edits=self.e.d.safety.allow_test_edits
+        )
         if not verdict.ok:
             self._step("integrity", False, verdict.reason)
         return verdict
@@ -189,8 +243,16 @@ class Attempt:
         result = self._run("lint", command)
         findings = checks.parse_lint(result.output, result.exit_code)
         verdict = gates.lint_gate(self.baseline, Observed(lint=findings, lint_result=result))
-        self._record("lint", command, result.exit_code, verdict.ok, result.timed_out,
-                     result.duration_s, result.output, {"findings": len(findings)})
+        self._record(
+            "lint",
+            command,
+            result.exit_code,
+            verdict.ok,
+            result.timed_out,
+            result.duration_s,
+            result.output,
+            {"findings": len(findings)},
+        )
         self.findings = [str(f) for f in findings if f.path in changed]
         return verdict
 
@@ -199,16 +261,24 @@ class Attempt:
             return gates.PASS
         self.critiqued = True
         started = time.monotonic()
-        prompt = render("critique", task=self.task, goals=self.e.d.goals.items,
-                        diff=self._diff(), findings=self.findings)
+        prompt = render(
+            "critique",
+            task=self.task,
+            goals=self.e.d.goals.items,
+            diff=self._diff(),
+            findings=self.findings,
+        )
         reply = self.e.caller.ask("critique", prompt, attempt_id=self.id)
         concerns = has_concerns(reply.content)
         self._step("critique", not concerns, _first(reply.content), time.monotonic() - started)
         if not concerns or self.round >= self.e.d.limits.max_repairs:
             self.concerns = reply.content if concerns else ""
             return gates.PASS
-        return Verdict(False, "critic: " + _first(reply.content),
-                       f"A critic raised concerns about your change:\n{reply.content}")
+        return Verdict(
+            False,
+            "critic: " + _first(reply.content),
+            f"A critic raised concerns about your change:\n{reply.content}",
+        )
 
     def _tests(self, changed: dict[str, str]) -> Verdict:
         command = self.e.d.checks.test
@@ -235,32 +305,45 @@ class Attempt:
         approvals, reasons = 0, []
         for focus in reviewers:
             started = time.monotonic()
-            prompt = render("review", focus=focus, task=self.task, diff=self._diff(),
-                            checks=self._observed_text(), concerns=self.concerns)
-            vote = parse_vote(self.e.caller.ask("review", prompt, attempt_id=self.id,
-                                                hints={"focus": focus}).content)
-            self._step(f"review:{focus}"[:10], vote.approve, vote.reason,
-                       time.monotonic() - started)
+            prompt = render(
+                "review",
+                focus=focus,
+                task=self.task,
+                diff=self._diff(),
+                checks=self._observed_text(),
+                concerns=self.concerns,
+            )
+            vote = parse_vote(
+                self.e.caller.ask(
+                    "review", prompt, attempt_id=self.id, hints={"focus": focus}
+                ).content
+            )
+            self._step(f"review:{focus}", vote.approve, vote.reason, time.monotonic() - started)
             approvals += vote.approve
             if not vote.approve:
                 reasons.append(f"{focus} reviewer: {vote.reason}")
         if approvals >= quorum:
             return gates.PASS
         reason = f"review: {approvals}/{len(reviewers)} approved (quorum {quorum}); " + "; ".join(
-            reasons)
+            reasons
+        )
         return Verdict(False, reason, "Reviewers rejected your change:\n" + "\n".join(reasons))
 
     def _land(self) -> AttemptResult:
         diff = self._diff()
-        message = f"selfforge: {self.task}\n\nselfforge-run: {self.e.run_id}\n" \
-                  f"selfforge-attempt: {self.id}\n"
+        message = (
+            f"selfforge: {self.task}\n\nselfforge-run: {self.e.run_id}\n"
+            f"selfforge-attempt: {self.id}\n"
+        )
         sha = git.commit_all(self.wt, message[:4000])
-        landed = self.e.ws.land(commit=sha, base_commit=self.base,
-                                mode=self.e.d.land.mode, name=self.task)
+        landed = self.e.ws.land(
+            commit=sha, base_commit=self.base, mode=self.e.d.land.mode, name=self.task
+        )
         self._step("land", True, landed.message)
         reason = "all gates passed; " + landed.message
-        return self._result("accepted", reason, commit=sha, branch=landed.branch,
-                            landed=landed.landed, diff=diff)
+        return self._result(
+            "accepted", reason, commit=sha, branch=landed.branch, landed=landed.landed, diff=diff
+        )
 
     # --- helpers -----------------------------------------------------------------------
 
@@ -273,27 +356,57 @@ class Attempt:
         return tests[:50] if tests else []
 
     def _run(self, name: str, command: str) -> checks.CommandResult:
-        return checks.run_command(command, self.wt, self.e.d.checks.timeout_s,
-                                  on_start=self.e.ws.note_child_group)
+        return checks.run_command(
+            command, self.wt, self.e.d.checks.timeout_s, on_start=self.e.ws.note_child_group
+        )
 
     def _run_tests(
         self, name: str, command: str, only: list[str] | None = None
     ) -> tuple[checks.CommandResult, checks.TestReport | None]:
-        result, report = checks.run_tests(command, self.wt, self.e.d.checks.timeout_s,
-                                          on_start=self.e.ws.note_child_group, only=only)
+        result, report = checks.run_tests(
+            command,
+            self.wt,
+            self.e.d.checks.timeout_s,
+            on_start=self.e.ws.note_child_group,
+            only=only,
+        )
         summary = _report_summary(report)
         ok = result.exit_code == 0
-        self._record(name, command, result.exit_code, ok, result.timed_out, result.duration_s,
-                     result.output, summary)
+        self._record(
+            name,
+            command,
+            result.exit_code,
+            ok,
+            result.timed_out,
+            result.duration_s,
+            result.output,
+            summary,
+        )
         return result, report
 
-    def _record(self, name: str, command: str | None, exit_code: int | None, ok: bool,
-                timed_out: bool, seconds: float, output: str,
-                summary: dict[str, int] | None = None) -> None:
+    def _record(
+        self,
+        name: str,
+        command: str | None,
+        exit_code: int | None,
+        ok: bool,
+        timed_out: bool,
+        seconds: float,
+        output: str,
+        summary: dict[str, int] | None = None,
+    ) -> None:
         self.e.journal.record_check(
-            run_id=self.e.run_id, attempt_id=self.id, round_=self.round, name=name,
-            command=command, exit_code=exit_code, passed=ok, timed_out=timed_out,
-            duration_s=seconds, output=output, summary=summary,
+            run_id=self.e.run_id,
+            attempt_id=self.id,
+            round_=self.round,
+            name=name,
+            command=command,
+            exit_code=exit_code,
+            passed=ok,
+            timed_out=timed_out,
+            duration_s=seconds,
+            output=output,
+            summary=summary,
         )
         detail = ", ".join(f"{v} {k}" for k, v in (summary or {}).items()) or _first(output)
         self._step(name, ok, detail, seconds)
@@ -313,9 +426,15 @@ class Attempt:
         self.e.reporter.step(name, ok, detail, seconds)
 
     def _result(self, outcome: str, reason: str, **kw: object) -> AttemptResult:
-        return AttemptResult(self.id, outcome, reason, repairs=self.round,
-                             observed=self.observed,
-                             failures=self.failures, **kw)  # type: ignore[arg-type]
+        return AttemptResult(
+            self.id,
+            outcome,
+            reason,
+            repairs=self.round,
+            observed=self.observed,
+            failures=self.failures,
+            **kw,
+        )  # type: ignore[arg-type]
 
 
 def _focused_verdict(
@@ -323,8 +442,9 @@ def _focused_verdict(
 ) -> Verdict:
     if report is None or baseline.tests is None:
         return gates.PASS
-    broken = sorted(t for t, o in report.outcomes.items()
-                    if o != "passed" and t in baseline.tests.passed)
+    broken = sorted(
+        t for t, o in report.outcomes.items() if o != "passed" and t in baseline.tests.passed
+    )
     if not broken:
         return gates.PASS
     reason = f"{len(broken)} test(s) passed before and fail now: " + "; ".join(broken[:3])

@@ -45,6 +45,7 @@ class CommandResult:
     timed_out: bool
     duration_s: float
     output: str  # trimmed, secrets masked
+    full_output: str = field(default="", repr=False)  # untrimmed, for parsers; not stored
 
 
 def run_command(
@@ -61,8 +62,14 @@ def run_command(
     started = time.monotonic()
     with tempfile.TemporaryFile(mode="w+b") as sink:
         proc = subprocess.Popen(
-            command, shell=True, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
+            command,
+            shell=True,
+            cwd=cwd,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
         if on_start:
             on_start(proc.pid)
@@ -84,8 +91,14 @@ def run_command(
     output = trim(mask(raw))
     if timed_out:
         output += f"\n[killed: no result within the {timeout_s:g} s timeout]"
-    return CommandResult(command, None if timed_out else proc.returncode, timed_out, duration,
-                         output)
+    return CommandResult(
+        command,
+        None if timed_out else proc.returncode,
+        timed_out,
+        duration,
+        output,
+        raw[-2_000_000:],
+    )
 
 
 # --- syntax ----------------------------------------------------------------------------
@@ -198,7 +211,10 @@ def is_pytest(command: str) -> bool:
 
 
 def run_tests(
-    command: str, cwd: Path, timeout_s: float, *,
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    *,
     on_start: Callable[[int | None], None] | None = None,
     only: list[str] | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
@@ -207,7 +223,8 @@ def run_tests(
     ``only`` (pytest only) narrows the run to those test files, for a fast first pass.
     """
     if not is_pytest(command):
-        return run_command(command, cwd, timeout_s, on_start=on_start), None
+        result = run_command(command, cwd, timeout_s, on_start=on_start)
+        return result, parse_unittest(result.full_output)
     with tempfile.TemporaryDirectory(prefix="selfforge-junit-") as tmp:
         report_path = Path(tmp) / "report.xml"
         addopts = f"--junit-xml={report_path} -p no:cacheprovider"
@@ -239,4 +256,45 @@ def parse_junit(path: Path) -> TestReport | None:
         report.outcomes[name] = outcome
         if message:
             report.messages[name] = message.splitlines()[0][:300]
+    return report
+
+
+_UNITTEST_LINE = re.compile(
+    r"^(?P<name>\w+) \((?P<where>[\w.]+)\)[^\n]*?(?:\n[^\n]*?)?\s\.\.\.\s"
+    r"(?P<status>ok|FAIL|ERROR|skipped|expected failure|unexpected success)",
+    re.M,
+)
+_UNITTEST_BLOCK = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<name>\w+) \((?P<where>[\w.]+)\)", re.M)
+_UNITTEST_STATUS = {
+    "ok": "passed",
+    "FAIL": "failed",
+    "ERROR": "error",
+    "skipped": "skipped",
+    "expected failure": "skipped",
+    "unexpected success": "failed",
+}
+
+
+def parse_unittest(output: str) -> TestReport | None:
+    """Per-test outcomes from ``python -m unittest -v`` output; None if it has none."""
+    report = TestReport()
+    for m in _UNITTEST_LINE.finditer(output):
+        where = m["where"]
+        test_id = where if where.endswith("." + m["name"]) else f"{where}.{m['name']}"
+        report.outcomes[test_id] = _UNITTEST_STATUS[m["status"]]
+    if not report.outcomes:
+        return None
+    blocks = list(_UNITTEST_BLOCK.finditer(output))
+    for i, m in enumerate(blocks):
+        end = blocks[i + 1].start() if i + 1 < len(blocks) else len(output)
+        body = [ln for ln in output[m.end() : end].splitlines() if ln.strip() and ln[0] != " "]
+        body = [
+            ln
+            for ln in body
+            if not ln.startswith(("---", "===", "Traceback", "Ran ", "FAILED", "OK"))
+        ]
+        where = m["where"]
+        test_id = where if where.endswith("." + m["name"]) else f"{where}.{m['name']}"
+        if body:
+            report.messages[test_id] = body[-1][:300]
     return report

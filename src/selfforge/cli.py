@@ -29,7 +29,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 _state = {"debug": False}
 
 
@@ -47,26 +47,14 @@ for _name in COMMAND_MODULES:
 def main() -> None:
     debug = "--debug" in sys.argv
     try:
-        app(standalone_mode=False)
+        # Standalone mode: Typer reports usage errors itself (exit 2).
+        app()
     except SelfforgeError as exc:
         if debug:
             raise
         err_console.print(f"[bold red]error:[/] {exc.message}", highlight=False)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        err_console.print("interrupted; the repository is as it was (see `selfforge status`)")
-        sys.exit(130)
-    except (typer.Exit, SystemExit) as exc:
-        code = getattr(exc, "exit_code", None)
-        sys.exit(code if code is not None else getattr(exc, "code", 0))
-    except Exception as exc:  # click usage errors and anything unforeseen
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(2 if isinstance(exc, click.UsageError) else 1)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(1)
+    except Exception as exc:  # anything unforeseen still gets one line, not a traceback
         if debug:
             raise
         err_console.print(

@@ -108,9 +108,7 @@ def is_test_path(path: str) -> bool:
     return any(fnmatch.fnmatch(path, p) for p in TEST_PATTERNS)
 
 
-def integrity_gate(
-    changed: dict[str, str], diff: str, *, allow_test_edits: bool
-) -> Verdict:
+def integrity_gate(changed: dict[str, str], diff: str, *, allow_test_edits: bool) -> Verdict:
     """Reject candidates that change how they are judged.
 
     ``changed`` maps each changed path to its git status letter (A, M, D, R...).

@@ -18,11 +18,17 @@ _FALLBACK_IDENTITY = {
 }
 
 
-def git(*args: str, cwd: Path, check: bool = True, input_text: str | None = None) -> str:
+def git(
+    *args: str,
+    cwd: Path,
+    check: bool = True,
+    input_text: str | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
     """Run git; return stdout. Raise GitError naming the command when it fails."""
     if shutil.which("git") is None:
         raise GitError("git is not installed or not on PATH; install git and retry")
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})}
     proc = subprocess.run(
         ["git", *args],
         cwd=cwd,
@@ -54,15 +60,17 @@ def repo_root(path: Path) -> Path:
 
 
 def head_commit(cwd: Path) -> str | None:
-    out = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=cwd,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        ["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=cwd, capture_output=True, text=True
+    )
     return out.stdout.strip() or None
 
 
 def current_branch(cwd: Path) -> str | None:
     """The checked-out branch name, or None on a detached HEAD."""
-    out = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=cwd,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        ["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=cwd, capture_output=True, text=True
+    )
     return out.stdout.strip() or None
 
 
@@ -86,8 +94,11 @@ def commit_all(cwd: Path, message: str) -> str:
     git("add", "-A", cwd=cwd)
     env = {**os.environ, **identity_env(cwd), "LC_ALL": "C"}
     proc = subprocess.run(
-        ["git", "commit", "-q", "--no-verify", "-m", message], cwd=cwd, capture_output=True,
-        text=True, env=env,
+        ["git", "commit", "-q", "--no-verify", "-m", message],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     if proc.returncode != 0:
         raise GitError(f"git commit failed: {(proc.stderr or proc.stdout).strip()}")

@@ -183,8 +183,14 @@ class Journal:
     # --- runs ------------------------------------------------------------------------
 
     def start_run(
-        self, *, pid: int, base_branch: str | None, base_commit: str, model: str,
-        goals: list[str], land_mode: str,
+        self,
+        *,
+        pid: int,
+        base_branch: str | None,
+        base_commit: str,
+        model: str,
+        goals: list[str],
+        land_mode: str,
     ) -> int:
         cur = self.conn.execute(
             "INSERT INTO runs (started_at, status, pid, base_branch, base_commit, model, goals,"
@@ -227,8 +233,19 @@ class Journal:
         ).fetchone()
         if row is None:
             return None
-        keys = ("id", "started_at", "ended_at", "status", "pid", "base_branch",
-                "base_commit", "model", "goals", "land_mode", "stop_reason")
+        keys = (
+            "id",
+            "started_at",
+            "ended_at",
+            "status",
+            "pid",
+            "base_branch",
+            "base_commit",
+            "model",
+            "goals",
+            "land_mode",
+            "stop_reason",
+        )
         info = dict(zip(keys, row, strict=True))
         info["goals"] = json.loads(info["goals"])
         return info
@@ -248,16 +265,22 @@ class Journal:
         return int(cur.lastrowid or 0)
 
     def finish_attempt(
-        self, attempt_id: int, *, outcome: str, reason: str, repairs: int,
-        commit: str | None = None, branch: str | None = None, landed: bool = False,
+        self,
+        attempt_id: int,
+        *,
+        outcome: str,
+        reason: str,
+        repairs: int,
+        commit: str | None = None,
+        branch: str | None = None,
+        landed: bool = False,
         diff: str | None = None,
     ) -> None:
         assert outcome in OUTCOMES, outcome
         self.conn.execute(
             "UPDATE attempts SET outcome = ?, reason = ?, repairs = ?, commit_sha = ?, "
             "branch = ?, landed = ?, diff = ?, ended_at = ? WHERE id = ?",
-            (outcome, reason, repairs, commit, branch, int(landed), diff, time.time(),
-             attempt_id),
+            (outcome, reason, repairs, commit, branch, int(landed), diff, time.time(), attempt_id),
         )
 
     def set_lesson(self, attempt_id: int, lesson: str) -> None:
@@ -297,19 +320,44 @@ class Journal:
     # --- model calls and checks --------------------------------------------------------
 
     def record_call(
-        self, *, run_id: int | None, attempt_id: int | None, role: str, model: str,
-        prompt: str, response: str | None, error: str | None, input_tokens: int = 0,
-        output_tokens: int = 0, cached_tokens: int = 0, thinking_tokens: int = 0,
-        cost_usd: float | None = None, latency_s: float = 0.0,
+        self,
+        *,
+        run_id: int | None,
+        attempt_id: int | None,
+        role: str,
+        model: str,
+        prompt: str,
+        response: str | None,
+        error: str | None,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cached_tokens: int = 0,
+        thinking_tokens: int = 0,
+        cost_usd: float | None = None,
+        latency_s: float = 0.0,
         sections: dict[str, int] | None = None,
     ) -> int:
         cur = self.conn.execute(
             "INSERT INTO model_calls (run_id, attempt_id, role, model, prompt, response, error,"
             " input_tokens, output_tokens, cached_tokens, thinking_tokens, cost_usd, latency_s,"
             " sections, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, attempt_id, role, model, prompt, response, error, input_tokens,
-             output_tokens, cached_tokens, thinking_tokens, cost_usd, latency_s,
-             json.dumps(sections) if sections else None, time.time()),
+            (
+                run_id,
+                attempt_id,
+                role,
+                model,
+                prompt,
+                response,
+                error,
+                input_tokens,
+                output_tokens,
+                cached_tokens,
+                thinking_tokens,
+                cost_usd,
+                latency_s,
+                json.dumps(sections) if sections else None,
+                time.time(),
+            ),
         )
         return int(cur.lastrowid or 0)
 
@@ -321,16 +369,38 @@ class Journal:
         return [dict(zip(names, row, strict=True)) for row in cur]
 
     def record_check(
-        self, *, run_id: int | None, attempt_id: int | None, round_: int, name: str,
-        command: str | None, exit_code: int | None, passed: bool, timed_out: bool,
-        duration_s: float, output: str, summary: dict[str, Any] | None = None,
+        self,
+        *,
+        run_id: int | None,
+        attempt_id: int | None,
+        round_: int,
+        name: str,
+        command: str | None,
+        exit_code: int | None,
+        passed: bool,
+        timed_out: bool,
+        duration_s: float,
+        output: str,
+        summary: dict[str, Any] | None = None,
     ) -> None:
         self.conn.execute(
             "INSERT INTO checks (run_id, attempt_id, round, name, command, exit_code, passed,"
             " timed_out, duration_s, output, summary, created_at)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, attempt_id, round_, name, command, exit_code, int(passed), int(timed_out),
-             duration_s, output, json.dumps(summary) if summary else None, time.time()),
+            (
+                run_id,
+                attempt_id,
+                round_,
+                name,
+                command,
+                exit_code,
+                int(passed),
+                int(timed_out),
+                duration_s,
+                output,
+                json.dumps(summary) if summary else None,
+                time.time(),
+            ),
         )
 
     def checks(self, attempt_id: int) -> list[dict[str, Any]]:

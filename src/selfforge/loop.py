@@ -23,8 +23,8 @@ from selfforge.models import Model, ModelError
 from selfforge.models.base import AuthError, QuotaExhausted, Request
 from selfforge.models.budget import Budget
 from selfforge.models.script import default_reply
-from selfforge.report import write_report
 from selfforge.planner import Backlog, Planner, Task
+from selfforge.report import write_report
 from selfforge.roles import Caller, render
 from selfforge.ui import Reporter
 from selfforge.workspace import Workspace, require_commit
@@ -52,22 +52,36 @@ class RunSummary:
         return sum(1 for r in self.results if r.outcome == outcome)
 
 
-def run(ws: Workspace, loaded: LoadedDirectives, model: Model, options: RunOptions,
-        reporter: Reporter) -> RunSummary:
+def run(
+    ws: Workspace, loaded: LoadedDirectives, model: Model, options: RunOptions, reporter: Reporter
+) -> RunSummary:
     d = loaded.directives
     with ws.locked("selfforge run"), Journal(ws.state / "journal.db") as journal:
         recovered = _recover(ws, journal)
         if recovered:
             reporter.info(recovered)
         base = require_commit(ws.root)
-        run_id = journal.start_run(pid=os.getpid(), base_branch=git.current_branch(ws.root),
-                                   base_commit=base, model=model.spec, goals=d.goals.items,
-                                   land_mode=d.land.mode)
+        run_id = journal.start_run(
+            pid=os.getpid(),
+            base_branch=git.current_branch(ws.root),
+            base_commit=base,
+            model=model.spec,
+            goals=d.goals.items,
+            land_mode=d.land.mode,
+        )
         summary = RunSummary(run_id, recovered=recovered)
-        caller = Caller(model, journal, Budget(d.limits.budget_usd, d.limits.budget_tokens),
-                        run_id)
-        engine = Engine(ws, journal, caller, loaded, reporter, run_id, options.edit_format,
-                        options.context_window, lessons_for=lambda task: _lessons(journal, task))
+        caller = Caller(model, journal, Budget(d.limits.budget_usd, d.limits.budget_tokens), run_id)
+        engine = Engine(
+            ws,
+            journal,
+            caller,
+            loaded,
+            reporter,
+            run_id,
+            options.edit_format,
+            options.context_window,
+            lessons_for=lambda task: _lessons(journal, task),
+        )
         try:
             summary.stop_reason = _cycles(engine, options, summary)
             status = "finished"
@@ -84,8 +98,9 @@ def run(ws: Workspace, loaded: LoadedDirectives, model: Model, options: RunOptio
 
 def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
     d, journal = engine.d, engine.journal
-    planner = Planner(Backlog(journal), engine.caller if d.role_enabled("plan") else None,
-                      d.goals.items)
+    planner = Planner(
+        Backlog(journal), engine.caller if d.role_enabled("plan") else None, d.goals.items
+    )
     baseline: Observed | None = None
     baseline_commit = ""
     model_errors = 0
@@ -95,8 +110,10 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
         base = require_commit(engine.ws.root)
         if baseline is None or base != baseline_commit:
             baseline, baseline_commit = measure_baseline(engine, base), base
-        history = [f"{r.outcome}: {journal.attempt(r.attempt_id).task} ({r.reason})"  # type: ignore[union-attr]
-                   for r in summary.results]
+        history = [
+            f"{r.outcome}: {journal.attempt(r.attempt_id).task} ({r.reason})"  # type: ignore[union-attr]
+            for r in summary.results
+        ]
         task = planner.next_task(_state_text(baseline), history)
         if task is None:
             return "the backlog is empty: the planner proposed nothing new"
@@ -129,19 +146,25 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     observed = Observed()
     try:
         if d.checks.lint:
-            result = checks.run_command(d.checks.lint, path, d.checks.timeout_s,
-                                        on_start=ws.note_child_group)
+            result = checks.run_command(
+                d.checks.lint, path, d.checks.timeout_s, on_start=ws.note_child_group
+            )
             observed.lint = checks.parse_lint(result.output, result.exit_code)
             observed.lint_result = result
-            engine.reporter.step("baseline", None, f"lint: {len(observed.lint)} finding(s)",
-                                 result.duration_s)
+            engine.reporter.step(
+                "baseline", None, f"lint: {len(observed.lint)} finding(s)", result.duration_s
+            )
         if d.checks.test:
-            result, report = checks.run_tests(d.checks.test, path, d.checks.timeout_s,
-                                              on_start=ws.note_child_group)
+            result, report = checks.run_tests(
+                d.checks.test, path, d.checks.timeout_s, on_start=ws.note_child_group
+            )
             observed.tests, observed.tests_result = report, result
             passed = len(report.passed) if report else None
-            detail = (f"tests: {passed} of {report.collected} passing" if report
-                      else f"tests: exit {result.exit_code}")
+            detail = (
+                f"tests: {passed} of {report.collected} passing"
+                if report
+                else f"tests: exit {result.exit_code}"
+            )
             engine.reporter.step("baseline", None, detail, result.duration_s)
     finally:
         ws.remove_worktree(path, branch)
@@ -165,18 +188,26 @@ def _state_text(baseline: Observed) -> str:
 
 
 def _lessons(journal: Journal, task: str) -> list[str]:
-    return [f"{a.task!r} was {a.outcome}: {a.lesson or a.reason}"
-            for a in journal.similar_attempts(task, limit=3)]
+    return [
+        f"{a.task!r} was {a.outcome}: {a.lesson or a.reason}"
+        for a in journal.similar_attempts(task, limit=3)
+    ]
 
 
 def _reflect(engine: Engine, task: Task, result: AttemptResult) -> None:
     hints = {"task": task.text, "outcome": result.outcome, "reason": result.reason}
     if engine.d.role_enabled("reflect"):
-        prompt = render("reflect", task=task.text, outcome=result.outcome,
-                        reason=result.reason, diff=result.diff[:4000])
+        prompt = render(
+            "reflect",
+            task=task.text,
+            outcome=result.outcome,
+            reason=result.reason,
+            diff=result.diff[:4000],
+        )
         try:
-            lesson = engine.caller.ask("reflect", prompt, attempt_id=result.attempt_id,
-                                       hints=hints).content.strip()
+            lesson = engine.caller.ask(
+                "reflect", prompt, attempt_id=result.attempt_id, hints=hints
+            ).content.strip()
         except ModelError as exc:
             if isinstance(exc, FATAL_MODEL_ERRORS):
                 raise
@@ -195,7 +226,7 @@ def _next_strategy(engine: Engine, backlog: Backlog, task: Task, result: Attempt
         return
     failures = task.attempts + 1
     stall_after = engine.d.limits.stall_after
-    if result.outcome == "no_edits" and failures >= 2 or failures >= stall_after:
+    if (result.outcome == "no_edits" and failures >= 2) or failures >= stall_after:
         note = f"skipped after {failures} attempt(s); last: {result.reason}"
         backlog.update(task.id, status="skipped", attempts=failures, note=note)
         engine.reporter.info(f"  [yellow]strategy[/]: {note}")
@@ -208,19 +239,22 @@ def _next_strategy(engine: Engine, backlog: Backlog, task: Task, result: Attempt
 
 
 def _diagnose(engine: Engine, task: Task, result: AttemptResult) -> str:
-    reports = [f"Task: {a.task}\nOutcome: {a.outcome}\nReason: {a.reason}\nLesson: {a.lesson}"
-               for a in engine.journal.attempts(engine.run_id) if a.task == task.text]
+    reports = [
+        f"Task: {a.task}\nOutcome: {a.outcome}\nReason: {a.reason}\nLesson: {a.lesson}"
+        for a in engine.journal.attempts(engine.run_id)
+        if a.task == task.text
+    ]
     prompt = render("diagnose", instruction=task.text, reports=reports[-3:])
-    reply = engine.caller.ask("diagnose", prompt, attempt_id=result.attempt_id,
-                              hints={"instruction": task.text})
+    reply = engine.caller.ask(
+        "diagnose", prompt, attempt_id=result.attempt_id, hints={"instruction": task.text}
+    )
     return reply.content.strip() or task.text
 
 
 def _close_errored(journal: Journal, run_id: int, exc: SelfforgeError) -> None:
     for attempt in journal.attempts(run_id):
         if attempt.outcome is None:
-            journal.finish_attempt(attempt.id, outcome="error", reason=exc.message,
-                                   repairs=0)
+            journal.finish_attempt(attempt.id, outcome="error", reason=exc.message, repairs=0)
 
 
 def _recover(ws: Workspace, journal: Journal) -> str:

@@ -67,8 +67,9 @@ class Backlog:
 
 
 class Planner:
-    def __init__(self, backlog: Backlog, caller: Caller | None, goals: list[str],
-                 max_tasks: int = 3) -> None:
+    def __init__(
+        self, backlog: Backlog, caller: Caller | None, goals: list[str], max_tasks: int = 3
+    ) -> None:
         self.backlog, self.caller, self.goals = backlog, caller, goals
         self.max_tasks = max_tasks
         self.seen_this_run: set[str] = set()
@@ -86,9 +87,15 @@ class Planner:
         if self.caller is None:  # planning disabled: the goals themselves are the tasks
             texts = list(self.goals)
         else:
-            prompt = render("plan", goals=self.goals, state=state, history=history[-10:],
-                            backlog=[t.text for t in self.backlog.open_tasks()],
-                            repo_map=repo_map, max_tasks=self.max_tasks)
+            prompt = render(
+                "plan",
+                goals=self.goals,
+                state=state,
+                history=history[-10:],
+                backlog=[t.text for t in self.backlog.open_tasks()],
+                repo_map=repo_map,
+                max_tasks=self.max_tasks,
+            )
             reply = self.caller.ask("plan", prompt, hints={"goals": self.goals})
             texts = parse_plan(reply.content, self.max_tasks)
         open_now = {_norm(t.text) for t in self.backlog.open_tasks()}

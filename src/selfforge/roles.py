@@ -51,8 +51,13 @@ class Caller:
     run_id: int | None = None
 
     def ask(
-        self, role: str, prompt: str, *, attempt_id: int | None = None,
-        hints: dict[str, Any] | None = None, sections: dict[str, int] | None = None,
+        self,
+        role: str,
+        prompt: str,
+        *,
+        attempt_id: int | None = None,
+        hints: dict[str, Any] | None = None,
+        sections: dict[str, int] | None = None,
     ) -> Reply:
         system = render("system", persona=PERSONAS.get(role, "an engineer"))
         request = Request(
@@ -66,20 +71,34 @@ class Caller:
             reply = self.model.complete(request)
         except ModelError as exc:
             self.journal.record_call(
-                run_id=self.run_id, attempt_id=attempt_id, role=role, model=self.model.spec,
-                prompt=mask(prompt), response=None, error=mask(exc.message),
-                latency_s=time.monotonic() - started, sections=sections,
+                run_id=self.run_id,
+                attempt_id=attempt_id,
+                role=role,
+                model=self.model.spec,
+                prompt=mask(prompt),
+                response=None,
+                error=mask(exc.message),
+                latency_s=time.monotonic() - started,
+                sections=sections,
             )
             raise
         self.budget.record(reply)
         usage = reply.usage
         self.journal.record_call(
-            run_id=self.run_id, attempt_id=attempt_id, role=role,
-            model=reply.model or self.model.spec, prompt=mask(prompt),
-            response=mask(reply.content), error=None, input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens, cached_tokens=usage.cached_tokens,
-            thinking_tokens=usage.thinking_tokens, cost_usd=reply.cost_usd,
-            latency_s=reply.latency_s or (time.monotonic() - started), sections=sections,
+            run_id=self.run_id,
+            attempt_id=attempt_id,
+            role=role,
+            model=reply.model or self.model.spec,
+            prompt=mask(prompt),
+            response=mask(reply.content),
+            error=None,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_tokens=usage.cached_tokens,
+            thinking_tokens=usage.thinking_tokens,
+            cost_usd=reply.cost_usd,
+            latency_s=reply.latency_s or (time.monotonic() - started),
+            sections=sections,
         )
         return reply
 

@@ -15,13 +15,17 @@ class Reporter(Protocol):
 
 
 _MARKS = {True: "[green]✓[/]", False: "[red]✗[/]", None: "[dim]·[/]"}
-_OUTCOME_STYLE = {"accepted": "bold green", "rejected": "bold red", "no_edits": "yellow",
-                  "error": "bold red"}
+_OUTCOME_STYLE = {
+    "accepted": "bold green",
+    "rejected": "bold red",
+    "no_edits": "yellow",
+    "error": "bold red",
+}
 
 
 class ConsoleReporter:
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or Console(highlight=False, soft_wrap=True)
 
     def attempt(self, cycle: int, task: str) -> None:
         self.console.print(f"\n[bold]cycle {cycle}[/] {task}")
@@ -29,7 +33,7 @@ class ConsoleReporter:
     def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
         took = f"{seconds:6.2f}s" if seconds else "       "
         first = detail.splitlines()[0] if detail else ""
-        self.console.print(f"  {_MARKS[ok]} {name:<10} {took}  [dim]{first}[/]")
+        self.console.print(f"  {_MARKS[ok]} {name:<14} {took}  [dim]{first}[/]")
 
     def outcome(self, outcome: str, reason: str) -> None:
         style = _OUTCOME_STYLE.get(outcome, "bold")

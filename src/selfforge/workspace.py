@@ -161,8 +161,9 @@ class Workspace:
                 os.killpg(pgid, signal.SIGKILL)
                 found.killed_groups.append(pgid)
         for path in self._listed_worktrees():
-            git.git("worktree", "remove", "--force", "--force", str(path), cwd=self.root,
-                    check=False)
+            git.git(
+                "worktree", "remove", "--force", "--force", str(path), cwd=self.root, check=False
+            )
             shutil.rmtree(path, ignore_errors=True)
             found.worktrees.append(str(path))
         if self.worktrees.exists():
@@ -182,8 +183,12 @@ class Workspace:
         return [p for p in paths if base in p.resolve().parents]
 
     def _temp_branches(self) -> list[str]:
-        out = git.git("for-each-ref", "--format=%(refname:short)",
-                      f"refs/heads/{TMP_BRANCH_PREFIX}", cwd=self.root)
+        out = git.git(
+            "for-each-ref",
+            "--format=%(refname:short)",
+            f"refs/heads/{TMP_BRANCH_PREFIX}",
+            cwd=self.root,
+        )
         return [b for b in out.split() if b]
 
     # --- worktrees ---------------------------------------------------------------------
@@ -199,8 +204,7 @@ class Workspace:
         return path, branch
 
     def remove_worktree(self, path: Path, branch: str | None) -> None:
-        git.git("worktree", "remove", "--force", "--force", str(path), cwd=self.root,
-                check=False)
+        git.git("worktree", "remove", "--force", "--force", str(path), cwd=self.root, check=False)
         shutil.rmtree(path, ignore_errors=True)
         if branch:
             git.git("branch", "-D", branch, cwd=self.root, check=False)

@@ -1,0 +1,56 @@
+"""What ``selfforge init`` finds: the test command and the linter."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+
+def detect_checks(root: Path) -> tuple[str | None, str | None]:
+    return detect_test(root), detect_lint(root)
+
+
+def detect_test(root: Path) -> str | None:
+    """pytest when the project shows signs of it."""
+    if (root / "pytest.ini").exists() or (root / "conftest.py").exists():
+        return "python -m pytest -q"
+    pyproject = _pyproject(root)
+    if "pytest" in pyproject.get("tool", {}) or (root / "tox.ini").exists():
+        return "python -m pytest -q"
+    for folder in ("tests", "test"):
+        if (root / folder).is_dir() and any((root / folder).rglob("test*.py")):
+            return "python -m pytest -q"
+    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
+        return "python -m pytest -q"
+    return None
+
+
+def detect_lint(root: Path) -> str | None:
+    """ruff when it is configured in the project or installed."""
+    configured = (
+        (root / "ruff.toml").exists()
+        or (root / ".ruff.toml").exists()
+        or ("ruff" in _pyproject(root).get("tool", {}))
+    )
+    installed = shutil.which("ruff") is not None or _module_available("ruff")
+    if configured or installed:
+        return "ruff check --output-format concise ."
+    return None
+
+
+def _module_available(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None and sys.prefix is not None
+
+
+def _pyproject(root: Path) -> dict:
+    path = root / "pyproject.toml"
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError:
+        return {}

@@ -1,0 +1,150 @@
+"""From command-line options to a run: directives, overrides, the model, the summary."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from selfforge.config import LoadedDirectives, load_directives
+from selfforge.errors import UsageError
+from selfforge.loop import RunOptions, RunSummary, run
+from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
+from selfforge.models.catalog import model_facts
+from selfforge.ui import ConsoleReporter, Reporter, SilentReporter
+from selfforge.workspace import Workspace
+
+console = Console(highlight=False, soft_wrap=True)
+
+
+def start_run(
+    repo: Path,
+    *,
+    goals: list[str] | None = None,
+    cycles: int | None = None,
+    max_repairs: int | None = None,
+    model: str | None = None,
+    land: str | None = None,
+    until: str | None = None,
+    quiet: bool = False,
+    reporter: Reporter | None = None,
+) -> dict[str, Any]:
+    """Run the loop as ``selfforge run`` does; return the JSON summary."""
+    ws = Workspace(repo)
+    loaded = apply_overrides(
+        load_directives(ws.root), goals=goals, max_repairs=max_repairs, land=land
+    )
+    d = loaded.directives
+    if not d.goals.items:
+        where = loaded.path or "selfforge.toml"
+        raise UsageError(f"no goals: add items under [goals] in {where} or pass --goal TEXT")
+    spec = model or d.model.spec or choose_default_spec()
+    if spec is None:
+        raise UsageError(no_model_message())
+    the_model = build_model(spec, loaded)
+    facts = model_facts(spec) if not spec.startswith("script:") else None
+    options = RunOptions(
+        cycles=cycles or d.limits.cycles,
+        until=parse_until(until),
+        edit_format=choose_edit_format(loaded, spec),
+        context_window=facts.context_window if facts else 32_000,
+    )
+    reporter = reporter or (SilentReporter() if quiet else ConsoleReporter(console))
+    if not quiet:
+        console.print(
+            f"selfforge: {ws.root} with [bold]{spec}[/]; {options.cycles} cycle(s), "
+            f"land mode {d.land.mode}"
+        )
+    summary = run(ws, loaded, the_model, options, reporter)
+    if not quiet:
+        print_summary(summary, ws)
+    return summary_json(summary)
+
+
+def apply_overrides(
+    loaded: LoadedDirectives, *, goals: list[str] | None, max_repairs: int | None, land: str | None
+) -> LoadedDirectives:
+    d = loaded.directives
+    if goals:
+        d.goals.items = goals
+    if max_repairs is not None:
+        d.limits.max_repairs = max_repairs
+    if land is not None:
+        if land not in ("merge", "branch"):
+            raise UsageError(f"--land must be 'merge' or 'branch', not {land!r}")
+        d.land.mode = land  # type: ignore[assignment]
+    return loaded
+
+
+def build_model(spec: str, loaded: LoadedDirectives) -> Model:
+    m = loaded.directives.model
+    return from_spec(
+        spec,
+        requests_per_minute=m.requests_per_minute,
+        timeout_s=m.timeout_s,
+        max_retries=m.max_retries,
+        on_wait=lambda msg: console.print(f"  [dim]{msg}[/]"),
+    )
+
+
+def choose_edit_format(loaded: LoadedDirectives, spec: str) -> str:
+    from selfforge.edits import default_format_for
+
+    configured = loaded.directives.model.edit_format
+    if configured != "auto":
+        return configured
+    if spec.startswith("script:"):
+        return "search_replace"
+    facts = model_facts(spec)
+    return facts.edit_format or default_format_for(spec)
+
+
+def parse_until(text: str | None) -> float | None:
+    """'2h', '30m', '90s' or '1h30m' from now."""
+    if not text:
+        return None
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([hms])", text.strip().lower())
+    if not parts or "".join(n + u for n, u in parts) != re.sub(r"\s", "", text.lower()):
+        raise UsageError(f"--until {text!r}: write a duration like 2h, 45m, 90s or 1h30m")
+    seconds = sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
+    return time.time() + seconds
+
+
+def print_summary(summary: RunSummary, ws: Workspace) -> None:
+    out = console.print
+    out("")
+    out(f"[bold]run {summary.run_id} finished[/]: {summary.stop_reason}")
+    out(
+        f"  {summary.count('accepted')} accepted, {summary.count('rejected')} rejected, "
+        f"{summary.count('no_edits')} without edits, {summary.count('error')} errors"
+    )
+    for result in summary.results:
+        if result.outcome == "accepted" and not result.landed and result.branch:
+            out(f"  kept on branch [bold]{result.branch}[/]: git merge {result.branch}")
+    out(f"  journal: {ws.state / 'journal.db'}  (selfforge log, selfforge show ID)")
+    if summary.report_path:
+        out(f"  report:  {summary.report_path}")
+
+
+def summary_json(summary: RunSummary) -> dict[str, Any]:
+    return {
+        "run_id": summary.run_id,
+        "stop_reason": summary.stop_reason,
+        "recovered": summary.recovered,
+        "report": str(summary.report_path) if summary.report_path else None,
+        "attempts": [
+            {
+                "id": r.attempt_id,
+                "outcome": r.outcome,
+                "reason": r.reason,
+                "repairs": r.repairs,
+                "commit": r.commit,
+                "branch": r.branch,
+                "landed": r.landed,
+            }
+            for r in summary.results
+        ],
+    }

@@ -1,0 +1,191 @@
+"""Shared fixtures: real temporary git repositories, scripted models, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test User",
+    "GIT_AUTHOR_EMAIL": "user@example.com",
+    "GIT_COMMITTER_NAME": "Test User",
+    "GIT_COMMITTER_EMAIL": "user@example.com",
+}
+PYTEST = f"{sys.executable} -m pytest -q"
+
+CALC = """\
+def add(a, b):
+    return a - b
+
+
+def sub(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+TEST_CALC = """\
+from calc import add, mul, sub
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_sub():
+    assert sub(5, 3) == 2
+
+
+def test_mul():
+    assert mul(4, 3) == 12
+"""
+
+FIX_ADD = """calc.py
+<<<<<<< SEARCH
+def add(a, b):
+    return a - b
+=======
+def add(a, b):
+    return a + b
+>>>>>>> REPLACE
+"""
+
+# Fixes add() but breaks sub(): must be rejected, naming test_sub.
+FIX_ADD_BREAK_SUB = """calc.py
+<<<<<<< SEARCH
+def add(a, b):
+    return a - b
+
+
+def sub(a, b):
+    return a - b
+=======
+def add(a, b):
+    return a + b
+
+
+def sub(a, b):
+    return a + b
+>>>>>>> REPLACE
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, **IDENTITY}
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True, env=env
+    ).stdout
+
+
+def make_repo(root: Path, files: dict[str, str], directives: str | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Test User")
+    git(root, "config", "user.email", "user@example.com")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    if directives is not None:
+        (root / "selfforge.toml").write_text(directives)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def directives(
+    test: str | None = PYTEST,
+    *,
+    cycles: int = 1,
+    max_repairs: int = 0,
+    extra: str = "",
+    goals: tuple[str, ...] = ("Fix add() so test_add passes",),
+    land: str = "merge",
+    lint: str | None = None,
+) -> str:
+    goal_list = ", ".join(json.dumps(g) for g in goals)
+    test_line = f"test = {json.dumps(test)}" if test else ""
+    if lint:
+        test_line += f"\nlint = {json.dumps(lint)}"
+    return f"""
+[goals]
+items = [{goal_list}]
+
+[checks]
+{test_line}
+timeout_s = 120
+
+[limits]
+cycles = {cycles}
+max_repairs = {max_repairs}
+
+[land]
+mode = "{land}"
+{extra}
+"""
+
+
+@pytest.fixture
+def calc_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Callable[..., str]:
+    """Write a scripted-model file; return its model spec."""
+    counter = iter(range(1000))
+
+    def write(**roles: list[object]) -> str:
+        path = tmp_path / f"script-{next(counter)}.json"
+        path.write_text(json.dumps(roles))
+        return f"script:{path}"
+
+    return write
+
+
+def snapshot(root: Path) -> dict[str, object]:
+    """HEAD, index, status and every file's bytes (outside .git and .selfforge)."""
+    files = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith((".git/", ".selfforge/")) or rel in (".git", ".selfforge"):
+            continue
+        if path.is_file():
+            files[rel] = path.read_bytes()
+    return {
+        "head": git(root, "rev-parse", "HEAD"),
+        "branch": git(root, "symbolic-ref", "-q", "HEAD"),
+        "index": git(root, "ls-files", "-s"),
+        "status": git(root, "status", "--porcelain", "--untracked-files=all"),
+        "files": files,
+    }
+
+
+def cli(
+    *args: str, cwd: Path | None = None, check: bool = False, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "selfforge", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"selfforge {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+        )
+    return proc
+
+
+def log_json(repo: Path) -> list[dict[str, object]]:
+    return json.loads(cli("log", "--json", "--repo", str(repo), check=True).stdout)

@@ -1,0 +1,150 @@
+"""The safe improvement loop end to end, on real git repositories, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import (
+    CALC,
+    FIX_ADD,
+    FIX_ADD_BREAK_SUB,
+    TEST_CALC,
+    cli,
+    directives,
+    git,
+    log_json,
+    make_repo,
+    snapshot,
+)
+
+
+def test_a_fix_lands_as_one_commit(calc_repo: Path, script) -> None:
+    spec = script(propose=[FIX_ADD])
+    before = git(calc_repo, "rev-parse", "HEAD").strip()
+    proc = cli("run", "--repo", str(calc_repo), "--model", spec)
+    assert proc.returncode == 0, proc.stderr
+    assert git(calc_repo, "rev-list", "--count", f"{before}..HEAD").strip() == "1"
+    assert "return a + b" in (calc_repo / "calc.py").read_text()
+    assert git(calc_repo, "status", "--porcelain") == ""
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "accepted"
+    assert attempt["commit"] == git(calc_repo, "rev-parse", "HEAD").strip()
+    assert attempt["branch"] is None
+    for key in ("id", "run_id", "task", "reason", "repairs"):
+        assert key in attempt
+
+
+def test_a_fix_that_breaks_another_test_is_rejected_and_nothing_changes(
+    calc_repo: Path, script
+) -> None:
+    (calc_repo / "notes.txt").write_text("my untracked notes\n")
+    before = snapshot(calc_repo)
+    proc = cli("run", "--repo", str(calc_repo), "--model", script(propose=[FIX_ADD_BREAK_SUB]))
+    assert proc.returncode == 0, proc.stderr
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "rejected"
+    assert "test_sub" in attempt["reason"]
+    assert "test_add" not in attempt["reason"]  # test_add now passes; it is not a regression
+    assert snapshot(calc_repo) == before
+
+
+def test_a_syntax_error_is_repaired_with_the_error_and_its_line(tmp_path: Path, script) -> None:
+    repo = make_repo(
+        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(max_repairs=1)
+    )
+    broken = FIX_ADD.replace("return a + b", "return (a + b")
+    proc = cli("run", "--repo", str(repo), "--model", script(propose=[broken, FIX_ADD]))
+    assert proc.returncode == 0, proc.stderr
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted"
+    assert attempt["repairs"] == 1
+    from selfforge.journal import Journal
+
+    with Journal(repo / ".selfforge" / "journal.db") as journal:
+        proposes = [c for c in journal.calls(attempt["id"]) if c["role"] == "propose"]
+    assert len(proposes) == 2
+    repair_prompt = proposes[1]["prompt"]
+    assert "SyntaxError" in repair_prompt
+    assert "calc.py:2" in repair_prompt  # the file and the line of the error
+    assert "return (a + b" in repair_prompt  # the model sees its own broken edit
+
+
+def test_uncommitted_work_is_untouched_and_the_fix_kept_on_a_branch(
+    calc_repo: Path, script
+) -> None:
+    (calc_repo / "test_calc.py").write_text(TEST_CALC + "\n# my edit in progress\n")
+    (calc_repo / "scratch.py").write_text("x = 1\n")
+    before = snapshot(calc_repo)
+    proc = cli("run", "--repo", str(calc_repo), "--model", script(propose=[FIX_ADD]))
+    assert proc.returncode == 0, proc.stderr
+    assert snapshot(calc_repo) == before
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "accepted"
+    branch = attempt["branch"]
+    assert branch and branch.startswith("selfforge/")
+    assert f"git merge {branch}" in proc.stdout
+    shown = git(calc_repo, "show", f"{branch}:calc.py")
+    assert "return a + b" in shown
+    assert git(calc_repo, "rev-parse", branch).strip() == attempt["commit"]
+
+
+def test_branch_mode_always_keeps_a_branch(tmp_path: Path, script) -> None:
+    repo = make_repo(
+        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(land="branch")
+    )
+    head = git(repo, "rev-parse", "HEAD")
+    cli("run", "--repo", str(repo), "--model", script(propose=[FIX_ADD]), check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted" and attempt["branch"]
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_no_edits_is_its_own_outcome(calc_repo: Path, script) -> None:
+    cli("run", "--repo", str(calc_repo), "--model", script(propose=["I cannot help."]), check=True)
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "no_edits"
+
+
+def test_lint_regressions_are_rejected_naming_the_rule(tmp_path: Path, script) -> None:
+    # A stand-in linter: one "path:line: X001 imports os" finding per `import os`.
+    lint = "grep -n -H 'import os' *.py | cut -d: -f1,2 | sed 's/$/: X001 imports os/'"
+    repo = make_repo(
+        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(lint=lint)
+    )
+    adds_import = FIX_ADD.replace(
+        "def add(a, b):\n    return a + b", "import os\n\n\ndef add(a, b):\n    return a + b"
+    )
+    cli("run", "--repo", str(repo), "--model", script(propose=[adds_import]), check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "rejected"
+    assert "lint" in attempt["reason"] and "X001" in attempt["reason"]
+    assert "calc.py" in attempt["reason"]
+
+
+def test_a_reviewer_veto_rejects(calc_repo: Path, script) -> None:
+    spec = script(propose=[FIX_ADD], review=["REJECT: changes behaviour without a docstring"])
+    cli("run", "--repo", str(calc_repo), "--model", spec, check=True)
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "rejected"
+    assert "docstring" in attempt["reason"]
+    assert "return a - b" in (calc_repo / "calc.py").read_text()
+
+
+def test_show_and_status_read_the_journal(calc_repo: Path, script) -> None:
+    cli("run", "--repo", str(calc_repo), "--model", script(propose=[FIX_ADD]), check=True)
+    shown = cli("show", "1", "--repo", str(calc_repo), check=True).stdout
+    assert "propose" in shown and "<<<<<<< SEARCH" in shown and "+    return a + b" in shown
+    status = json.loads(cli("status", "--json", "--repo", str(calc_repo), check=True).stdout)
+    assert status["attempts"] == 1 and status["outcomes"] == {"accepted": 1}
+    assert status["running"] is False
+    assert status["input_tokens"] > 0
+
+
+def test_state_dir_is_excluded_from_git(calc_repo: Path, script) -> None:
+    cli("run", "--repo", str(calc_repo), "--model", script(propose=[FIX_ADD]), check=True)
+    assert (calc_repo / ".selfforge" / "journal.db").exists()
+    assert "/.selfforge/" in (calc_repo / ".git" / "info" / "exclude").read_text()
+    assert git(calc_repo, "status", "--porcelain") == ""
+    assert not list((calc_repo / ".selfforge" / "worktrees").glob("*"))
+    assert git(calc_repo, "worktree", "list").count("\n") == 1

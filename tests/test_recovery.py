@@ -1,0 +1,109 @@
+"""A run killed at any instant leaves the user's repository as it was; the next run
+recovers, says so, and finishes the job."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, log_json, make_repo, snapshot
+
+# Sleeps only inside an attempt's worktree (not the baseline's), when asked to.
+SLOW_TEST = """
+import os, time
+from pathlib import Path
+
+def test_slow_in_attempts():
+    if Path.cwd().name.startswith("attempt-") and os.environ.get("SLOW_TEST"):
+        time.sleep(float(os.environ["SLOW_TEST"]))
+"""
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def _lock_record(repo: Path) -> dict:
+    try:
+        return json.loads((repo / ".selfforge" / "run.lock").read_text() or "{}")
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def test_sigkill_during_tests_then_recovery_lands_the_fix(tmp_path: Path, script) -> None:
+    repo = make_repo(
+        tmp_path / "r",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_TEST},
+        directives(),
+    )
+    before = snapshot(repo)
+    spec = script(propose=[FIX_ADD])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "selfforge", "run", "--repo", str(repo), "--model", spec],
+        env={**os.environ, "SLOW_TEST": "60"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    worktrees = repo / ".selfforge" / "worktrees"
+    _wait_for(lambda: any(worktrees.glob("attempt-*")) and _lock_record(repo).get("child_pgid"))
+    time.sleep(0.5)  # well inside the slow test
+    orphan_group = _lock_record(repo)["child_pgid"]
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    assert snapshot(repo) == before  # nothing of the user's changed
+    assert any(worktrees.glob("attempt-*"))  # the dead run left its worktree behind
+
+    second = cli("run", "--repo", str(repo), "--model", spec)
+    assert second.returncode == 0, second.stderr
+    assert "recovered" in second.stdout
+    assert "interrupted" in second.stdout
+    assert not any(worktrees.iterdir())
+    assert "selfforge/tmp/" not in git(repo, "branch", "--list")
+    assert git(repo, "worktree", "list").count("\n") == 1
+    try:
+        os.killpg(orphan_group, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive, "the killed run's test processes were left running"
+    attempts = log_json(repo)
+    assert [a["outcome"] for a in attempts] == ["error", "accepted"]
+    assert "interrupted" in attempts[0]["reason"]
+    assert "return a + b" in (repo / "calc.py").read_text()
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_second_run_waits_for_nobody_and_names_the_lock_holder(tmp_path: Path, script) -> None:
+    repo = make_repo(
+        tmp_path / "r",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_TEST},
+        directives(),
+    )
+    spec = script(propose=[FIX_ADD])
+    first = subprocess.Popen(
+        [sys.executable, "-m", "selfforge", "run", "--repo", str(repo), "--model", spec],
+        env={**os.environ, "SLOW_TEST": "30"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for(lambda: _lock_record(repo).get("pid") == first.pid)
+        second = cli("run", "--repo", str(repo), "--model", spec)
+        assert second.returncode == 1
+        assert f"pid {first.pid}" in second.stderr
+        status = json.loads(cli("status", "--json", "--repo", str(repo), check=True).stdout)
+        assert status["running"] is True
+    finally:
+        first.kill()
+        first.wait()
