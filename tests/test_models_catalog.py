@@ -84,3 +84,15 @@ def test_script_specs_still_build_the_scripted_model(tmp_path) -> None:
     script.write_text('{"propose": ["x"]}')
     model = from_spec(f"script:{script}", requests_per_minute=5)
     assert model.spec == f"script:{script}"
+
+
+def test_local_servers_get_a_long_default_timeout(env) -> None:
+    def timeout(spec: str, **settings) -> float:
+        return from_spec(
+            spec, env={**env, "GEMINI_API_KEY": "g" * 20}, **settings
+        ).client.transport.timeout_s
+
+    assert timeout("ollama:qwen2.5-coder:7b") == 600
+    assert timeout("openai:m@http://127.0.0.1:8000/v1") == 600
+    assert timeout("gemini:gemini-2.5-flash") == 120
+    assert timeout("ollama:qwen2.5-coder:7b", timeout_s=30) == 30

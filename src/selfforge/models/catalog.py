@@ -36,6 +36,7 @@ class ProviderConfig(BaseModel):
     key_help: str = ""
     default_model: str | None = None
     requests_per_minute: float | None = None
+    timeout_s: float = 120.0
 
 
 class ModelEntry(BaseModel):

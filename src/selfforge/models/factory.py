@@ -29,11 +29,14 @@ WIRES: dict[str, str] = {
 }
 
 
+LOCAL_TIMEOUT_S = 600.0
+
+
 def build(
     spec: ModelSpec,
     *,
     requests_per_minute: float | None = None,
-    timeout_s: float = 120.0,
+    timeout_s: float | None = None,
     max_retries: int | None = None,
     backoff_base_s: float | None = None,
     backoff_cap_s: float | None = None,
@@ -43,8 +46,12 @@ def build(
     on_wait: Callable[[str], None] | None = None,
 ) -> ManagedModel:
     """A network model. ``requests_per_minute``: None = the catalog's pacing, 0 = none;
-    retry settings left None come from the catalog's [retry] table."""
+    timeout and retry settings left None come from the catalog (provider, [retry])."""
     env = os.environ if env is None else env
+    if timeout_s is None:
+        timeout_s = provider_config(spec.provider, env).timeout_s
+        if spec.is_local:  # a local server sends nothing until the whole reply is ready
+            timeout_s = max(timeout_s, LOCAL_TIMEOUT_S)
     endpoint = make_endpoint(spec, timeout_s=timeout_s, env=env)
     module_name, _, class_name = WIRES[provider_config(spec.provider, env).wire].partition(":")
     client = getattr(importlib.import_module(module_name), class_name)(endpoint)

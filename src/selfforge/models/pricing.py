@@ -6,7 +6,6 @@ unknown price (None) rather than a guess.
 
 from __future__ import annotations
 
-import ipaddress
 from decimal import Decimal
 
 from genai_prices import Usage as PriceUsage
@@ -39,7 +38,7 @@ def cost_usd(spec: ModelSpec, usage: Usage, facts: ModelFacts) -> float | None:
     """USD for one call's usage; 0.0 for local models, None when the price is unknown."""
     if facts.prices is not None:
         return _from_catalog(usage, facts)
-    if spec.provider in _LOCAL_PROVIDERS or _is_local(spec.host):
+    if spec.provider in _LOCAL_PROVIDERS or spec.is_local:
         return 0.0
     provider_id = _provider_id(spec)
     if provider_id is None:
@@ -78,15 +77,3 @@ def _from_catalog(usage: Usage, facts: ModelFacts) -> float:
         + usage.output_tokens * prices.output_usd_per_mtok
     )
     return total / 1_000_000
-
-
-def _is_local(host: str | None) -> bool:
-    if not host:
-        return False
-    if host == "localhost" or host.endswith(".local"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private

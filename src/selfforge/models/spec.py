@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -21,6 +22,20 @@ class ModelSpec:
     @property
     def host(self) -> str | None:
         return urlsplit(self.base_url).hostname if self.base_url else None
+
+    @property
+    def is_local(self) -> bool:
+        """Whether @BASE_URL names this machine or a private network."""
+        host = self.host
+        if not host:
+            return False
+        if host == "localhost" or host.endswith(".local"):
+            return True
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return address.is_loopback or address.is_private
 
 
 def parse_spec(spec: str) -> ModelSpec:
