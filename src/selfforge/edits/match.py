@@ -185,8 +185,8 @@ def _elided(lines: list[str], search: list[str], replace: list[str]) -> list[Spa
         return Miss()
     if len(s_pieces) != len(r_pieces):
         return Miss(
-            reason=f"the SEARCH has {len(s_pieces) - 1} `...` lines but the REPLACE has "
-            f"{len(r_pieces) - 1}; use the same `...` lines in both, or none."
+            reason=f"the SEARCH has {_dots(len(s_pieces) - 1)} but the REPLACE has "
+            f"{_dots(len(r_pieces) - 1)}; use the same `...` lines in both, or none."
         )
     spans: list[Span] = []
     after = 0
@@ -204,3 +204,7 @@ def _elided(lines: list[str], search: list[str], replace: list[str]) -> list[Spa
         spans.append(span)
         after = span.end
     return spans or Miss()
+
+
+def _dots(n: int) -> str:
+    return f"{n} `...` line" + ("" if n == 1 else "s")
