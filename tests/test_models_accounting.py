@@ -146,3 +146,11 @@ def test_rate_limit_retries_exhausted_stay_rate_limited(httpserver) -> None:
     fake.rate_limit_once(0.01)
     with pytest.raises(RateLimited, match="gave up after 2 tries"):
         fake.model(max_retries=1).complete(ask())
+
+
+def test_estimate_cost_for_budget_checks() -> None:
+    from selfforge.models.pricing import estimate_cost
+
+    assert estimate_cost("gemini:gemini-2.5-flash", 100_000, 2_000) == pytest.approx(0.035)
+    assert estimate_cost("ollama:qwen2.5-coder:7b", 100_000, 2_000) == 0.0
+    assert estimate_cost("openai:unknown-model-xyz", 10, 10) is None

@@ -79,6 +79,7 @@ class ManagedModel:
         return reply
 
     def estimate_cost(self, request: Request, input_tokens: int) -> float | None:
+        """USD this request would cost, assuming a typical reply when it sets no cap."""
         output = request.max_output_tokens or TYPICAL_OUTPUT_TOKENS
         usage = Usage(input_tokens=input_tokens, output_tokens=output)
         return cost_usd(self.parsed, usage, self.facts)

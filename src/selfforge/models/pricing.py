@@ -12,8 +12,8 @@ from genai_prices import Usage as PriceUsage
 from genai_prices import calc_price
 
 from selfforge.models.base import Usage
-from selfforge.models.catalog import ModelFacts
-from selfforge.models.spec import ModelSpec
+from selfforge.models.catalog import ModelFacts, model_facts
+from selfforge.models.spec import ModelSpec, parse_spec
 
 # selfforge provider -> genai-prices provider id
 _PROVIDER_IDS = {
@@ -55,6 +55,15 @@ def cost_usd(spec: ModelSpec, usage: Usage, facts: ModelFacts) -> float | None:
     except (LookupError, ValueError):
         return None
     return float(total)
+
+
+def estimate_cost(spec: str | ModelSpec, input_tokens: int, output_tokens: int) -> float | None:
+    """USD a call of this size would cost, for checking a budget before sending it."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    if parsed.provider == "script":
+        return 0.0
+    usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    return cost_usd(parsed, usage, model_facts(parsed))
 
 
 def _provider_id(spec: ModelSpec) -> str | None:
