@@ -57,3 +57,9 @@ def test_estimate_tokens_is_in_a_sane_range() -> None:
     assert 180 <= estimate_tokens(prose) <= 260  # real tokenizers: ~200
     code = "def add(a: int, b: int) -> int:\n    return a + b\n" * 10
     assert estimate_tokens(code) >= len(code) // 4
+
+
+def test_mask_survives_a_broken_keys_file(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SELFFORGE_CONFIG_DIR", str(tmp_path))
+    (tmp_path / "keys.toml").write_text("GEMINI_API_KEY = unterminated\n")
+    assert secrets.mask("plain text") == "plain text"

@@ -37,9 +37,12 @@ class OllamaClient:
 
     @property
     def num_ctx(self) -> int:
+        window = self.endpoint.facts.context_window
         if self._num_ctx is None:
-            window = self.endpoint.facts.context_window
-            trained = self.trained_context_length()
+            try:
+                trained = self.trained_context_length()
+            except ModelError:
+                return window  # server unreachable: ask again on the next call
             self._num_ctx = min(window, trained) if trained else window
         return self._num_ctx
 
@@ -72,13 +75,14 @@ class OllamaClient:
         return [str(m.get("name") or m.get("model")) for m in models]
 
     def trained_context_length(self) -> int | None:
-        """The model's context length as Ollama reports it, or None if unknown."""
+        """The model's context length as Ollama reports it, or None if it does not say.
+        Raises a ModelError when the server cannot be reached."""
+        response = self.transport.request(
+            "POST", f"{self.base}/api/show", {"model": self.endpoint.spec.model}
+        )
         try:
-            response = self.transport.request(
-                "POST", f"{self.base}/api/show", {"model": self.endpoint.spec.model}
-            )
             info = json_body(response, self.label).get("model_info") or {}
-        except ModelError:
+        except MalformedResponse:
             return None
         lengths = [
             int(v) for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)

@@ -123,7 +123,11 @@ def _known_secret_values() -> set[str]:
     for name, value in os.environ.items():
         if is_secret_name(name) and len(value.strip()) >= _MIN_MASKED_LEN:
             values.add(value.strip())
-    values.update(v for v in _read_keys_file(keys_file()).values() if len(v) >= _MIN_MASKED_LEN)
+    try:
+        stored = _read_keys_file(keys_file())
+    except ConfigError:  # reported where keys are read; masking must never fail
+        stored = {}
+    values.update(v for v in stored.values() if len(v) >= _MIN_MASKED_LEN)
     return values
 
 
