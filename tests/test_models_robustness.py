@@ -104,6 +104,13 @@ def test_gemini_openai_endpoint_usage_counts_thinking() -> None:
     # Gemini's OpenAI-compatible endpoint leaves thinking out of completion_tokens.
     usage = usage_from({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 220}, "", "")
     assert (usage.output_tokens, usage.thinking_tokens) == (120, 100)
+    # Some proxies report the thinking only under completion_tokens_details.
+    details = {"reasoning_tokens": 60}
+    raw = {"prompt_tokens": 21, "completion_tokens": 0, "completion_tokens_details": details}
+    assert (usage_from(raw, "", "").output_tokens, usage_from(raw, "", "").thinking_tokens) == (
+        60,
+        60,
+    )
 
 
 def test_no_key_in_reprs_or_errors(httpserver) -> None:

@@ -187,6 +187,8 @@ def usage_from(raw: Any, prompt: str, content: str) -> Usage:
     # thinking out of completion_tokens but inside total_tokens. Take the larger.
     total = int(raw.get("total_tokens") or 0)
     output = max(completion, total - prompt_tokens)
+    if reasoning > output:  # completion_tokens cannot include reasoning larger than itself
+        output = completion + reasoning
     return Usage(
         input_tokens=prompt_tokens,
         output_tokens=output,
