@@ -138,3 +138,22 @@ def test_server_echoing_the_key_is_masked(httpserver) -> None:
     with pytest.raises(Exception) as caught:
         fake.model().complete(ask())
     assert TEST_KEY not in str(caught.value) and "***" in str(caught.value)
+
+
+def _as_list(response: Response) -> Response:
+    # Gemini's OpenAI-compatible endpoint wraps its native error object in a list.
+    response.set_data(json.dumps([json.loads(response.get_data())]))
+    return response
+
+
+def test_gemini_openai_endpoint_errors(httpserver) -> None:
+    from providers.bodies import gemini_quota
+
+    fake = fake_openai(httpserver, ["ok"], model="gemini-2.5-flash")
+    minute = "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"
+    fake.faults.append(lambda: _as_list(gemini_quota("gemini-2.5-flash", minute, "10", "0.05s")))
+    assert fake.model().complete(ask()).content == "ok"
+    day = "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
+    fake.faults.append(lambda: _as_list(gemini_quota("gemini-2.5-flash", day, "250", "41s")))
+    with pytest.raises(QuotaExhausted, match="per-day quota"):
+        fake.model().complete(ask())

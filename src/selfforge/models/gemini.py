@@ -89,7 +89,7 @@ class GeminiClient:
         # An invalid key is a 400 INVALID_ARGUMENT with reason API_KEY_INVALID.
         if "API_KEY_INVALID" in reasons or (status == 400 and "API key not valid" in message):
             return auth_error(self.label, status, snippet(message), self.endpoint.key_info)
-        delay = _retry_delay(details) or retry_after(response)
+        delay = retry_delay(details) or retry_after(response)
         if status == 429:
             quota = gemini_quota_error(self.label, details)
             if quota is not None:
@@ -177,7 +177,7 @@ def _is(detail: dict[str, Any], kind: str) -> bool:
     return str(detail.get("@type", "")).endswith("google.rpc." + kind)
 
 
-def _retry_delay(details: list[dict[str, Any]]) -> float | None:
+def retry_delay(details: list[dict[str, Any]]) -> float | None:
     for d in details:
         if _is(d, "RetryInfo"):
             return parse_delay(str(d.get("retryDelay", "")))

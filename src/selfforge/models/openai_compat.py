@@ -22,7 +22,7 @@ from selfforge.models.base import (
     Request,
     Usage,
 )
-from selfforge.models.gemini import error_details, gemini_quota_error
+from selfforge.models.gemini import error_details, gemini_quota_error, retry_delay
 from selfforge.models.http import (
     Endpoint,
     Transport,
@@ -107,7 +107,8 @@ class OpenAIClient:
             and "valid" in message
         ):
             return auth_error(self.label, status, snippet(message), key)
-        delay = retry_after(response) or _openrouter_reset(err)
+        # Gemini's OpenAI-compatible endpoint still explains a 429 with RetryInfo.
+        delay = retry_after(response) or retry_delay(error_details(err)) or _openrouter_reset(err)
         hint = _TRY_AGAIN.search(message)
         if delay is None and hint:
             delay = parse_delay(hint.group(1))
