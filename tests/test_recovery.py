@@ -55,14 +55,14 @@ def test_sigkill_during_tests_then_recovery_lands_the_fix(tmp_path: Path, script
         stderr=subprocess.DEVNULL,
     )
     worktrees = repo / ".selfforge" / "worktrees"
-    _wait_for(lambda: any(worktrees.glob("attempt-*")) and _lock_record(repo).get("child_pgid"))
+    _wait_for(lambda: any(worktrees.glob("attempt*")) and _lock_record(repo).get("child_pgid"))
     time.sleep(0.5)  # well inside the slow test
     orphan_group = _lock_record(repo)["child_pgid"]
     proc.send_signal(signal.SIGKILL)
     proc.wait()
 
     assert snapshot(repo) == before  # nothing of the user's changed
-    assert any(worktrees.glob("attempt-*"))  # the dead run left its worktree behind
+    assert any(worktrees.glob("attempt*"))  # the dead run left its worktree behind
 
     second = cli("run", "--repo", str(repo), "--model", spec)
     assert second.returncode == 0, second.stderr

@@ -72,12 +72,12 @@ class Attempt:
     # --- driver ------------------------------------------------------------------------
 
     def run(self) -> AttemptResult:
-        wt, tmp_branch = self.e.ws.create_worktree(f"attempt-{self.id}", self.base)
+        wt, tmp_branch = self.e.ws.create_worktree("attempt", self.base, f"attempt-{self.id}")
         self.wt = wt
         try:
             result = self._rounds()
         finally:
-            self.e.ws.remove_worktree(wt, tmp_branch)
+            self.e.ws.release_worktree(wt, tmp_branch)
         self.e.journal.finish_attempt(
             self.id,
             outcome=result.outcome,

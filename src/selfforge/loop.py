@@ -91,6 +91,8 @@ def run(
             summary.stop_reason, status = "interrupted by the user", "interrupted"
             journal.end_run(run_id, status, summary.stop_reason)
             raise
+        finally:
+            ws.remove_worktrees()
         journal.end_run(run_id, status, summary.stop_reason)
         summary.report_path = write_report(ws, journal, run_id)
         return summary
@@ -142,7 +144,7 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
 def measure_baseline(engine: Engine, commit: str) -> Observed:
     """Run lint and tests on the unmodified commit, in a worktree of its own."""
     d, ws = engine.d, engine.ws
-    path, branch = ws.create_worktree(f"baseline-{engine.run_id}", commit)
+    path, branch = ws.create_worktree("baseline", commit, f"baseline-{engine.run_id}")
     observed = Observed()
     try:
         if d.checks.lint:
@@ -167,7 +169,7 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
             )
             engine.reporter.step("baseline", None, detail, result.duration_s)
     finally:
-        ws.remove_worktree(path, branch)
+        ws.release_worktree(path, branch)
     return observed
 
 

@@ -33,7 +33,7 @@ def undo_last(ws: Workspace) -> str:
                 "them, then run `selfforge undo` again"
             )
         head = git.git("rev-parse", "HEAD", cwd=ws.root).strip()
-        path, branch = ws.create_worktree(f"undo-{sha[:10]}", head)
+        path, _ = ws.create_worktree("undo", head, f"undo-{sha[:10]}")
         try:
             git.git("revert", "--no-edit", sha, cwd=path, check=False, env=git.identity_env(path))
             new_head = git.git("rev-parse", "HEAD", cwd=path).strip()
@@ -44,7 +44,7 @@ def undo_last(ws: Workspace) -> str:
             )
         finally:
             git.git("revert", "--abort", cwd=path, check=False)
-            ws.remove_worktree(path, branch)
+            ws.remove_worktrees()
         journal.set_meta(f"reverted:{sha}", new_head)
     return f"reverted attempt {target.id} ({target.task}): {result.message}"
 

@@ -180,7 +180,7 @@ class Workspace:
         out = git.git("worktree", "list", "--porcelain", cwd=self.root)
         paths = [Path(line[9:]) for line in out.splitlines() if line.startswith("worktree ")]
         base = self.worktrees.resolve()
-        return [p for p in paths if base in p.resolve().parents]
+        return [self.worktrees / p.name for p in paths if base in p.resolve().parents]
 
     def _temp_branches(self) -> list[str]:
         out = git.git(
@@ -193,20 +193,40 @@ class Workspace:
 
     # --- worktrees ---------------------------------------------------------------------
 
-    def create_worktree(self, name: str, commit: str) -> tuple[Path, str]:
-        """A fresh worktree on a temporary branch cut from ``commit``."""
+    def create_worktree(self, slot: str, commit: str, branch_name: str) -> tuple[Path, str]:
+        """The worktree ``slot`` at ``commit``, on a fresh temporary branch.
+
+        A slot's worktree is reused within a run: resetting it to the new commit and
+        cleaning every untracked and ignored file leaves exactly what a fresh checkout
+        would, but touches only the files that differ (a fresh one rewrites them all).
+        """
         self.worktrees.mkdir(parents=True, exist_ok=True)
-        path = self.worktrees / name
-        branch = f"{TMP_BRANCH_PREFIX}{name}"
-        if path.exists():
-            self.remove_worktree(path, branch)
-        git.git("worktree", "add", "-q", "-b", branch, str(path), commit, cwd=self.root)
+        path = self.worktrees / slot
+        branch = f"{TMP_BRANCH_PREFIX}{branch_name}"
+        if path in self._listed_worktrees():
+            git.git("checkout", "-q", "--detach", cwd=path)
+            git.git("reset", "-q", "--hard", commit, cwd=path)
+            git.git("clean", "-q", "-ffdx", cwd=path)
+            git.git("checkout", "-q", "-B", branch, cwd=path)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+            git.git("worktree", "add", "-q", "-B", branch, str(path), commit, cwd=self.root)
         return path, branch
 
-    def remove_worktree(self, path: Path, branch: str | None) -> None:
-        git.git("worktree", "remove", "--force", "--force", str(path), cwd=self.root, check=False)
-        shutil.rmtree(path, ignore_errors=True)
-        if branch:
+    def release_worktree(self, path: Path, branch: str) -> None:
+        """Done with an attempt: drop its temporary branch, keep the directory for reuse."""
+        git.git("checkout", "-q", "--detach", cwd=path, check=False)
+        git.git("branch", "-D", branch, cwd=self.root, check=False)
+
+    def remove_worktrees(self) -> None:
+        """End of a run: remove every worktree and temporary branch of ours."""
+        for path in self._listed_worktrees():
+            git.git(
+                "worktree", "remove", "--force", "--force", str(path), cwd=self.root, check=False
+            )
+            shutil.rmtree(path, ignore_errors=True)
+        git.git("worktree", "prune", cwd=self.root, check=False)
+        for branch in self._temp_branches():
             git.git("branch", "-D", branch, cwd=self.root, check=False)
 
     # --- landing -----------------------------------------------------------------------
