@@ -57,6 +57,7 @@ def test_429_waits_for_retry_delay_then_succeeds(httpserver) -> None:
     assert reply.content == "done"
     assert time.monotonic() - started >= 0.3
     assert len(fake.requests) == 2 and "retrying in 0.3s" in waits[0]
+    assert "(429): GenerateRequestsPerMinutePerProjectPerModel-FreeTier, limit 10" in waits[0]
 
 
 def test_per_day_quota_stops_without_retrying(httpserver) -> None:

@@ -94,6 +94,8 @@ class GeminiClient:
             quota = gemini_quota_error(self.label, details)
             if quota is not None:
                 return quota
+            # The message is a paragraph; the quota id says the same in a few words.
+            message = _short_quota(details) or message
         return status_error(self.label, status, message, self.endpoint.key_info, delay)
 
 
@@ -167,6 +169,15 @@ def usage_from(meta: dict[str, Any]) -> Usage:
         cached_tokens=int(meta.get("cachedContentTokenCount") or 0),
         thinking_tokens=thoughts,
     )
+
+
+def _short_quota(details: list[dict[str, Any]]) -> str | None:
+    violations = [v for d in details if _is(d, "QuotaFailure") for v in d.get("violations") or []]
+    if not violations:
+        return None
+    v = violations[0]
+    limit = f", limit {v['quotaValue']}" if v.get("quotaValue") else ""
+    return f"{v.get('quotaId', 'a quota')}{limit}"
 
 
 def error_details(err: dict[str, Any]) -> list[dict[str, Any]]:

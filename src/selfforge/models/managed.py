@@ -126,7 +126,8 @@ class ManagedModel:
             )
         delay = hinted if hinted is not None else self.policy.backoff(attempt)
         note = f"{exc.message}; retrying in {delay:.1f}s"
-        log.warning(note)
+        # info, not warning: on_wait shows it; Python's last-resort handler would repeat it.
+        log.info(note)
         if self.on_wait is not None:
             self.on_wait(note)
         if isinstance(exc, RateLimited):
