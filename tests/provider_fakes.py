@@ -11,12 +11,14 @@ them, so the clients under test meet the same JSON they meet in production:
 
 Faults queue up and are served before replies, one per request: ``rate_limit_once``,
 ``daily_quota``, ``auth_failure``, ``server_error``, ``malformed``, ``slow``. A reply
-queue that runs dry answers "" (no edits). ``fake.requests`` holds the JSON bodies
-received. Wires: gemini, openai, anthropic, ollama.
+queue that runs dry answers "" (no edits); ``answer_when(text, ...)`` gives requests
+whose prompt contains ``text`` their own queue (like the scripted model's roles).
+``fake.requests`` holds the JSON bodies received. Wires: gemini, openai, anthropic, ollama.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 import time
@@ -60,6 +62,7 @@ class FakeProvider:
         self.model_name = model or default_model
         self.prefix = prefix
         self.replies = list(replies)
+        self.rules: list[tuple[str, list[str]]] = []
         self.usage = dict(DEFAULT_USAGE)
         self.faults: list[Callable[[], Response]] = []
         self.requests: list[dict[str, Any]] = []
@@ -94,6 +97,11 @@ class FakeProvider:
 
     def reply(self, *texts: str) -> None:
         self.replies.extend(texts)
+
+    def answer_when(self, prompt_contains: str, *texts: str) -> None:
+        """Answer requests whose prompt contains ``prompt_contains`` from this queue first,
+        e.g. ``fake.answer_when("Review this change", "APPROVE: fine")``."""
+        self.rules.append((prompt_contains, list(texts)))
 
     # -- faults, served before replies, one per request
     def rate_limit_once(self, retry_s: float = 0.05) -> None:
@@ -147,8 +155,15 @@ class FakeProvider:
         return sent == TEST_KEY
 
     def _success(self) -> Response:
-        text = self.replies.pop(0) if self.replies else ""
+        text = self._next_reply()
         return bodies.success(self.wire, text, self.model_name, self.usage)
+
+    def _next_reply(self) -> str:
+        prompt = json.dumps(self.requests[-1]) if self.requests else ""
+        for needle, queue in self.rules:
+            if queue and json.dumps(needle)[1:-1] in prompt:
+                return queue.pop(0)
+        return self.replies.pop(0) if self.replies else ""
 
     def _model_list(self) -> Response:
         return bodies.model_list(self.wire, self.model_name)

@@ -144,3 +144,11 @@ def test_missing_key_is_a_usage_error_naming_the_variable(tmp_path) -> None:
 
     with pytest.raises(UsageError, match="GEMINI_API_KEY is not set"):
         from_spec("gemini:gemini-2.5-flash", env={"SELFFORGE_CONFIG_DIR": str(tmp_path)})
+
+
+def test_fake_answers_by_prompt_content(httpserver) -> None:
+    fake = fake_gemini(httpserver, ["general"])
+    fake.answer_when("Review this", "APPROVE: fine")
+    model = fake.model()
+    assert model.complete(ask("Review this change")).content == "APPROVE: fine"
+    assert model.complete(ask("Review this change")).content == "general"
