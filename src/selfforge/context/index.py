@@ -139,10 +139,9 @@ class CodeIndex:
             jobs.append(ScanJob(str(repo_root), path, old.hash if old else None))
             if old is not None:
                 stored[path] = old  # settled below: kept, replaced or dropped
-        results = scan_all(jobs)
         outcomes: list[str] = []
         with self._transaction():
-            for result in results:
+            for result in scan_all(jobs):
                 outcomes.append(self._apply(result, stored.pop(result.path, None), stats, now_ns))
             for gone in stored.values():
                 self._delete(gone.id)

@@ -40,17 +40,16 @@ class ParsedFile:
     doc: str = ""  # first line of the module docstring
 
 
-Extractor = Callable[[Node, bytes, str], tuple[list[Definition], list[str]]]
-
-
 @dataclass(frozen=True)
 class LanguageSpec:
     name: str
     extensions: tuple[str, ...]
     grammar_module: str  # the pip package's import name, e.g. "tree_sitter_python"
-    extract: Extractor
-    import_query: str  # captures nodes passed to the extractor's import handling
-    identifier_query: str = "(identifier) @id"
+    definitions: Callable[[Node, bytes], list[Definition]]
+    # (captured import nodes, source, repo-relative path) -> dotted module candidates
+    imports: Callable[[list[Node], bytes, str], list[str]]
+    import_query: str  # captures @import nodes
+    identifier_query: str = "(identifier) @id"  # captures @id nodes
     grammar_attr: str = "language"
     module_doc: Callable[[Node, bytes], str] | None = None
 
@@ -162,21 +161,25 @@ def _query(spec_name: str, source: str) -> Query:
     return Query(load_language(spec_name), source)
 
 
-def extract_python(root: Node, src: bytes, path: str) -> tuple[list[Definition], list[str]]:
+def python_definitions(root: Node, src: bytes) -> list[Definition]:
     definitions: list[Definition] = []
     _py_definitions(root, src, "", definitions)
+    return definitions
+
+
+def python_imports(nodes: list[Node], src: bytes, path: str) -> list[str]:
     imports: list[str] = []
-    captures = QueryCursor(_query("python", PYTHON.import_query)).captures(root)
-    for node in sorted(captures.get("import", []), key=lambda n: n.start_byte):
+    for node in sorted(nodes, key=lambda n: n.start_byte):
         imports.extend(_py_import(node, src, path))
-    return definitions, list(dict.fromkeys(i for i in imports if i))
+    return list(dict.fromkeys(i for i in imports if i))
 
 
 PYTHON = LanguageSpec(
     name="python",
     extensions=(".py", ".pyi"),
     grammar_module="tree_sitter_python",
-    extract=extract_python,
+    definitions=python_definitions,
+    imports=python_imports,
     import_query="[(import_statement) (import_from_statement)] @import",
     module_doc=_docstring,
 )
@@ -219,15 +222,16 @@ def _parser(name: str) -> Parser:
 def parse_source(path: str, src: bytes, spec: LanguageSpec) -> ParsedFile:
     """Definitions, imports and identifier references of one file."""
     tree = _parser(spec.name).parse(src)
-    definitions, imports = spec.extract(tree.root_node, src, path)
-    captures = QueryCursor(_query(spec.name, spec.identifier_query)).captures(tree.root_node)
+    # One query walks the tree once for both imports and identifiers.
+    query = _query(spec.name, f"{spec.import_query}\n{spec.identifier_query}")
+    captures = QueryCursor(query).captures(tree.root_node)
     references: Counter[str] = Counter(
         src[n.start_byte : n.end_byte].decode("utf-8", "replace") for n in captures.get("id", [])
     )
     return ParsedFile(
         lang=spec.name,
-        definitions=definitions,
-        imports=imports,
+        definitions=spec.definitions(tree.root_node, src),
+        imports=spec.imports(captures.get("import", []), src, path),
         references=references,
         lines=src.count(b"\n") + 1,
         doc=spec.module_doc(tree.root_node, src) if spec.module_doc else "",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,14 +49,17 @@ def scan(job: ScanJob) -> Scanned:
     return Scanned(job.path, digest, parsed, search_columns(job.path, parsed))
 
 
-def scan_all(jobs: list[ScanJob]) -> list[Scanned]:
+def scan_all(jobs: list[ScanJob]) -> Iterator[Scanned]:
+    """Scan results in job order, yielded as they come so the caller can store them
+    while workers are still parsing."""
     workers = min(os.cpu_count() or 1, 4)
     if len(jobs) < PARALLEL_THRESHOLD or workers < 2:
-        return [scan(job) for job in jobs]
+        yield from (scan(job) for job in jobs)
+        return
     # fork starts workers fastest and they inherit the loaded grammars.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-        return list(pool.map(scan, jobs, chunksize=32))
+        yield from pool.map(scan, jobs, chunksize=16)
 
 
 def search_columns(path: str, pf: ParsedFile) -> tuple[str, str, str, str]:
