@@ -53,7 +53,7 @@ def test_doctor_all_good(httpserver, repo) -> None:
 def test_doctor_reports_what_to_fix(httpserver, repo) -> None:
     fake = fake_gemini(httpserver)
     (repo / "selfforge.toml").write_text(
-        '[checks]\ntest = "no-such-tool-xyz --run"\nlint = "git status"\n\n'
+        '[checks]\ntest = "no-such-tool-xyz --run"\nlint = "LC_ALL=C git status"\n\n'
         f'[model]\nspec = "{fake.spec}"\n'
     )
     env = {**fake.env, "GEMINI_API_KEY": "a-wrong-key-123456"}
@@ -77,3 +77,4 @@ def test_doctor_flags_a_key_written_into_the_directives(repo, tmp_path) -> None:
     result = invoke(["doctor", "--repo", str(repo)], {"SELFFORGE_CONFIG_DIR": str(tmp_path)})
     assert "FAIL secrets: selfforge.toml holds an API key" in result.output
     assert key not in result.output
+    assert "script model file not found" in result.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -20,6 +21,7 @@ RepoOpt = typer.Option(Path("."), "--repo", help="The git repository (default: h
 ModelOpt = typer.Option(None, "--model", help="PROVIDER:MODEL[@BASE_URL] (default: configured).")
 # Listing models is cheap and free on every provider; do not let it hang doctor.
 PROBE_TIMEOUT_S = 15.0
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def register(app: typer.Typer) -> None:
@@ -115,7 +117,7 @@ def _check_command(name: str, command: str, root: Path) -> Finding:
     except ValueError as exc:
         return Finding("fail", f"{name} check", f"cannot parse {command!r}: {exc}")
     # Skip leading VAR=value assignments, as a shell would.
-    program = next((w for w in words if "=" not in w.split("/")[0]), "")
+    program = next((w for w in words if not _ASSIGNMENT.match(w)), "")
     if program and (shutil.which(program) or shutil.which(program, path=str(root))):
         return Finding("ok", f"{name} check", command)
     if program and (root / program).exists():
@@ -137,6 +139,10 @@ def _check_model(model: str | None, root: Path) -> list[Finding]:
         return [Finding("fail", "model", exc.message)]
     parsed = parse_spec(spec)
     if parsed.provider == "script":
+        try:
+            from_spec(spec)  # reads and checks the script file
+        except SelfforgeError as exc:
+            return [Finding("fail", "model", exc.message)]
         return [Finding("ok", "model", f"{spec} (scripted, no network)")]
     try:
         client = from_spec(spec, timeout_s=PROBE_TIMEOUT_S, max_retries=0, requests_per_minute=0)
