@@ -87,6 +87,14 @@ def test_budget_usd_and_record() -> None:
         Budget(usd=1.0, spent_usd=1.0).check(ask(), 10)
 
 
+def test_budget_projects_unpriced_calls_from_the_runs_average() -> None:
+    budget = Budget(usd=1.0, spent_usd=0.9, spent_tokens=90_000)  # $0.00001 per token
+    budget.check(ask(), 9_000)
+    with pytest.raises(BudgetExceeded, match=r"costs about \$0\.1100"):
+        budget.check(ask(max_output=2_000), 9_000)
+    Budget(usd=0.0).check(ask(), 1_000_000)  # free models run on a $0 budget
+
+
 def test_model_enforces_its_budget_and_records_spend(httpserver) -> None:
     fake = fake_gemini(httpserver, ["one", "two"])
     budget = Budget(tokens=200)

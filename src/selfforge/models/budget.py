@@ -44,14 +44,24 @@ class Budget:
                         f"{needed:,}; raise limits.budget_tokens in selfforge.toml"
                     )
             if self.usd is not None:
-                projected = self.spent_usd + (estimated_cost_usd or 0.0)
-                if self.spent_usd >= self.usd or projected > self.usd:
+                if estimated_cost_usd is None:
+                    estimated_cost_usd = self._projected_cost(request, estimated_input_tokens)
+                projected = self.spent_usd + estimated_cost_usd
+                # A $0 budget still lets free (local) models run.
+                if projected > self.usd or 0 < self.usd <= self.spent_usd:
                     raise BudgetExceeded(
                         f"the run's budget of ${self.usd:.2f} would be exceeded: "
                         f"${self.spent_usd:.4f} spent, the next {request.role} call costs about "
-                        f"${estimated_cost_usd or 0.0:.4f}; raise limits.budget_usd in "
+                        f"${estimated_cost_usd:.4f}; raise limits.budget_usd in "
                         "selfforge.toml"
                     )
+
+    def _projected_cost(self, request: Request, input_tokens: int) -> float:
+        """Without a price for the next call, assume the run's average price per token."""
+        if self.spent_tokens == 0:
+            return 0.0
+        tokens = input_tokens + (request.max_output_tokens or 0)
+        return self.spent_usd / self.spent_tokens * tokens
 
     def record(self, reply: Reply) -> None:
         with self._lock:
