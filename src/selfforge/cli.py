@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "selfforge.commands.edits",
     "selfforge.commands.context",
     "selfforge.commands.models",
+    "selfforge.commands.autonomy",
 )
 
 app = typer.Typer(

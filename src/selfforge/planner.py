@@ -65,6 +65,31 @@ class Backlog:
         found = self._select(f"WHERE id = {int(task_id)}")
         return found[0] if found else None
 
+    # --- edits by the user (`selfforge plan`); planning and the loop never call these ---
+
+    def add_first(self, text: str, source: str = "user") -> Task:
+        """A task that runs before every open one."""
+        row = self.journal.conn.execute("SELECT min(priority) FROM tasks WHERE status = 'open'")
+        lowest = row.fetchone()[0]
+        return self.add(text, source, None if lowest is None else float(lowest) - 1)
+
+    def drop(self, task_id: int, note: str = "dropped by the user") -> None:
+        """Take a task off the backlog; the row stays, so its history does too."""
+        self.update(task_id, status="dropped", note=note)
+
+    def move(self, task_id: int, position: int) -> None:
+        """Make an open task the ``position``-th (1 = next) of the open tasks.
+
+        The open tasks are renumbered 1..n: midpoints between neighbours would drift
+        into ties (broken by id) after a few moves; closed tasks keep their numbers.
+        """
+        others = [t.id for t in self.open_tasks() if t.id != task_id]
+        index = min(max(position, 1), len(others) + 1) - 1
+        order = [*others[:index], task_id, *others[index:]]
+        with self.journal.transaction():
+            for priority, tid in enumerate(order, start=1):
+                self.update(tid, priority=float(priority))
+
 
 class Planner:
     def __init__(

@@ -1,0 +1,198 @@
+"""Training data from the journal: accepted edits as chat SFT examples, and accepted
+versus rejected edits for the same task as DPO preference pairs.
+
+Only ``propose`` calls are exported. An attempt's last propose call is the one that
+produced its final candidate (earlier ones are the rounds its repairs replaced). Prompts
+and replies are exported as the journal stores them, which is with secrets masked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from selfforge.journal import AttemptRecord, Journal
+from selfforge.planner import Backlog
+from selfforge.roles import PERSONAS, render
+
+FORMATS = ("sft", "dpo")
+
+
+@dataclass
+class Proposal:
+    """The propose call that produced an attempt's final candidate."""
+
+    attempt: AttemptRecord
+    prompt: str
+    reply: str
+
+
+@dataclass
+class SftRecord:
+    system: str
+    proposal: Proposal
+
+    def to_json(self) -> dict[str, Any]:
+        a = self.proposal.attempt
+        return {
+            "messages": [
+                {"role": "system", "content": self.system},
+                {"role": "user", "content": self.proposal.prompt},
+                {"role": "assistant", "content": self.proposal.reply},
+            ],
+            "metadata": {
+                "attempt_id": a.id,
+                "run_id": a.run_id,
+                "task": a.task,
+                "commit": a.commit,
+                "landed": a.landed,
+                "branch": a.branch,
+            },
+        }
+
+
+@dataclass
+class DpoRecord:
+    """A preference pair. The prompt is the rejected attempt's: that is where the model
+    went wrong, and the accepted reply answers the same task."""
+
+    system: str
+    task_id: int | None
+    chosen: Proposal
+    rejected: Proposal
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt": [
+                {"role": "system", "content": self.system},
+                {"role": "user", "content": self.rejected.prompt},
+            ],
+            "chosen": [{"role": "assistant", "content": self.chosen.reply}],
+            "rejected": [{"role": "assistant", "content": self.rejected.reply}],
+            "metadata": {
+                "task_id": self.task_id,
+                "task": self.chosen.attempt.task,
+                "rejected_task": self.rejected.attempt.task,
+                "chosen_attempt_id": self.chosen.attempt.id,
+                "rejected_attempt_id": self.rejected.attempt.id,
+                "rejected_reason": self.rejected.attempt.reason,
+                "commit": self.chosen.attempt.commit,
+            },
+        }
+
+
+def system_prompt() -> str:
+    """The system message of a propose call. The journal stores only the user prompt;
+    the system message is rendered from the installed template, as the caller does."""
+    return render("system", persona=PERSONAS["propose"])
+
+
+def final_proposal(journal: Journal, attempt: AttemptRecord) -> Proposal | None:
+    proposes = [c for c in journal.calls(attempt.id) if c["role"] == "propose"]
+    if not proposes or proposes[-1]["response"] is None:
+        return None  # no reply, or the last call failed: there is no final candidate
+    return Proposal(attempt, proposes[-1]["prompt"] or "", proposes[-1]["response"])
+
+
+def sft_records(journal: Journal) -> list[SftRecord]:
+    """One record per accepted attempt, oldest first."""
+    system = system_prompt()
+    records = []
+    for attempt in journal.attempts():
+        if attempt.outcome == "accepted" and (found := final_proposal(journal, attempt)):
+            records.append(SftRecord(system, found))
+    return records
+
+
+def dpo_records(journal: Journal) -> list[DpoRecord]:
+    """One pair per rejected attempt whose task was later (or earlier) accepted.
+
+    Each rejected attempt is paired with the nearest accepted attempt after it for the
+    same task, else the latest before it. Pairs whose replies are identical say nothing
+    about preference and are left out.
+    """
+    system = system_prompt()
+    attempts = [a for a in journal.attempts() if a.outcome in ("accepted", "rejected")]
+    groups = TaskGroups.from_journal(journal)
+    proposals = {a.id: p for a in attempts if (p := final_proposal(journal, a))}
+    records = []
+    for rejected in (p for p in proposals.values() if p.attempt.outcome == "rejected"):
+        key = groups.key(rejected.attempt.task)
+        accepted = [
+            p
+            for p in proposals.values()
+            if p.attempt.outcome == "accepted" and groups.key(p.attempt.task) == key
+        ]
+        chosen = _nearest(rejected, accepted)
+        if chosen is not None and chosen.reply.strip() != rejected.reply.strip():
+            records.append(DpoRecord(system, groups.task_id(key), chosen, rejected))
+    return records
+
+
+def _nearest(rejected: Proposal, accepted: list[Proposal]) -> Proposal | None:
+    later = [p for p in accepted if p.attempt.id > rejected.attempt.id]
+    if later:
+        return min(later, key=lambda p: p.attempt.id)
+    return max(accepted, key=lambda p: p.attempt.id, default=None)
+
+
+class TaskGroups:
+    """Task texts that name the same backlog task.
+
+    Attempts store their task's text, not its id, and the diagnoser may rewrite a task's
+    text between attempts. Each journaled ``diagnose`` call links the text it was asked
+    about (its attempt's task) to the text it returned, which became the task's new text;
+    the linked texts form one group, and the ``tasks`` row holding a group's latest text
+    gives its id.
+    """
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+        self.ids: dict[str, int] = {}
+
+    @classmethod
+    def from_journal(cls, journal: Journal) -> TaskGroups:
+        groups = cls()
+        for attempt in journal.attempts():
+            for call in journal.calls(attempt.id):
+                new_text = (call["response"] or "").strip()
+                if call["role"] == "diagnose" and new_text:
+                    groups.link(attempt.task, new_text)
+        for task in Backlog(journal).all_tasks():
+            root = groups.key(task.text)
+            groups.ids[root] = min(groups.ids.get(root, task.id), task.id)
+        return groups
+
+    def key(self, text: str) -> str:
+        self.parent.setdefault(text, text)
+        while self.parent[text] != text:
+            self.parent[text] = self.parent[self.parent[text]]
+            text = self.parent[text]
+        return text
+
+    def link(self, a: str, b: str) -> None:
+        root_a, root_b = self.key(a), self.key(b)
+        if root_a != root_b:
+            self.parent[root_b] = root_a
+
+    def task_id(self, key: str) -> int | None:
+        return self.ids.get(self.key(key))
+
+
+def records(journal: Journal, fmt: str) -> list[SftRecord] | list[DpoRecord]:
+    if fmt == "sft":
+        return sft_records(journal)
+    if fmt == "dpo":
+        return dpo_records(journal)
+    raise ValueError(f"unknown export format {fmt!r}; formats are {FORMATS}")
+
+
+def write_jsonl(items: Iterable[SftRecord | DpoRecord], stream: IO[str]) -> int:
+    """Write one JSON object per line; returns how many."""
+    count = 0
+    for item in items:
+        stream.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
+        count += 1
+    return count
