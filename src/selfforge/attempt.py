@@ -36,6 +36,7 @@ class Engine:
     edit_format: str
     context_window: int
     lessons_for: Callable[[str], list[str]] = lambda task: []
+    self_target: bool = False  # the repository is selfforge's own source
 
     @property
     def d(self) -> Directives:
@@ -199,6 +200,7 @@ class Attempt:
             self._critique,
             self._tests,
             self._review,
+            self._smoke,
         ):
             verdict = stage(changed)
             if not verdict.ok:
@@ -328,6 +330,17 @@ class Attempt:
             reasons
         )
         return Verdict(False, reason, "Reviewers rejected your change:\n" + "\n".join(reasons))
+
+    def _smoke(self, changed: dict[str, str]) -> Verdict:
+        """A change to selfforge itself must still run the demo end to end."""
+        if not self.e.self_target:
+            return gates.PASS
+        from selfforge.selfcheck import smoke_run
+
+        started = time.monotonic()
+        verdict = smoke_run(self.wt, self.e.ws.state)
+        self._step("smoke", verdict.ok, verdict.reason, time.monotonic() - started)
+        return verdict
 
     def _land(self) -> AttemptResult:
         diff = self._diff()

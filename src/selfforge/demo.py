@@ -42,12 +42,12 @@ def make_project(parent: Path | None = None) -> Path:
     return root
 
 
-def run_demo(model: str | None = None) -> Path:
+def run_demo(model: str | None = None, *, replay: bool = False, parent: Path | None = None) -> Path:
     from selfforge.models import choose_default_spec
     from selfforge.session import start_run
 
-    spec = model or choose_default_spec()
-    root = make_project()
+    spec = model or (None if replay else choose_default_spec())
+    root = make_project(parent)
     console.print("[bold]selfforge demo[/]")
     console.print(
         f"A sample project is at {root}: calc.py has a bug (add() subtracts), so "

@@ -26,6 +26,7 @@ from selfforge.models.script import default_reply
 from selfforge.planner import Backlog, Planner, Task
 from selfforge.report import write_report
 from selfforge.roles import Caller, render
+from selfforge.selfcheck import LAST_GOOD, is_self_repo, remember_good
 from selfforge.ui import Reporter
 from selfforge.workspace import Workspace, require_commit
 
@@ -47,6 +48,7 @@ class RunSummary:
     stop_reason: str = ""
     recovered: str = ""
     report_path: Path | None = None
+    restart_cycles: int = 0  # selfforge changed itself: continue this many with new code
 
     def count(self, outcome: str) -> int:
         return sum(1 for r in self.results if r.outcome == outcome)
@@ -82,6 +84,9 @@ def run(
             options.context_window,
             lessons_for=lambda task: _lessons(journal, task),
         )
+        engine.self_target = is_self_repo(ws.root)
+        if engine.self_target and journal.get_meta(LAST_GOOD) is None:
+            remember_good(journal, base)  # the code now running is the known good one
         try:
             summary.stop_reason = _cycles(engine, options, summary)
             status = "finished"
@@ -138,6 +143,11 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
         _next_strategy(engine, planner.backlog, task, result)
         if result.landed and result.observed is not None and result.commit:
             baseline, baseline_commit = result.observed, result.commit
+        if result.landed and engine.self_target and result.commit:
+            remember_good(journal, result.commit)
+            if cycle < options.cycles:
+                summary.restart_cycles = options.cycles - cycle
+                return "selfforge changed itself; the next cycles run the new code"
     return f"reached the cycle limit ({options.cycles})"
 
 

@@ -61,6 +61,17 @@ def start_run(
     summary = run(ws, loaded, the_model, options, reporter)
     if not quiet:
         print_summary(summary, ws)
+    if summary.restart_cycles:
+        restart_with_new_code(
+            ws,
+            the_model,
+            summary.restart_cycles,
+            goals=goals,
+            max_repairs=max_repairs,
+            land=land,
+            until=options.until,
+            quiet=quiet,
+        )
     return summary_json(summary)
 
 
@@ -148,3 +159,51 @@ def summary_json(summary: RunSummary) -> dict[str, Any]:
             for r in summary.results
         ],
     }
+
+
+def restart_with_new_code(
+    ws: Workspace,
+    model: Model,
+    cycles: int,
+    *,
+    goals: list[str] | None,
+    max_repairs: int | None,
+    land: str | None,
+    until: float | None,
+    quiet: bool,
+) -> None:
+    """Replace this process with ``selfforge run`` from the repository's new source."""
+    import os
+    import sys
+
+    args = [
+        sys.executable,
+        "-m",
+        "selfforge",
+        "run",
+        "--repo",
+        str(ws.root),
+        "--model",
+        model.spec,
+        "--cycles",
+        str(cycles),
+    ]
+    for goal in goals or []:
+        args += ["--goal", goal]
+    if max_repairs is not None:
+        args += ["--max-repairs", str(max_repairs)]
+    if land:
+        args += ["--land", land]
+    if until is not None:
+        args += ["--until", f"{max(1, int(until - time.time()))}s"]
+    if quiet:
+        args.append("--json")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ws.root / "src"), env.get("PYTHONPATH")]))
+    save_state = getattr(model, "save_state", None)
+    if save_state is not None:  # the scripted model continues where it left off
+        env["SELFFORGE_SCRIPT_STATE"] = str(save_state(ws.state / "script-state.json"))
+    if not quiet:
+        console.print(f"[bold]restarting[/] with the new code for {cycles} more cycle(s)")
+    sys.stdout.flush()
+    os.execve(sys.executable, args, env)

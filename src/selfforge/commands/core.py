@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
     app.command()(status)
     app.command()(undo)
     app.command()(demo)
+    app.command()(rollback)
 
 
 def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite.")) -> None:
@@ -212,13 +213,27 @@ def undo(repo: Path = RepoOpt) -> None:
 
 
 def demo(
-    keep: bool = typer.Option(False, help="Keep the demo project (it is kept anyway)."),
     model: str = typer.Option(None, help="Use this model instead of the recorded replay."),
+    replay: bool = typer.Option(
+        False, help="Replay the recorded session even if a model is configured."
+    ),
+    parent: Path = typer.Option(
+        None,
+        "--dir",
+        help="Make the sample project in this folder (default: a new temporary folder).",
+    ),
 ) -> None:
     """Watch selfforge work on a small sample project; no setup or key needed."""
     from selfforge.demo import run_demo
 
-    run_demo(model=model)
+    run_demo(model=model, replay=replay, parent=parent)
+
+
+def rollback(repo: Path = RepoOpt) -> None:
+    """Restore selfforge's last known good version (a new commit; history is kept)."""
+    from selfforge.selfcheck import rollback as do_rollback
+
+    console.print(do_rollback(Workspace(repo)))
 
 
 def _journal(repo: Path) -> Journal:

@@ -7,6 +7,7 @@ run without a network. Format and defaults are DESIGN.md §2.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -57,12 +58,25 @@ class ScriptModel:
         self.spec = f"script:{path}"
         self.queues = _load_script(self.path)
         self.calls: list[Request] = []
+        self.consumed: dict[str, int] = {}
+        state = os.environ.get("SELFFORGE_SCRIPT_STATE")
+        if state and Path(state).is_file():  # a restarted run resumes the queues
+            for role, count in json.loads(Path(state).read_text()).items():
+                del self.queues.get(role, [])[:count]
+                self.consumed[role] = count
+
+    def save_state(self, path: Path) -> Path:
+        """Record how far each queue was consumed, for a restarted process."""
+        path.write_text(json.dumps(self.consumed))
+        return path
 
     def complete(self, request: Request) -> Reply:
         self.calls.append(request)
         started = time.monotonic()
         queue = self.queues.get(request.role)
         item: Any = queue.pop(0) if queue else None
+        if item is not None:
+            self.consumed[request.role] = self.consumed.get(request.role, 0) + 1
         if item is None:
             content, usage = default_reply(request), None
         elif isinstance(item, str):
