@@ -122,6 +122,15 @@ def test_pacer_defer_holds_every_caller() -> None:
     assert time.monotonic() - started >= 0.15
 
 
+def test_pacer_slows_down_after_a_429() -> None:
+    pacer = Pacer(requests_per_minute=60)
+    pacer.slow_down()
+    assert pacer.interval == 1.5
+    unpaced = Pacer(None)
+    unpaced.slow_down()
+    assert unpaced.interval == 0.0
+
+
 def test_parse_delay_formats() -> None:
     assert parse_delay("43s") == 43
     assert parse_delay("0.5s") == 0.5

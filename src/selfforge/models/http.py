@@ -203,6 +203,12 @@ class Pacer:
             self._sleep(waited)
         return waited
 
+    def slow_down(self) -> None:
+        """After a 429, space paced calls 1.5 times wider (up to one a minute): the
+        configured rate was too fast for this key. Unpaced models stay unpaced."""
+        with self._lock:
+            self.interval = min(self.interval * 1.5, max(self.interval, 60.0))
+
     def defer(self, seconds: float) -> None:
         """No call before ``seconds`` from now (a server asked us to wait)."""
         with self._lock:

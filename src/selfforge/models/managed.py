@@ -124,7 +124,8 @@ class ManagedModel:
                 resets=resets,
                 limit=exc.kind,
             )
-        delay = hinted if hinted is not None else self.policy.backoff(attempt)
+        # A zero hint is no hint: retrying at once would only burn the retries.
+        delay = hinted if hinted else self.policy.backoff(attempt)
         note = f"{exc.message}; retrying in {delay:.1f}s"
         # info, not warning: on_wait shows it; Python's last-resort handler would repeat it.
         log.info(note)
@@ -134,5 +135,6 @@ class ManagedModel:
             # Everyone sharing this model's pacer holds off, not just this call; the next
             # pacer.wait() does the sleeping.
             self.pacer.defer(delay)
+            self.pacer.slow_down()
         elif delay > 0:
             self._sleep(delay)
