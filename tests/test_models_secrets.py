@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from selfforge.models import secrets
 from selfforge.models.tokens import estimate_tokens
 
@@ -63,3 +66,21 @@ def test_mask_survives_a_broken_keys_file(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("SELFFORGE_CONFIG_DIR", str(tmp_path))
     (tmp_path / "keys.toml").write_text("GEMINI_API_KEY = unterminated\n")
     assert secrets.mask("plain text") == "plain text"
+
+
+_KEY = "Zq9-secret-value-77"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(), st.text())
+def test_mask_never_lets_a_remembered_key_through(before: str, after: str) -> None:
+    secrets.remember(_KEY)
+    assert _KEY not in secrets.mask(before + _KEY + after)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True), st.text()))
+def test_scrub_env_keeps_no_secret_names(env: dict[str, str]) -> None:
+    kept = secrets.scrub_env({**env, "OPENAI_API_KEY": "x", "A_TOKEN": "y"})
+    assert not any(secrets.is_secret_name(name) for name in kept)
+    assert all(kept[name] == env[name] for name in kept)
