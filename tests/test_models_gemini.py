@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from providers.bodies import gemini_error
 from selfforge.models import Message, Request
 from selfforge.models.base import (
     AuthError,
@@ -84,11 +85,23 @@ def test_invalid_key_is_not_retried_and_says_what_to_fix(httpserver) -> None:
     assert TEST_KEY not in message and TEST_KEY not in repr(caught.value)
 
 
-def test_401_unauthenticated(httpserver) -> None:
+def test_wrong_key_is_rejected_by_the_server(httpserver) -> None:
     fake = fake_gemini(httpserver)
     model = fake.model(env={**fake.env, "GEMINI_API_KEY": "wrong-key-value-xyz"})
     with pytest.raises(AuthError, match=r"GEMINI_API_KEY was rejected \(400\)"):
         model.complete(ask())
+
+
+def test_401_unauthenticated(httpserver) -> None:
+    fake = fake_gemini(httpserver)
+    message = (
+        "Request had invalid authentication credentials. Expected OAuth 2 access token, "
+        "login cookie or other valid authentication credential."
+    )
+    fake.faults.append(lambda: gemini_error(401, "UNAUTHENTICATED", message))
+    with pytest.raises(AuthError, match=r"GEMINI_API_KEY was rejected \(401\)"):
+        fake.model().complete(ask())
+    assert len(fake.requests) == 1
 
 
 def test_500_backs_off_and_retries(httpserver) -> None:

@@ -10,7 +10,13 @@ import pytest
 from werkzeug import Response
 
 from selfforge.models import Message, Request
-from selfforge.models.base import BadRequest, MalformedResponse, ModelTimeout, ServerError
+from selfforge.models.base import (
+    AuthError,
+    BadRequest,
+    MalformedResponse,
+    ModelTimeout,
+    ServerError,
+)
 
 from provider_fakes import fake_ollama
 
@@ -83,3 +89,11 @@ def test_malformed_and_timeout(httpserver) -> None:
 
 def test_list_models(httpserver) -> None:
     assert fake_ollama(httpserver).model().list_models() == ["qwen2.5-coder:7b"]
+
+
+def test_401_from_an_authenticating_ollama_names_the_variable(httpserver) -> None:
+    fake = fake_ollama(httpserver)
+    fake.auth_failure()
+    model = fake.model(env={"SELFFORGE_CONFIG_DIR": str(fake.config_dir)})
+    with pytest.raises(AuthError, match=r"no key was sent \(401\); set OLLAMA_API_KEY"):
+        model.complete(ask())
