@@ -10,7 +10,7 @@ import them, because a change rarely stays inside one file.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from selfforge.context.graph import CodeGraph
@@ -23,9 +23,11 @@ COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
 BM25_CANDIDATES = 200
 MENTIONED_FILE_BONUS = 2.0
 MENTIONED_SYMBOL_BONUS = 1.5
-NEIGHBOUR_SHARE = 0.3
+NEIGHBOUR_SHARE = 0.1
+UNMATCHED_NEIGHBOUR_SHARE = 0.05
 NEIGHBOUR_SOURCES = 5
-TEST_PENALTY = 0.8  # a task says what to change; tests are found through the graph
+TEST_PENALTY = 0.6  # a task says what to change; tests are found through the graph
+TEXT_PENALTY = 0.5  # files with no parser are known by their path only
 
 
 @dataclass
@@ -70,26 +72,44 @@ def rank_for_task(
         entry.score += amount
         entry.reasons.append(reason)
 
+    source = {f.path for f in index.files() if f.lang != "text"}
     for path, score in bm25_scores(index, task).items():
-        add(path, score * (TEST_PENALTY if is_test_path(path) else 1.0), f"bm25 {score:.2f}")
+        weight = TEST_PENALTY if is_test_path(path) else 1.0
+        if path not in source:
+            weight *= TEXT_PENALTY  # matched on its path alone
+        add(path, score * weight, f"bm25 {score:.2f}")
     for path in mentions.files:
         add(path, MENTIONED_FILE_BONUS, "named in the task")
     for ident in mentions.identifiers:
         owners = graph.definers.get(ident, set())
         for owner in owners:
             add(owner, MENTIONED_SYMBOL_BONUS / len(owners), f"defines {ident}")
-    leaders = sorted(scored.values(), key=lambda f: -f.score)[:NEIGHBOUR_SOURCES]
-    for leader in leaders:
-        neighbours = graph.neighbours(leader.path)
-        # A hub imported by everything should not inherit every hit's score in full.
-        share = NEIGHBOUR_SHARE * leader.score / max(1.0, len(neighbours) ** 0.5 / 2)
-        for neighbour in neighbours:
-            add(neighbour, share, f"next to {leader.path}")
+    _add_neighbours(graph, scored, add)
     if prior:
         top = max(prior.values(), default=0.0) or 1.0
         for entry in scored.values():
             entry.score += 0.05 * prior.get(entry.path, 0.0) / top
     return sorted(scored.values(), key=lambda f: (-f.score, f.path))
+
+
+def _add_neighbours(
+    graph: CodeGraph, scored: dict[str, ScoredFile], add: Callable[[str, float, str], None]
+) -> None:
+    """Lend part of the best hits' scores to the files they import or are imported by.
+
+    A neighbour that matched the task itself is lifted (two pieces of evidence agree); one
+    that did not gets only a little, enough to follow the hits in the chosen list but not
+    to push a direct hit out of it.
+    """
+    matched = set(scored)
+    leaders = sorted(scored.values(), key=lambda f: -f.score)[:NEIGHBOUR_SOURCES]
+    for leader in leaders:
+        neighbours = graph.neighbours(leader.path)
+        # A hub imported by everything should not inherit every hit's score in full.
+        share = leader.score / max(1.0, len(neighbours) ** 0.5 / 2)
+        for neighbour in neighbours:
+            factor = NEIGHBOUR_SHARE if neighbour in matched else UNMATCHED_NEIGHBOUR_SHARE
+            add(neighbour, factor * share, f"next to {leader.path}")
 
 
 def is_test_path(path: str) -> bool:

@@ -8,8 +8,10 @@ stays in-process, where starting workers would cost more than it saves.
 from __future__ import annotations
 
 import hashlib
+import math
 import multiprocessing
 import os
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -46,7 +48,8 @@ def scan(job: ScanJob) -> Scanned:
         return Scanned(job.path, digest, None)
     spec = spec_for(job.path)
     parsed = parse_source(job.path, src, spec) if spec else ParsedFile(lang="text")
-    return Scanned(job.path, digest, parsed, search_columns(job.path, parsed))
+    text = src.decode("utf-8", "replace")
+    return Scanned(job.path, digest, parsed, search_columns(job.path, parsed, text))
 
 
 def scan_all(jobs: list[ScanJob]) -> Iterator[Scanned]:
@@ -62,14 +65,24 @@ def scan_all(jobs: list[ScanJob]) -> Iterator[Scanned]:
         yield from pool.map(scan, jobs, chunksize=16)
 
 
-def search_columns(path: str, pf: ParsedFile) -> tuple[str, str, str, str]:
-    """The text BM25 sees for a file: path words, symbol names, docstrings, identifiers."""
+def search_columns(path: str, pf: ParsedFile, text: str) -> tuple[str, str, str, str]:
+    """The text BM25 sees for a file: path words, symbol names, docstrings, and the words
+    of the whole file (identifiers, strings, comments), since a change note's words are
+    as often in a message string or comment as in a name."""
     names = [d.name for d in pf.definitions]
     docs = [pf.doc, *(d.doc for d in pf.definitions)]
-    idents = [n for n in pf.references if len(n) > 2]
     return (
         " ".join(search_words(path)),
         " ".join(search_words(" ".join(names))),
         " ".join(d for d in docs if d),
-        " ".join(dict.fromkeys(search_words(" ".join(idents)))),
+        body_words(text) if pf.lang != "text" else "",
+    )
+
+
+def body_words(text: str) -> str:
+    """Each distinct word once, plus once per doubling of its count: term frequency on a
+    log scale, at a fraction of the size of the whole text."""
+    counts = Counter(search_words(text))
+    return " ".join(
+        " ".join([word] * min(1 + int(math.log2(count)), 6)) for word, count in counts.items()
     )
