@@ -23,18 +23,21 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from edit_corpus.recoverable import RECOVERABLE, Case, modify, sr, text
 from edit_corpus.refusals import REFUSALS
-from edit_corpus.source import Source, load_sources, pick_window
+from edit_corpus.source import Source, load_sources, load_underlined, pick_window
 from selfforge.edits import apply_response
 
 
-def build_corpus(rng: random.Random, sources: list[Source], per_kind: int) -> list[Case]:
+def build_corpus(
+    rng: random.Random, sources: list[Source], underlined: list[Source], per_kind: int
+) -> list[Case]:
     cases: list[Case] = []
     kinds = {**RECOVERABLE, **REFUSALS}
     for name, make in kinds.items():
+        pool = underlined if name == "underline_in_code" else sources
         made, attempts = 0, 0
-        while made < per_kind and attempts < per_kind * 20:
+        while pool and made < per_kind and attempts < per_kind * 20:
             attempts += 1
-            case = make(rng, rng.choice(sources), len(cases))
+            case = make(rng, rng.choice(pool), len(cases))
             if case is not None:
                 case.kind = name
                 cases.append(case)
@@ -115,7 +118,8 @@ def main() -> int:
     rng = random.Random(args.seed)
     began = time.perf_counter()
     sources = load_sources(rng, 200)
-    cases = build_corpus(rng, sources, args.per_kind)
+    underlined = load_underlined(rng, 40)
+    cases = build_corpus(rng, sources, underlined, args.per_kind)
     outcomes: dict[str, Counter] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases):

@@ -227,3 +227,72 @@ def test_file_mode_is_kept(repo: Path) -> None:
     (repo / "run.sh").chmod(0o755)
     assert apply_response(repo, block("run.sh", "echo hi\n", "echo bye\n")).ok
     assert (repo / "run.sh").stat().st_mode & 0o777 == 0o755
+
+
+def test_mixed_formats_in_one_reply_all_apply(repo: Path) -> None:
+    reply = (
+        "First the fix:\n\n```python\n"
+        + block("calc.py", ADD, ADD.replace("-", "+"))
+        + "```\n\nThen a new helper module:\n\nhelpers.py\n```python\nHELP = 1\n```\n"
+        + "And a diff for sub:\n```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -5,2 +5,2 @@\n"
+        + " def sub(a, b):\n-    return a - b\n+    return b - a\n```\n"
+    )
+    result = apply_response(repo, reply)
+    assert result.ok, result.feedback()
+    assert result.n_edits == 3 and result.changed == ["calc.py", "helpers.py"]
+    assert (repo / "helpers.py").read_text() == "HELP = 1\n"
+    assert "return a + b" in (repo / "calc.py").read_text()
+    assert "return b - a" in (repo / "calc.py").read_text()
+
+
+def test_divider_like_line_in_the_code(tmp_path: Path) -> None:
+    doc = "Title\n=======\n\nOld text.\n\nUsage\n=====\n\nRun it.\n"
+    (tmp_path / "README.rst").write_text(doc)
+    reply = block("README.rst", "Usage\n=====\n\nRun it.\n", "Usage\n=====\n\nRun it twice.\n")
+    assert apply_response(tmp_path, reply).ok
+    reply = block("README.rst", "Title\n=======\n\nOld text.\n", "Title\n=======\n\nNew text.\n")
+    assert apply_response(tmp_path, reply).ok
+    assert (tmp_path / "README.rst").read_text() == doc.replace("Old", "New").replace(
+        "Run it.", "Run it twice."
+    )
+
+
+def test_whole_file_with_nested_fences(tmp_path: Path) -> None:
+    content = "# Doc\n\n```python\nprint(1)\n```\n\nEnd.\n"
+    reply = f"README.md\n````markdown\n{content}````\n"
+    assert apply_response(tmp_path, reply).ok
+    assert (tmp_path / "README.md").read_text() == content
+    reply = f"README.md\n```markdown\n{content.replace('End', 'Fin')}```\n"
+    assert apply_response(tmp_path, reply).ok
+    assert (tmp_path / "README.md").read_text() == content.replace("End", "Fin")
+
+
+def test_empty_search_that_recreates_an_existing_file_is_refused(repo: Path) -> None:
+    result = apply_response(repo, block("calc.py", "", CALC.replace("a - b", "a + b", 1)))
+    assert not result.ok and "already in the file" in result.failures[0].message
+    assert (repo / "calc.py").read_text() == CALC
+
+
+def test_selfforge_state_dir_is_refused(repo: Path) -> None:
+    result = apply_response(repo, block(".selfforge/journal.db", "", "x\n"))
+    assert not result.ok and ".selfforge/" in result.failures[0].message
+
+
+def test_root_must_be_a_directory(repo: Path) -> None:
+    with pytest.raises(NotADirectoryError):
+        apply_response(repo / "calc.py", block("calc.py", "", "x\n"))
+
+
+def test_carry_over_keeps_the_fine_edits_for_the_repair_round(repo: Path) -> None:
+    from selfforge.edits import carry_over
+
+    first = block("calc.py", ADD, ADD.replace("-", "+")) + block("calc.py", "nope\n", "x\n")
+    result = apply_response(repo, first)
+    assert not result.ok
+    repair = block(
+        "calc.py", "def sub(a, b):\n    return a - b\n", "def sub(a, b):\n    return 0\n"
+    )
+    assert apply_response(repo, carry_over(first, result) + repair).ok
+    assert (repo / "calc.py").read_text() == CALC.replace("a - b", "a + b", 1).replace(
+        "return a - b", "return 0"
+    )

@@ -148,3 +148,26 @@ def test_format_instructions_cover_every_format() -> None:
 )
 def test_default_format_for(model: str, fmt: str) -> None:
     assert default_format_for(model) == fmt
+
+
+@pytest.mark.parametrize(
+    ("line", "placeholder"),
+    [
+        ("# ... rest of the code unchanged ...", True),
+        ("    # ... existing methods ...", True),
+        ("// ... existing code ...", True),
+        ("# (remaining code unchanged)", True),
+        ("<!-- rest of the file unchanged -->", True),
+        ("# ...", True),
+        ("/* ... */", True),
+        ("    ...", False),  # Python's Ellipsis: protocol and stub bodies
+        ("#", False),
+        ("other = code.strip()", False),
+        ("x = 1  # rest of code", False),
+        ("# TODO: handle the rest of the file", False),
+    ],
+)
+def test_placeholder_lines(line: str, placeholder: bool) -> None:
+    from selfforge.edits.wholefile import is_placeholder
+
+    assert is_placeholder(line) is placeholder

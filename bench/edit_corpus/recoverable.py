@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from edit_corpus.source import Source, pick_window, stripped_count
+from edit_corpus.source import UNDERLINE, Source, pick_window, stripped_count
 
 
 @dataclass
@@ -315,6 +315,49 @@ def combo(rng, src, n):
     return case
 
 
+def mixed_formats(rng, src, n):
+    """A SEARCH/REPLACE block, a diff and a new whole file in one reply."""
+    lines = src.lines
+    first = pick_window(rng, lines, 3)
+    if first is None:
+        return None
+    second = pick_window(rng, lines, 3, avoid=set(range(first - 4, first + 8)))
+    if second is None:
+        return None
+    a, b = sorted([first, second])
+    new_lines = lines[:b] + modify(lines[b : b + 3], n + 1) + lines[b + 3 :]
+    diff = difflib.unified_diff(
+        lines[a + 3 :], new_lines[a + 3 :], f"a/{src.rel}", f"b/{src.rel}", n=2, lineterm=""
+    )
+    new_lines[a : a + 3] = modify(lines[a : a + 3], n)
+    created = f"pkg_{n}/helper.py"
+    block = sr(src.rel, lines[a : a + 3], modify(lines[a : a + 3], n))
+    reply = (
+        f"```python\n{block}```\n\n```diff\n" + "\n".join(diff) + "\n```\n\n"
+        f"{created}\n```python\nHELPER = {n}\n```\n"
+    )
+    expected = {src.rel: text(new_lines), created: f"HELPER = {n}\n"}
+    return Case("", False, {src.rel: src.text}, reply, expected)
+
+
+def underline_in_code(rng, src, n):
+    """A docstring heading underlined with `=====`, inside the edited lines."""
+    lines = src.lines
+    spots = [i for i, x in enumerate(lines) if UNDERLINE.match(x)]
+    for _ in range(20):
+        at = rng.choice(spots)
+        s = at - rng.randint(1, 2)
+        e = at + rng.randint(2, 3)
+        w = lines[s:e]
+        if s < 0 or not w[0].strip() or not w[-1].strip() or UNDERLINE.match(w[-1]):
+            continue
+        if stripped_count(lines, w) == 1:
+            expected = text(lines[:s] + modify(w, n) + lines[e:])
+            reply = sr(src.rel, w, modify(w, n))
+            return Case("", False, {src.rel: src.text}, reply, {src.rel: expected})
+    return None
+
+
 RECOVERABLE = {
     f.__name__: f
     for f in (
@@ -339,5 +382,7 @@ RECOVERABLE = {
         udiff_bare,
         udiff_nospace,
         combo,
+        mixed_formats,
+        underline_in_code,
     )
 }

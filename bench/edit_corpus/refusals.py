@@ -173,6 +173,22 @@ def elision_mismatch(rng, src, n):
     return _refuse(src, sr(src.rel, [*w[:2], "...", *w[-2:]], modify(w, n)))
 
 
+def recreate_existing(rng, src, n):
+    """An empty SEARCH re-sending the whole file would append a second copy."""
+    return _refuse(src, sr(src.rel, [], src.lines))
+
+
+def several_dividers(rng, src, n):
+    """A block whose `=======` lines allow two readings that both match."""
+    found = _window(rng, src, size=3)
+    if found is None:
+        return None
+    lines, s, e = found
+    w = lines[s:e]
+    body = [w[0], "=======", *w[1:], "=======", w[0], "=======", *w[1:]]
+    return _refuse(src, f"{src.rel}\n<<<<<<< SEARCH\n{text(body)}>>>>>>> REPLACE\n")
+
+
 REFUSALS = {
     f.__name__: f
     for f in (
@@ -190,6 +206,8 @@ REFUSALS = {
         udiff_ambiguous,
         missing_file,
         elision_mismatch,
+        recreate_existing,
+        several_dividers,
         _unsafe("../escape.py", name="parent_escape"),
         _unsafe("sub/../../../escape.py", name="deep_escape"),
         _unsafe("/tmp/selfforge_bench_escape.py", name="absolute"),

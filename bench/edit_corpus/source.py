@@ -41,6 +41,32 @@ def load_sources(rng: random.Random, count: int) -> list[Source]:
     return found
 
 
+UNDERLINE = re.compile(r"^[ \t]*={5,9}[ \t]*$", re.MULTILINE)
+SR_MARKER = re.compile(r"^\s*(<{5,9}|>{5,9})", re.MULTILINE)
+
+
+def load_underlined(rng: random.Random, count: int) -> list[Source]:
+    """Installed third-party code whose docstrings have `=====` underlines: these lines
+    look like SEARCH/REPLACE dividers, the hardest case for the parser."""
+    roots = {Path(sysconfig.get_paths()["purelib"]), Path(sysconfig.get_paths()["stdlib"])}
+    paths: list[Path] = []
+    for root in sorted(roots):
+        site = root if root.name == "site-packages" else root / "site-packages"
+        paths += sorted(site.glob("*/*.py"))[:4000] + sorted(site.glob("*/*/*.py"))[:4000]
+    rng.shuffle(paths)
+    found: list[Source] = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if UNDERLINE.search(text) and not SR_MARKER.search(text) and "\r" not in text:
+            found.append(Source(f"lib/{path.parent.name}/{path.name}", text))
+        if len(found) >= count:
+            break
+    return found
+
+
 def _usable(path: Path) -> str | None:
     try:
         text = path.read_text(encoding="utf-8")

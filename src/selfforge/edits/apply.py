@@ -7,13 +7,14 @@ written, each through a temporary file and `os.replace`.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
 from selfforge.edits import feedback
 from selfforge.edits.files import FileState, Workspace
-from selfforge.edits.match import Miss, apply_spans, locate
-from selfforge.edits.parse import normalize_reply, parse_edits
+from selfforge.edits.match import Miss, Span, apply_spans, locate
+from selfforge.edits.parse import DIVIDER, normalize_reply, parse_edits
 from selfforge.edits.records import ApplyResult, Edit, EditFailure
 from selfforge.edits.safety import Refused, resolve_target
 from selfforge.edits.wholefile import lazy_reason
@@ -40,6 +41,8 @@ def apply_response(
     from selfforge.edits.parse import detect_format
 
     root = Path(root)
+    if not root.is_dir():
+        raise NotADirectoryError(f"{root} is not a directory; pass the repository to edit")
     edits = parse_edits(response, fmt)
     shown_fmt = detect_format(normalize_reply(response)) if fmt == "auto" else fmt
     if not edits:
@@ -143,13 +146,57 @@ def _search_replace(workspace: Workspace, state: FileState, edit: Edit) -> None:
         state.set_lines(_strip_blank_edges(replace), final_newline=True)
         return
     if not any(s.strip() for s in search):
-        # Empty SEARCH on an existing file appends, as the format promises.
+        # Empty SEARCH on an existing file appends, as the format promises, unless the
+        # model is really re-creating the file, which would duplicate its content.
+        if _mostly_present(state.lines, replace):
+            raise EditError(
+                f"the SEARCH is empty, so this would append to {edit.path}, but most of the "
+                "REPLACE lines are already in the file. To change existing lines, put them "
+                "in the SEARCH; to append, send only the new lines."
+            )
         state.set_lines(state.lines + _strip_blank_edges(replace, lead=False), final_newline=True)
         return
-    found = locate(state.lines, search, replace)
+    if edit.other_splits:
+        found = _locate_one_split(state.lines, edit)
+    else:
+        found = locate(state.lines, search, replace)
     if isinstance(found, Miss):
         raise _miss_error(found, edit.path or "", state.lines, search, replace)
     state.set_lines(apply_spans(state.lines, found))
+
+
+def _locate_one_split(lines: list[str], edit: Edit) -> list[Span] | Miss:
+    """A block with several `=======` lines (RST underlines, say): pick the reading.
+
+    A reading counts only if its SEARCH matches. The one taken must have both the
+    longest SEARCH and the REPLACE most like its SEARCH (edits are small), and as many
+    `=======`-like lines in its SEARCH as in its REPLACE (underlines come in pairs).
+    Anything less certain is refused rather than guessed.
+    """
+    readings = [(edit.search, edit.replace), *edit.other_splits]
+    matched = []
+    for search, replace in readings:
+        if any(s.strip() for s in search):
+            found = locate(lines, list(search), list(replace))
+            if not isinstance(found, Miss):
+                likeness = difflib.SequenceMatcher(None, search, replace).ratio()
+                matched.append((len(search), likeness, found, search, replace))
+    if not matched:
+        return Miss()
+    longest = max(matched, key=lambda m: m[0])
+    likest = max(matched, key=lambda m: m[1])
+    ties = [m for m in matched if m[0] == longest[0] or m[1] == likest[1]]
+    if longest is likest and len(ties) == 1 and _dividers(longest[3]) == _dividers(longest[4]):
+        return longest[2]
+    return Miss(
+        reason=f"the block has {len(readings)} `=======` lines, so where SEARCH ends is "
+        "unclear. Keep exactly one `=======` line between SEARCH and REPLACE; if the code "
+        "itself has such lines, include them in both SEARCH and REPLACE."
+    )
+
+
+def _dividers(lines: tuple[str, ...]) -> int:
+    return sum(1 for x in lines if DIVIDER.match(x))
 
 
 def _miss_error(
@@ -169,3 +216,9 @@ def _missing_file(workspace: Workspace, path: str) -> str:
         f"{path} does not exist.{hint} To create a new file, use an empty SEARCH section; "
         "to edit an existing one, give its path relative to the repository root."
     )
+
+
+def _mostly_present(lines: list[str], new: list[str]) -> bool:
+    wanted = [x.strip() for x in new if len(x.strip()) > 3]
+    have = {x.strip() for x in lines}
+    return len(wanted) >= 3 and sum(x in have for x in wanted) * 2 > len(wanted)

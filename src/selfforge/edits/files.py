@@ -15,6 +15,7 @@ from pathlib import Path
 
 from selfforge.edits.safety import Target
 
+SKIP_DIRS = {".git", ".selfforge", "node_modules", ".venv", "__pycache__"}
 MAX_SIMILAR_WALK = 20_000  # files looked at when suggesting a path; big repos stay fast
 
 
@@ -91,14 +92,15 @@ class Workspace:
 
     def same_name(self, path: str) -> list[str]:
         """Existing files with the same base name, for "did you mean" hints."""
-        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
         found: list[str] = []
         seen = 0
         for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if d not in (".git", ".selfforge", "node_modules")]
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
             seen += len(filenames)
-            if name in filenames:
-                found.append(Path(dirpath, name).relative_to(self.root).as_posix())
+            for filename in sorted(filenames):
+                if filename.lower() == name:
+                    found.append(Path(dirpath, filename).relative_to(self.root).as_posix())
             if len(found) >= 3 or seen > MAX_SIMILAR_WALK:
                 break
         return found

@@ -9,9 +9,11 @@ it is reported instead of silently dropped.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from selfforge.edits.records import FORMATS, Edit
 
+MASK = "\x00claimed\x00"  # stands in for lines another format already parsed
 HEAD = re.compile(r"^\s*<{5,9}\s*SEARCH\b.*$")
 DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 UPDATED = re.compile(r"^\s*>{5,9}\s*(?:REPLACE|UPDATED)\b.*$")
@@ -23,18 +25,45 @@ EXTENSIONLESS = {"Makefile", "Dockerfile", "LICENSE", "Procfile", "Gemfile", "Ra
 
 
 def parse_edits(response: str, fmt: str = "auto") -> list[Edit]:
-    """All edits in a reply, numbered from 1 in the order they appear."""
-    from selfforge.edits import udiff, wholefile
+    """All edits in a reply, numbered from 1 in the order they appear.
 
+    With "auto", every format is read and the blocks are combined, so a reply mixing
+    SEARCH/REPLACE blocks with, say, a new whole file loses nothing. Lines claimed by one
+    format are masked before the next looks, so a fence wrapping SEARCH/REPLACE blocks
+    is never taken for a whole file.
+    """
+    from selfforge.edits.searchreplace import parse_search_replace
+    from selfforge.edits.udiff import parse_udiff
+    from selfforge.edits.wholefile import parse_whole_file
+
+    parsers = {
+        "search_replace": parse_search_replace,
+        "udiff": parse_udiff,
+        "whole_file": parse_whole_file,
+    }
     if fmt not in (*FORMATS, "auto"):
         raise ValueError(f"unknown edit format {fmt!r}; use one of auto, {', '.join(FORMATS)}")
-    text = normalize_reply(response)
-    fmt = detect_format(text) if fmt == "auto" else fmt
-    if fmt == "search_replace":
-        return parse_search_replace(text)
-    if fmt == "udiff":
-        return udiff.parse_udiff(text)
-    return wholefile.parse_whole_file(text)
+    lines = normalize_reply(response).split("\n")
+    if fmt != "auto":
+        return _numbered(parsers[fmt](lines))
+    edits: list[Edit] = []
+    for parse in parsers.values():
+        found = parse(lines)
+        edits.extend(found)
+        lines = _masked(lines, found)
+    return _numbered(sorted(edits, key=lambda e: e.span))
+
+
+def _masked(lines: list[str], edits: list[Edit]) -> list[str]:
+    out = list(lines)
+    for edit in edits:
+        start, end = edit.span
+        out[start:end] = [MASK] * (end - start)
+    return out
+
+
+def _numbered(edits: list[Edit]) -> list[Edit]:
+    return [replace(e, index=n) for n, e in enumerate(edits, 1)]
 
 
 def normalize_reply(response: str) -> str:
@@ -110,62 +139,3 @@ def path_before(lines: list[str], i: int, prose: bool = True) -> str | None:
             return clean_path(line, prose)
         j -= 1
     return None
-
-
-def parse_search_replace(text: str) -> list[Edit]:
-    lines = text.split("\n")
-    edits: list[Edit] = []
-    last_path: str | None = None
-    i = 0
-    while i < len(lines):
-        if not HEAD.match(lines[i]):
-            i += 1
-            continue
-        named = path_before(lines, i)
-        path = named or last_path
-        last_path = path
-        edit, i = _read_block(lines, i, len(edits) + 1, path)
-        edits.append(edit)
-    return edits
-
-
-def _read_block(lines: list[str], head: int, index: int, path: str | None) -> tuple[Edit, int]:
-    """One block starting at its SEARCH marker; returns the edit and the next line to read."""
-    sections: list[list[str]] = [[]]
-    i = head + 1
-    while i < len(lines):
-        line = lines[i]
-        if HEAD.match(line):
-            break
-        if UPDATED.match(line) and len(sections) == 2:
-            raw = f"{path}\n" + "\n".join(lines[head : i + 1])
-            return _block_edit(index, path, sections, raw), i + 1
-        if DIVIDER.match(line) and len(sections) == 1:
-            sections.append([])
-        else:
-            sections[-1].append(line)
-        i += 1
-    missing = (
-        "`=======` and `>>>>>>> REPLACE` lines"
-        if len(sections) == 1
-        else ("`>>>>>>> REPLACE` line")
-    )
-    message = (
-        f"the block is unterminated: it has no {missing}. Every block needs "
-        "`<<<<<<< SEARCH`, `=======` and `>>>>>>> REPLACE` lines, in that order."
-    )
-    raw = "\n".join(lines[head:i])
-    return Edit(index, path, "search_replace", error=message, raw=raw), i
-
-
-def _block_edit(index: int, path: str | None, sections: list[list[str]], raw: str) -> Edit:
-    search, replace = sections
-    error = (
-        None
-        if path
-        else (
-            "the block names no file. Put the file's path alone on the line before "
-            "`<<<<<<< SEARCH`."
-        )
-    )
-    return Edit(index, path, "search_replace", tuple(search), tuple(replace), error=error, raw=raw)

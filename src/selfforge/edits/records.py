@@ -27,6 +27,10 @@ class Edit:
     delete_file: bool = False  # a diff to /dev/null
     error: str | None = None  # why the block itself could not be read
     raw: str = ""  # the block's text in the reply, so fine edits can be carried over
+    span: tuple[int, int] = (0, 0)  # reply lines [start, end) the block occupies
+    # Other ways to split a block holding several `=======` lines (e.g. an RST underline
+    # in the code): the block applies only if exactly one reading matches the file.
+    other_splits: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
 
 @dataclass

@@ -61,6 +61,8 @@ def normalize(raw: str) -> str:
         raise Refused(f"{raw} names a directory, not a file.")
     if _in_git_dir(norm):
         raise Refused(f"{raw} is inside .git/; selfforge never edits git's own files.")
+    if norm.split("/")[0].lower() == ".selfforge":
+        raise Refused(f"{raw} is inside .selfforge/, selfforge's own state; edit project files.")
     return norm
 
 

@@ -16,8 +16,7 @@ DEV_NULL = "/dev/null"
 GIT_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)")
 
 
-def parse_udiff(text: str) -> list[Edit]:
-    lines = text.split("\n")
+def parse_udiff(lines: list[str]) -> list[Edit]:
     edits: list[Edit] = []
     old_path: str | None = None
     new_path: str | None = None
@@ -35,7 +34,7 @@ def parse_udiff(text: str) -> list[Edit]:
         elif line.startswith("@@"):
             if old_path is None and new_path is None:
                 old_path = new_path = path_before(lines, i)
-            edit, i = _read_hunk(lines, i, len(edits) + 1, old_path, new_path)
+            edit, i = _read_hunk(lines, i, old_path, new_path)
             edits.append(edit)
             continue
         i += 1
@@ -57,7 +56,7 @@ def _header_path(rest: str) -> str:
 
 
 def _read_hunk(
-    lines: list[str], head: int, index: int, old_path: str | None, new_path: str | None
+    lines: list[str], head: int, old_path: str | None, new_path: str | None
 ) -> tuple[Edit, int]:
     search: list[str] = []
     replace: list[str] = []
@@ -83,21 +82,21 @@ def _read_hunk(
         if tag in " +":
             replace.append(line[1:])
         i += 1
-    return _hunk_edit(index, old_path, new_path, search, replace, lines[head:i]), i
+    return _hunk_edit(old_path, new_path, search, replace, lines[head:i], (head, i)), i
 
 
 def _hunk_edit(
-    index: int,
     old_path: str | None,
     new_path: str | None,
     search: list[str],
     replace: list[str],
     body: list[str],
+    span: tuple[int, int],
 ) -> Edit:
     header = f"--- a/{old_path}\n+++ b/{new_path}\n"
     raw = header + "\n".join(body)
     if new_path == DEV_NULL:
-        return Edit(index, old_path, "udiff", tuple(search), (), delete_file=True, raw=raw)
+        return Edit(0, old_path, "udiff", tuple(search), (), delete_file=True, raw=raw, span=span)
     create = old_path == DEV_NULL
     error = None
     if not new_path:
@@ -108,7 +107,7 @@ def _hunk_edit(
             "(line numbers are not trusted). Include about 3 unchanged lines around the change."
         )
     return Edit(
-        index,
+        0,
         new_path,
         "udiff",
         tuple(search),
@@ -116,4 +115,5 @@ def _hunk_edit(
         create_file=create,
         error=error,
         raw=raw,
+        span=span,
     )

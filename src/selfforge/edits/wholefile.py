@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import re
 
-from selfforge.edits.parse import FENCE, path_before, path_from_fence_info
+from selfforge.edits.parse import FENCE, MASK, path_before, path_from_fence_info
 from selfforge.edits.records import Edit
 
-PLACEHOLDER = re.compile(
-    r"^\s*(?:#|//|/\*|<!--|--|\*)?\s*(?:\.\.\.|…)?\s*[\[(]?\s*"
-    r"(?:(?:the\s+)?rest\s+of|remaining|existing|unchanged|other|previous|same\s+as)"
-    r"\b[^\n]{0,60}?(?:code|file|functions?|methods?|lines?|content|implementation|"
-    r"unchanged|as\s+before|here|above|below)\b.*$"
-    r"|^\s*(?:#|//|/\*|<!--|--)\s*(?:\.\.\.|…)\s*(?:\*/|-->)?\s*$",
+# A placeholder is a comment (or a bare `...` line) standing in for code, e.g.
+# `# ... rest of the code unchanged`, `// existing methods here`, `/* ... */`.
+COMMENT_LEAD = re.compile(r"^(?:#+|//+|/\*+|<!--|--|\*)\s*")
+STAND_IN = re.compile(
+    r"(?:(?:the\s+)?rest\s+of|remaining|existing|unchanged|other|previous|same\s+as)\b"
+    r".{0,60}?\b(?:code|file|functions?|methods?|lines?|content|implementation|"
+    r"unchanged|as\s+before|here|above|below)\b",
     re.IGNORECASE,
 )
 MIN_LINES_FOR_SHRINK_GUARD = 20  # small files are legitimately rewritten from scratch
 KEEP_FRACTION = 0.5  # a rewrite shorter than this share of the old file looks lazy
 
 
-def parse_whole_file(text: str) -> list[Edit]:
-    lines = text.split("\n")
+def parse_whole_file(lines: list[str]) -> list[Edit]:
     edits: list[Edit] = []
     i = 0
     while i < len(lines):
@@ -38,25 +38,34 @@ def parse_whole_file(text: str) -> list[Edit]:
         # Only a line that is just a path counts: prose naming a file usually precedes
         # an excerpt, and an excerpt taken as the whole file would delete the rest.
         path = path_from_fence_info(info) or path_before(lines, i, prose=False)
-        if path is None:
-            i = (end if end is not None else len(lines)) + 1
+        stop = end + 1 if end is not None else len(lines)
+        if path is None or MASK in lines[i:stop]:
+            i = stop  # an illustration, or a fence around blocks of another format
             continue
-        index = len(edits) + 1
         if end is None:
             error = f"the code block for {path} is unterminated: it has no closing {marker} line."
-            edits.append(Edit(index, path, "whole_file", error=error, raw="\n".join(lines[i:])))
+            raw = "\n".join(lines[i:])
+            edits.append(Edit(0, path, "whole_file", error=error, raw=raw, span=(i, stop)))
             break
+        raw = f"{path}\n" + "\n".join(lines[i:stop])
         body = tuple(lines[i + 1 : end])
-        raw = f"{path}\n" + "\n".join(lines[i : end + 1])
-        edits.append(Edit(index, path, "whole_file", replace=body, raw=raw))
-        i = end + 1
+        edits.append(Edit(0, path, "whole_file", replace=body, raw=raw, span=(i, stop)))
+        i = stop
     return edits
 
 
 def _closing_fence(lines: list[str], start: int, marker: str) -> int | None:
+    """The line closing the block; ```lang lines inside open nested blocks (docs, docstrings)."""
+    depth = 0
     for j in range(start, len(lines)):
-        stripped = lines[j].strip()
-        if set(stripped) == {marker[0]} and len(stripped) >= len(marker):
+        fence = FENCE.match(lines[j])
+        if not fence or fence.group(1)[0] != marker[0] or len(fence.group(1)) < len(marker):
+            continue
+        if fence.group(2):
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
             return j
     return None
 
@@ -65,7 +74,7 @@ def lazy_reason(old: list[str] | None, new: list[str]) -> str | None:
     """Why this rewrite looks lazy (and would lose code), or None when it looks whole."""
     old_set = {x.strip() for x in old or ()}
     for n, line in enumerate(new, 1):
-        if PLACEHOLDER.match(line) and line.strip() not in old_set:
+        if is_placeholder(line) and line.strip() not in old_set:
             return (
                 f"line {n} of the new content is a placeholder ({line.strip()!r}), not code. "
                 "A whole-file block must contain the complete file; write out every line."
@@ -81,3 +90,18 @@ def lazy_reason(old: list[str] | None, new: list[str]) -> str | None:
             "SEARCH/REPLACE blocks to change only part of it."
         )
     return None
+
+
+def is_placeholder(line: str) -> bool:
+    text = line.strip()
+    body = COMMENT_LEAD.sub("", text)
+    is_comment = body != text
+    body = body.removesuffix("*/").removesuffix("-->").strip()
+    elided = body.lstrip(".… [(")
+    if not (is_comment or elided != body):
+        return False  # plain code, even if it says `other = code`
+    if not elided.strip(".…)] "):
+        # `# ...` or `/* ... */`; a bare `...` is Python's Ellipsis (stubs, protocols),
+        # and a bare `#` is just an empty comment.
+        return is_comment and ("..." in body or "…" in body)
+    return bool(STAND_IN.match(elided))
