@@ -8,10 +8,8 @@ stays in-process, where starting workers would cost more than it saves.
 from __future__ import annotations
 
 import hashlib
-import math
 import multiprocessing
 import os
-from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -19,7 +17,7 @@ from pathlib import Path
 
 from selfforge.context.files import read_source
 from selfforge.context.parsing import ParsedFile, parse_source, spec_for
-from selfforge.context.words import search_words
+from selfforge.context.words import search_words, word_counts
 
 PARALLEL_THRESHOLD = 150
 
@@ -82,7 +80,6 @@ def search_columns(path: str, pf: ParsedFile, text: str) -> tuple[str, str, str,
 def body_words(text: str) -> str:
     """Each distinct word once, plus once per doubling of its count: term frequency on a
     log scale, at a fraction of the size of the whole text."""
-    counts = Counter(search_words(text))
-    return " ".join(
-        " ".join([word] * min(1 + int(math.log2(count)), 6)) for word, count in counts.items()
-    )
+    counts = word_counts(text)
+    # int.bit_length(n) is 1 + floor(log2(n)) for n >= 1.
+    return "".join((word + " ") * min(n.bit_length(), 6) for word, n in counts.items())

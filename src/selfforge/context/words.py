@@ -7,6 +7,7 @@ against ``context_bundle`` in code.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -33,18 +34,28 @@ def identifiers(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+@lru_cache(maxsize=131072)
+def _expand(ident: str) -> tuple[str, ...]:
+    lower = ident.lower().strip("_")
+    if not lower:
+        return ()
+    parts = split_identifier(ident)
+    return (lower, *parts) if len(parts) > 1 else (lower,)
+
+
 def search_words(text: str) -> list[str]:
     """Every identifier in ``text`` whole (lower-cased) and split into its parts."""
-    words: list[str] = []
-    for ident in identifiers(text):
-        lower = ident.lower().strip("_")
-        if not lower:
-            continue
-        words.append(lower)
-        parts = split_identifier(ident)
-        if len(parts) > 1:
-            words.extend(parts)
-    return words
+    return [word for ident in identifiers(text) for word in _expand(ident)]
+
+
+def word_counts(text: str) -> Counter[str]:
+    """``search_words`` with counts, for large texts: each distinct identifier is split
+    once, not once per occurrence."""
+    counts: Counter[str] = Counter()
+    for ident, n in Counter(identifiers(text)).items():
+        for word in _expand(ident):
+            counts[word] += n
+    return counts
 
 
 def query_words(text: str) -> list[str]:
