@@ -59,7 +59,7 @@ def test_requests_per_day_limit_is_a_quota(httpserver) -> None:
     with pytest.raises(QuotaExhausted) as caught:
         fake.model().complete(ask())
     assert (
-        "per-day limit" in caught.value.message and "requests per day (RPD)" in caught.value.message
+        "per-day quota" in caught.value.message and "requests per day (RPD)" in caught.value.message
     )
     assert caught.value.resets and "in 7m" in caught.value.resets
     assert len(fake.requests) == 1

@@ -94,7 +94,7 @@ class AnthropicClient:
         else:
             resets, when = None, "add credit in the Anthropic console (Plans & Billing)"
         return QuotaExhausted(
-            f"{self.label}: the account cannot spend more ({snippet(message)}); {when}",
+            f"{self.label}: the account's spending quota is used up ({snippet(message)}); {when}",
             resets=resets,
             limit=limit,
         )

@@ -132,7 +132,7 @@ class OpenAIClient:
         resets = reset_after_seconds(delay) if delay is not None else None
         when = f"it resets {resets}" if resets else "the server did not say when it resets"
         return QuotaExhausted(
-            f"{self.label}: a per-day limit is used up ({snippet(message)}); {when}. "
+            f"{self.label}: a per-day quota is used up ({snippet(message)}); {when}. "
             "Resume the run after that, or use another model with --model",
             resets=resets,
             limit="per-day",
