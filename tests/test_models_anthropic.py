@@ -61,7 +61,7 @@ def test_529_overloaded_is_retried(httpserver) -> None:
 def test_empty_credit_balance_is_a_quota(httpserver) -> None:
     fake = fake_anthropic(httpserver)
     fake.daily_quota()
-    with pytest.raises(QuotaExhausted, match="spending quota is used up.*add credit"):
+    with pytest.raises(QuotaExhausted, match=r"spending quota is used up.*add credit"):
         fake.model().complete(ask())
     assert len(fake.requests) == 1
 
