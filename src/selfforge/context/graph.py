@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from selfforge.context.index import CodeIndex
+from selfforge.context.lang_javascript import SOURCE_EXTENSIONS
 from selfforge.context.parsing import python_module_name
 
 # An identifier defined in more files than this (``run``, ``get``, ``name``) says
@@ -34,15 +35,29 @@ class CodeGraph:
 
 
 def module_table(paths: Iterable[str]) -> dict[str, str]:
-    """Dotted module name -> path, under both the full path and the importable name."""
+    """Import name -> path: Python modules under their full dotted path and importable
+    name; JavaScript/TypeScript modules as ``path:`` plus the path without extension."""
+    paths = list(paths)
+    table = _script_table(paths)
     paths = [p for p in paths if p.endswith((".py", ".pyi"))]
     packages = {p.rsplit("/", 1)[0] for p in paths if p.endswith("/__init__.py")}
-    table: dict[str, str] = {}
     # Shorter paths first, so a top-level module wins a name over a deeper namesake.
     for path in sorted(paths, key=lambda p: (p.count("/"), p)):
         full = python_module_name(path)
         for name in (full, _importable_name(path, full, packages)):
             table.setdefault(name, path)
+    return table
+
+
+def _script_table(paths: list[str]) -> dict[str, str]:
+    table: dict[str, str] = {}
+    for path in sorted(paths):
+        if not path.endswith(SOURCE_EXTENSIONS):
+            continue
+        stem = path.rsplit(".", 1)[0]
+        table.setdefault(f"path:{stem}", path)
+        if stem.endswith("/index"):  # "./lib" imports lib/index.js
+            table.setdefault(f"path:{stem[: -len('/index')]}", path)
     return table
 
 
