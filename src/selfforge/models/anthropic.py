@@ -94,7 +94,8 @@ class AnthropicClient:
         else:
             resets, when = None, "add credit in the Anthropic console (Plans & Billing)"
         return QuotaExhausted(
-            f"{self.label}: the account's spending quota is used up ({snippet(message)}); {when}",
+            f"{self.label}: the account cannot spend more, its spending quota is used up "
+            f"({snippet(message)}); {when}",
             resets=resets,
             limit=limit,
         )
