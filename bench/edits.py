@@ -100,13 +100,15 @@ def throughput(rng: random.Random, sources: list[Source], n_blocks: int = 200) -
         taken.update(range(start, start + 4))
         blocks.append(sr("big.py", lines[start : start + 4], modify(lines[start : start + 4], k)))
     reply = "\n".join(blocks)
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "big.py").write_text(text(lines))
-        began = time.perf_counter()
-        result = apply_response(Path(tmp), reply)
-        elapsed = time.perf_counter() - began
-    assert result.ok, result.feedback()[:2000]
-    return len(blocks) / elapsed, len(blocks)
+    rates = []
+    for _ in range(3):  # the median of three: the machine is shared
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "big.py").write_text(text(lines))
+            began = time.perf_counter()
+            result = apply_response(Path(tmp), reply)
+            rates.append(len(blocks) / (time.perf_counter() - began))
+        assert result.ok, result.feedback()[:2000]
+    return sorted(rates)[1], len(blocks)
 
 
 def main() -> int:

@@ -296,3 +296,14 @@ def test_carry_over_keeps_the_fine_edits_for_the_repair_round(repo: Path) -> Non
     assert (repo / "calc.py").read_text() == CALC.replace("a - b", "a + b", 1).replace(
         "return a - b", "return 0"
     )
+
+
+def test_bom_and_missing_final_newline_are_kept(tmp_path: Path) -> None:
+    (tmp_path / "b.py").write_bytes(b"\xef\xbb\xbfimport os\nx = 1")
+    assert apply_response(tmp_path, block("b.py", "import os\n", "import sys\n")).ok
+    assert (tmp_path / "b.py").read_bytes() == b"\xef\xbb\xbfimport sys\nx = 1"
+
+
+def test_empty_whole_file_block_is_refused(repo: Path) -> None:
+    result = apply_response(repo, "calc.py\n```python\n```\n")
+    assert not result.ok and "erased" in result.failures[0].message

@@ -171,3 +171,17 @@ def test_placeholder_lines(line: str, placeholder: bool) -> None:
     from selfforge.edits.wholefile import is_placeholder
 
     assert is_placeholder(line) is placeholder
+
+
+@pytest.mark.parametrize(
+    ("line", "path"),
+    [
+        ("calc.py (updated)", "calc.py"),
+        ("src/calc.py - fix add", "src/calc.py"),
+        ("e.g.", None),
+        ("calc.py: the fix", "calc.py"),
+        ("Here is the fix.", None),
+    ],
+)
+def test_clean_path_with_trailing_words(line: str, path: str | None) -> None:
+    assert clean_path(line) == path

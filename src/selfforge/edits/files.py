@@ -28,6 +28,7 @@ class FileState:
     final_newline: bool = True
     exists: bool = False
     unreadable: str = ""  # why the file cannot be edited as text, if it cannot
+    bom: bool = False  # the file starts with a UTF-8 byte-order mark, kept on write
 
     @classmethod
     def read(cls, target: Target) -> FileState:
@@ -45,6 +46,8 @@ class FileState:
         except UnicodeDecodeError:
             state.unreadable = "is not UTF-8 text"
             return state
+        if text.startswith("\ufeff"):  # a BOM is not part of the first line's code
+            state.bom, text = True, text[1:]
         state.eol = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
         if state.eol == "\r\n":
             text = text.replace("\r\n", "\n")
@@ -70,7 +73,7 @@ class FileState:
         if not self.lines:
             return b""
         text = self.eol.join(self.lines) + (self.eol if self.final_newline else "")
-        return text.encode("utf-8")
+        return ("\ufeff" if self.bom else "").encode("utf-8") + text.encode("utf-8")
 
     @property
     def changed(self) -> bool:

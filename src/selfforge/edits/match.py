@@ -53,8 +53,18 @@ def apply_spans(lines: list[str], spans: list[Span]) -> list[str]:
 
 
 def _find_all(hay: list[str], needle: list[str]) -> list[int]:
-    m, first = len(needle), needle[0]
-    return [i for i in range(len(hay) - m + 1) if hay[i] == first and hay[i : i + m] == needle]
+    """Every start where ``needle`` occurs in ``hay`` (list.index scans in C: fast)."""
+    first, m = needle[0], len(needle)
+    starts: list[int] = []
+    i = -1
+    last = len(hay) - m
+    while True:
+        try:
+            i = hay.index(first, i + 1, last + 1)
+        except ValueError:
+            return starts
+        if hay[i : i + m] == needle:
+            starts.append(i)
 
 
 def _exact(lines: list[str], search: list[str], replace: list[str]) -> list[Span]:

@@ -89,7 +89,9 @@ def clean_path(line: str, prose: bool = True) -> str | None:
     s = s.strip().lstrip("#*`'\"> -").strip()
     s = re.sub(r"^(?:file(?:name)?|path)\s*[:=]\s*", "", s, flags=re.IGNORECASE)
     s = s.lstrip("*`'\" ").rstrip(":*`'\", ").strip()
-    if not s or not PATHLIKE.match(s):
+    s = re.sub(r"(?:\s+\(.*\)|\s+[-–—].*|:\s.*)$", "", s)  # `calc.py (new)`, `calc.py: fix`
+    s = s.rstrip(":*`'\", ").strip()
+    if not s or not PATHLIKE.match(s) or s.endswith("."):
         return _path_in_backticks(line) if prose else None
     s = s.replace("\\", "/")
     while s.startswith("./"):

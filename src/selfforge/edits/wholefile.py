@@ -21,7 +21,7 @@ STAND_IN = re.compile(
     r"unchanged|as\s+before|here|above|below)\b",
     re.IGNORECASE,
 )
-MIN_LINES_FOR_SHRINK_GUARD = 20  # small files are legitimately rewritten from scratch
+MIN_LINES_FOR_SHRINK_GUARD = 10  # tiny files are legitimately rewritten from scratch
 KEEP_FRACTION = 0.5  # a rewrite shorter than this share of the old file looks lazy
 
 
@@ -81,6 +81,11 @@ def lazy_reason(old: list[str] | None, new: list[str]) -> str | None:
             )
     if old is None:
         return None
+    if any(x.strip() for x in old) and not any(x.strip() for x in new):
+        return (
+            "the block is empty, so the whole file would be erased. Send the complete new "
+            "content; to delete the file, use a diff to `+++ /dev/null`."
+        )
     old_code = sum(1 for x in old if x.strip())
     new_code = sum(1 for x in new if x.strip())
     if old_code >= MIN_LINES_FOR_SHRINK_GUARD and new_code < old_code * KEEP_FRACTION:
