@@ -226,6 +226,22 @@ def test_fifty_unattended_cycles_leave_a_consistent_journal_and_a_clean_repo(
     assert all(t.note for t in tasks if t.status == "skipped")
     assert all(t.attempts < 3 for t in tasks if t.status == "open")
 
+    # Training data: one SFT example per accepted attempt; DPO pairs join a rejected
+    # attempt to an accepted one at the same task.
+    sft = export(repo, "sft")
+    assert [r["metadata"]["attempt_id"] for r in sft] == [
+        a.id for a in attempts if a.outcome == "accepted"
+    ]
+    by_id = {a.id: a for a in attempts}
+    ids = {t.text: t.id for t in tasks}
+    pairs = export(repo, "dpo")
+    assert pairs
+    for pair in pairs:
+        meta = pair["metadata"]
+        chosen, rejected = by_id[meta["chosen_attempt_id"]], by_id[meta["rejected_attempt_id"]]
+        assert (chosen.outcome, rejected.outcome) == ("accepted", "rejected")
+        assert chosen.task == rejected.task and meta["task_id"] == ids[chosen.task]
+
     report = repo / ".selfforge" / "reports" / "run-0001.md"
     text = report.read_text()
     assert "status: finished" in text
@@ -254,6 +270,11 @@ def assert_reason(kind: str, reason: str, calls: list[dict[str, object]]) -> Non
         assert reason == "the model proposed no edits"
     else:
         assert reason.startswith("all gates passed; landed"), reason
+
+
+def export(repo: Path, fmt: str) -> list[dict[str, object]]:
+    proc = cli("export", "--format", fmt, "--repo", str(repo), check=True)
+    return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
 def cli_tests(repo: Path) -> str:

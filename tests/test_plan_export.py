@@ -175,3 +175,39 @@ def test_export_errors_are_one_line_usage_errors(calc_repo: Path, tmp_path: Path
     assert proc.returncode == 2 and "create it first" in proc.stderr
     empty = cli("export", "--format", "dpo", "--repo", str(calc_repo), check=True)
     assert empty.stdout == "" and "0 dpo record" in empty.stderr
+
+
+def test_an_attempt_exports_its_last_propose_reply_and_identical_pairs_are_left_out(
+    tmp_path: Path,
+) -> None:
+    from selfforge import export as exporting
+
+    with Journal(tmp_path / "journal.db") as journal:
+        run = journal.start_run(
+            pid=1, base_branch="main", base_commit="0" * 40, model="m", goals=[], land_mode="merge"
+        )
+
+        def attempt(task: str, outcome: str, *replies: str | None) -> int:
+            attempt_id = journal.start_attempt(run, 1, task, "0" * 40)
+            for n, reply in enumerate(replies):
+                journal.record_call(
+                    run_id=run,
+                    attempt_id=attempt_id,
+                    role="propose",
+                    model="m",
+                    prompt=f"prompt {attempt_id}.{n}",
+                    response=reply,
+                    error=None if reply is not None else "scripted server error",
+                )
+            journal.finish_attempt(attempt_id, outcome=outcome, reason="r", repairs=0)
+            return attempt_id
+
+        attempt("T", "rejected", "same edit")
+        attempt("T", "error", "edit", None)  # its last call failed: no final candidate
+        accepted = attempt("T", "accepted", "broken edit", "same edit")
+        attempt("U", "rejected", "other edit")  # no accepted attempt at U to pair with
+        [sft] = exporting.sft_records(journal)
+        assert sft.proposal.attempt.id == accepted
+        assert sft.proposal.prompt == f"prompt {accepted}.1"
+        assert sft.proposal.reply == "same edit"
+        assert exporting.dpo_records(journal) == []
