@@ -77,7 +77,7 @@ def _bundle(
     files_tokens = sum(estimate_tokens(f.text) for f in files)
     shown_whole = {f.path for f in files if f.whole}
     repo_map = build_repo_map(
-        index, graph, mentions, room - files_tokens, exclude=shown_whole, file_rank=file_rank
+        graph, mentions, room - files_tokens, exclude=shown_whole, file_rank=file_rank
     )
     return ContextBundle(
         repo_map=repo_map.text,
@@ -139,7 +139,7 @@ def map_for_task(repo_root: Path, *, state_dir: Path, token_budget: int, task: s
         graph = load_graph(index)
         mentions = find_mentions(task, graph.paths, graph.definers)
         file_rank = rank_files(graph, mentions)
-        repo_map = build_repo_map(index, graph, mentions, token_budget, file_rank=file_rank)
+        repo_map = build_repo_map(graph, mentions, token_budget, file_rank=file_rank)
         chosen = repo_map.files
         if task.strip():
             chosen = choose(rank_for_task(index, graph, task, mentions, file_rank))

@@ -11,13 +11,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from selfforge.context.index import CodeIndex
+from selfforge.context.index import CodeIndex, DefRecord
 from selfforge.context.lang_javascript import SOURCE_EXTENSIONS
 from selfforge.context.parsing import python_module_name
 
 # An identifier defined in more files than this (``run``, ``get``, ``name``) says
 # nothing about which file another one depends on.
 MAX_DEFINERS = 5
+MAX_LINKS = 40
 
 
 @dataclass
@@ -29,6 +30,7 @@ class CodeGraph:
     references: dict[str, dict[str, float]] = field(default_factory=dict)
     definers: dict[str, set[str]] = field(default_factory=dict)  # identifier -> paths
     users: Counter[str] = field(default_factory=Counter)  # identifier -> files using it
+    definitions: list[DefRecord] = field(default_factory=list)  # as the index holds them
 
     def neighbours(self, path: str) -> set[str]:
         return self.imports.get(path, set()) | self.importers.get(path, set())
@@ -83,7 +85,8 @@ def load_graph(index: CodeIndex) -> CodeGraph:
             graph.imports.setdefault(path, set()).add(target)
             graph.importers.setdefault(target, set()).add(path)
     definers: dict[str, set[str]] = defaultdict(set)
-    for d in index.definitions():
+    graph.definitions = index.definitions()
+    for d in graph.definitions:
         if not d.name.startswith("__"):
             definers[d.name].add(d.path)
     graph.definers = dict(definers)
@@ -101,12 +104,16 @@ def load_graph(index: CodeIndex) -> CodeGraph:
 
 
 def edge_weights(graph: CodeGraph) -> dict[str, dict[str, float]]:
-    """References plus imports, one weighted adjacency for ranking."""
+    """References plus imports, one weighted adjacency for ranking; each file keeps its
+    strongest links only, which bounds PageRank's cost on large repositories."""
     edges = {src: dict(dst) for src, dst in graph.references.items()}
     for src, targets in graph.imports.items():
         row = edges.setdefault(src, {})
         for dst in targets:
             row[dst] = row.get(dst, 0.0) + 1.0
+    for src, row in edges.items():
+        if len(row) > MAX_LINKS:
+            edges[src] = dict(sorted(row.items(), key=lambda item: -item[1])[:MAX_LINKS])
     return edges
 
 
@@ -117,7 +124,7 @@ def pagerank(
     *,
     damping: float = 0.85,
     iterations: int = 60,
-    tolerance: float = 1e-8,
+    tolerance: float = 1e-6,
 ) -> dict[str, float]:
     """Weighted, personalised PageRank by power iteration; ranks sum to 1."""
     if not nodes:

@@ -15,7 +15,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from selfforge.context.graph import CodeGraph, edge_weights, pagerank
-from selfforge.context.index import CodeIndex, DefRecord
+from selfforge.context.index import DefRecord
 from selfforge.context.mentions import Mentions
 from selfforge.context.tokens import estimate_tokens
 
@@ -41,10 +41,10 @@ def rank_files(graph: CodeGraph, mentions: Mentions) -> dict[str, float]:
 
 
 def rank_definitions(
-    index: CodeIndex, graph: CodeGraph, file_rank: dict[str, float], mentions: Mentions
+    graph: CodeGraph, file_rank: dict[str, float], mentions: Mentions
 ) -> list[DefRecord]:
     scored = []
-    for d in index.definitions():
+    for d in graph.definitions:
         score = file_rank.get(d.path, 0.0) * (1.0 + math.log1p(graph.users[d.name]))
         if d.name in mentions.identifiers:
             score *= 10
@@ -95,7 +95,6 @@ def select_within(ranked: list[DefRecord], budget: int) -> list[DefRecord]:
 
 
 def build_repo_map(
-    index: CodeIndex,
     graph: CodeGraph,
     mentions: Mentions,
     token_budget: int,
@@ -107,9 +106,7 @@ def build_repo_map(
     if file_rank is None:
         file_rank = rank_files(graph, mentions)
     exclude = set(exclude)
-    ranked = [
-        d for d in rank_definitions(index, graph, file_rank, mentions) if d.path not in exclude
-    ]
+    ranked = [d for d in rank_definitions(graph, file_rank, mentions) if d.path not in exclude]
     order = {p: i for i, p in enumerate(sorted(file_rank, key=lambda p: -file_rank[p]))}
     chosen = select_within(ranked, token_budget)
     best = render(chosen, order)
