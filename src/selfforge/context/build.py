@@ -26,6 +26,7 @@ MAX_CHOSEN = 10
 RELATIVE_CUTOFF = 0.2  # files scoring under this share of the best are not "chosen"
 FILES_SHARE = 0.65  # of the budget left after lessons; the map gets the rest
 MIN_EXCERPT_TOKENS = 60
+FIRST_FILE_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -99,21 +100,21 @@ def choose(ranked: list[ScoredFile]) -> list[str]:
 def _fit_files(
     index: CodeIndex, repo_root: Path, chosen: list[str], words: list[str], budget: int
 ) -> list[FileContext]:
-    # No single file may take more than half the room, so a second file always has some.
-    per_file_cap = max(budget // 2, MIN_EXCERPT_TOKENS)
     files: list[FileContext] = []
     left = budget
-    for path in chosen:
+    for rank, path in enumerate(chosen):
         src = read_source(repo_root / path)
         if src is None:
             continue
         text = src.decode("utf-8", "replace")
+        # The best file may fill most of the room, never all of it: a second file
+        # (often its caller or its test) is worth more than the best file's tail.
+        limit = int(left * FIRST_FILE_SHARE) if rank == 0 and len(chosen) > 1 else left
         cost = estimate_tokens(text)
-        if cost <= min(per_file_cap, left):
+        if cost <= limit:
             files.append(FileContext(path, text, whole=True))
             left -= cost
             continue
-        limit = min(per_file_cap, left)
         if limit < MIN_EXCERPT_TOKENS:
             continue
         excerpt = focused_excerpt(text, index.definitions(path), words, limit)

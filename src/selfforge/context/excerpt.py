@@ -70,9 +70,9 @@ def _render(lines: list[str], units: list[_Unit]) -> str:
         if unit.start < cursor:  # nested in a unit already shown
             continue
         if unit.start > cursor:
-            out.append(f"# ... lines {cursor + 1}-{unit.start} not shown ...\n")
+            out.append(f"⋮ (lines {cursor + 1}-{unit.start} not shown)\n")
         out.extend(lines[unit.start : unit.end])
         cursor = unit.end
     if cursor < len(lines):
-        out.append(f"# ... lines {cursor + 1}-{len(lines)} not shown ...\n")
+        out.append(f"⋮ (lines {cursor + 1}-{len(lines)} not shown)\n")
     return "".join(out)
