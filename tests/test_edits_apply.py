@@ -307,3 +307,17 @@ def test_bom_and_missing_final_newline_are_kept(tmp_path: Path) -> None:
 def test_empty_whole_file_block_is_refused(repo: Path) -> None:
     result = apply_response(repo, "calc.py\n```python\n```\n")
     assert not result.ok and "erased" in result.failures[0].message
+
+
+def test_line_numbers_copied_from_feedback_are_ignored(repo: Path) -> None:
+    search = " 1 | def add(a, b):\n 2 |     return a - b\n"
+    assert apply_response(repo, block("calc.py", search, ADD.replace("-", "+"))).ok
+    assert (repo / "calc.py").read_text() == CALC.replace("a - b", "a + b", 1)
+
+
+def test_search_found_in_another_file_is_pointed_out(repo: Path) -> None:
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "ops.py").write_text("x = 0\n\n" + ADD)
+    (repo / "calc.py").write_text("def sub(a, b):\n    return a - b\n")
+    result = apply_response(repo, block("calc.py", ADD, ADD.replace("-", "+")))
+    assert "It is in pkg/ops.py (line 3)" in result.failures[0].message

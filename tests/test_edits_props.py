@@ -72,6 +72,70 @@ def test_exact_unique_window_applies_exactly(
         assert (Path(tmp) / "f.py").read_bytes() == "".join(x + "\n" for x in expected).encode()
 
 
+@SETTINGS
+@given(
+    source=st.sampled_from(SOURCES),
+    start_frac=st.floats(0, 1),
+    size=st.integers(2, 6),
+    shift=st.sampled_from([-8, -4, 0, 4]),
+    trailing=st.lists(st.sampled_from(["", " ", "  ", "\t"]), min_size=6, max_size=6),
+    blank_edges=st.booleans(),
+    crlf=st.booleans(),
+)
+def test_sloppy_copy_of_a_unique_window_applies_exactly(
+    source: Path,
+    start_frac: float,
+    size: int,
+    shift: int,
+    trailing: list[str],
+    blank_edges: bool,
+    crlf: bool,
+) -> None:
+    """Shifted indentation, trailing whitespace, blank edges and CRLF, all at once."""
+    text = source.read_text(encoding="utf-8")
+    lines = text.split("\n")[:-1]
+    start = int(start_frac * (len(lines) - size))
+    window = lines[start : start + size]
+    stripped = [x.strip() for x in lines]
+    needle = [x.strip() for x in window]
+    hits = sum(stripped[i : i + size] == needle for i in range(len(lines) - size + 1))
+    indents = [len(x) - len(x.lstrip()) for x in window if x.strip()]
+    assume(window[0].strip() and window[-1].strip() and hits == 1 and min(indents) + shift >= 0)
+    assume(not any(x.lstrip().startswith(MARKER_START) for x in window))
+    assume(all(" " * (len(x) - len(x.lstrip())) == x[: len(x) - len(x.lstrip())] for x in window))
+    assume(all(x == x.rstrip() for x in window))
+
+    def sloppy(block: list[str]) -> list[str]:
+        out = [
+            " " * max(0, len(x) - len(x.lstrip()) + shift) + x.strip() if x.strip() else ""
+            for x in block
+        ]
+        # The first line always gets a trailing space: never an exact copy, so the
+        # REPLACE goes through the tolerant rungs, which drop trailing whitespace.
+        out = [x + t for x, t in zip(out, [" ", *trailing], strict=False)] + out[
+            len(trailing) + 1 :
+        ]
+        return ["", *out, ""] if blank_edges else out
+
+    new = [
+        window[0],
+        window[0][: len(window[0]) - len(window[0].lstrip())] + "added = 1",
+        *window[1:],
+    ]
+    reply = "f.py\n<<<<<<< SEARCH\n" + "".join(x + "\n" for x in sloppy(window)) + "=======\n"
+    reply += "".join(x + "\n" for x in sloppy(new)) + ">>>>>>> REPLACE\n"
+    if crlf:
+        reply = reply.replace("\n", "\r\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "f.py").write_bytes(text.encode())
+        result = apply_response(Path(tmp), reply)
+        assert result.ok, result.feedback()
+        expected = lines[:start] + [x.rstrip() for x in new] + lines[start + size :]
+        assert (Path(tmp) / "f.py").read_text(encoding="utf-8") == "".join(
+            x + "\n" for x in expected
+        )
+
+
 VALID = (
     "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a - b\n=======\n"
     "def add(a, b):\n    return a + b\n>>>>>>> REPLACE\n"

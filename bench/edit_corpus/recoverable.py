@@ -358,6 +358,19 @@ def underline_in_code(rng, src, n):
     return None
 
 
+def numbered_lines(rng, src, n):
+    """SEARCH lines copied from a repair message with their `  12 | ` numbers still on."""
+    found = _window(rng, src)
+    if found is None:
+        return None
+    lines, s, e = found
+    width = len(str(e))
+    search = [f"{i + 1:>{width}} | {lines[i]}" for i in range(s, e)]
+    replace = modify(lines[s:e], n)
+    expected = text(lines[:s] + replace + lines[e:])
+    return Case("", False, {src.rel: src.text}, sr(src.rel, search, replace), {src.rel: expected})
+
+
 RECOVERABLE = {
     f.__name__: f
     for f in (
@@ -384,5 +397,6 @@ RECOVERABLE = {
         combo,
         mixed_formats,
         underline_in_code,
+        numbered_lines,
     )
 }

@@ -14,7 +14,7 @@ from pathlib import Path
 from selfforge.edits import feedback
 from selfforge.edits.files import FileState, Workspace
 from selfforge.edits.match import Miss, Span, apply_spans, locate
-from selfforge.edits.parse import DIVIDER, normalize_reply, parse_edits
+from selfforge.edits.parse import DIVIDER, detect_format, normalize_reply, parse_edits
 from selfforge.edits.records import ApplyResult, Edit, EditFailure
 from selfforge.edits.safety import Refused, resolve_target
 from selfforge.edits.wholefile import lazy_reason
@@ -38,15 +38,14 @@ def apply_response(
     dry_run: bool = False,
 ) -> ApplyResult:
     """Parse the reply and apply every edit atomically; see ``ApplyResult`` for the outcome."""
-    from selfforge.edits.parse import detect_format
-
     root = Path(root)
     if not root.is_dir():
         raise NotADirectoryError(f"{root} is not a directory; pass the repository to edit")
     edits = parse_edits(response, fmt)
-    shown_fmt = detect_format(normalize_reply(response)) if fmt == "auto" else fmt
     if not edits:
-        return ApplyResult(False, [], [], 0, fmt=shown_fmt if fmt != "auto" else "search_replace")
+        # The format to teach: the one asked for, or the primary one.
+        return ApplyResult(False, [], [], 0, fmt="search_replace" if fmt == "auto" else fmt)
+    shown_fmt = detect_format(normalize_reply(response)) if fmt == "auto" else fmt
     workspace = Workspace(root)
     errors = _apply_all(workspace, edits, protected)
     failures = [
@@ -82,7 +81,7 @@ def _try(
     workspace: Workspace, edit: Edit, protected: Sequence[str], errors: dict[int, EditError]
 ) -> bool:
     try:
-        apply_edit(workspace, edit, protected)
+        _apply_edit(workspace, edit, protected)
     except EditError as err:
         errors[edit.index] = err
         return False
@@ -90,7 +89,7 @@ def _try(
     return True
 
 
-def apply_edit(workspace: Workspace, edit: Edit, protected: Sequence[str]) -> None:
+def _apply_edit(workspace: Workspace, edit: Edit, protected: Sequence[str]) -> None:
     if edit.error:
         raise EditError(edit.error)
     if not edit.path:
@@ -133,6 +132,15 @@ def _strip_blank_edges(lines: list[str], lead: bool = True) -> list[str]:
 def _delete(state: FileState, edit: Edit) -> None:
     if not state.exists:
         raise EditError(f"{edit.path} does not exist, so it cannot be deleted.")
+    # The removed lines must be the file's: a diff against a file the model misremembers
+    # must not delete the real one.
+    if any(s.strip() for s in edit.search):
+        found = locate(state.lines, list(edit.search), [])
+        if isinstance(found, Miss):
+            raise EditError(
+                f"the diff deletes {edit.path}, but its removed lines are not the file's "
+                "current lines. Copy them from the file, or leave the hunk body out."
+            )
     state.delete()
 
 
@@ -161,7 +169,7 @@ def _search_replace(workspace: Workspace, state: FileState, edit: Edit) -> None:
     else:
         found = locate(state.lines, search, replace)
     if isinstance(found, Miss):
-        raise _miss_error(found, edit.path or "", state.lines, search, replace)
+        raise _miss_error(found, edit.path or "", state, search, replace, workspace)
     state.set_lines(apply_spans(state.lines, found))
 
 
@@ -200,13 +208,20 @@ def _dividers(lines: tuple[str, ...]) -> int:
 
 
 def _miss_error(
-    miss: Miss, path: str, lines: list[str], search: list[str], replace: list[str]
+    miss: Miss,
+    path: str,
+    state: FileState,
+    search: list[str],
+    replace: list[str],
+    workspace: Workspace,
 ) -> EditError:
     if miss.ambiguous:
         return EditError(feedback.ambiguous(path, list(miss.ambiguous)))
     if miss.reason:
         return EditError(miss.reason)
-    return EditError(feedback.not_found(path, lines, search, replace), retry=True)
+    elsewhere = workspace.find_elsewhere(search, state.target.rel)
+    message = feedback.not_found(path, state.lines, search, replace, elsewhere)
+    return EditError(message, retry=True)
 
 
 def _missing_file(workspace: Workspace, path: str) -> str:

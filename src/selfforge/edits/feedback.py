@@ -59,8 +59,19 @@ def ambiguous(path: str, starts: list[int]) -> str:
     )
 
 
-def not_found(path: str, file_lines: list[str], search: list[str], replace: list[str]) -> str:
+def not_found(
+    path: str,
+    file_lines: list[str],
+    search: list[str],
+    replace: list[str],
+    elsewhere: tuple[str, int] | None = None,
+) -> str:
     head = f"the SEARCH text was not found in {path}."
+    if elsewhere is not None:
+        other, line = elsewhere
+        return (
+            f"{head} It is in {other} (line {line}); if that is the file you mean, name it instead."
+        )
     if _contains(file_lines, replace):
         return (
             f"{head} The REPLACE text is already in the file, so this edit may already "
@@ -78,7 +89,7 @@ def not_found(path: str, file_lines: list[str], search: list[str], replace: list
         f"{numbered(file_lines, start, end)}\n"
         f"{_first_difference(file_lines, start, search)}"
         "The SEARCH must copy the file's current lines exactly (indentation, comments, "
-        "blank lines)."
+        "blank lines), without the line numbers shown here."
     )
 
 

@@ -84,6 +84,7 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.files: dict[str, FileState] = {}
+        self._elsewhere: dict[tuple[tuple[str, ...], str], tuple[str, int] | None] = {}
 
     def load(self, target: Target) -> FileState:
         if target.rel not in self.files:
@@ -108,6 +109,43 @@ class Workspace:
                 break
         return found
 
+    def find_elsewhere(self, search: list[str], skip: str) -> tuple[str, int] | None:
+        """Another file holding the SEARCH lines (the model named the wrong file)."""
+        key = (tuple(search), skip)
+        if key not in self._elsewhere:
+            self._elsewhere[key] = self._find_elsewhere(search, skip)
+        return self._elsewhere[key]
+
+    def _find_elsewhere(self, search: list[str], skip: str) -> tuple[str, int] | None:
+        from selfforge.edits.match import Miss, locate
+
+        anchor = next((x.strip() for x in search if x.strip()), "")
+        suffix = Path(skip).suffix
+        seen = 0
+        for path in self._walk():
+            seen += 1
+            if seen > MAX_SIMILAR_WALK:
+                return None
+            rel = path.relative_to(self.root).as_posix()
+            if rel == skip or path.suffix != suffix or path.is_symlink() or not _small(path):
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if anchor not in text:
+                continue
+            found = locate(text.replace("\r\n", "\n").split("\n"), search, search)
+            if not isinstance(found, Miss):
+                return rel, found[0].start + 1
+        return None
+
+    def _walk(self):
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+            for filename in sorted(filenames):
+                yield Path(dirpath, filename)
+
     def write(self) -> None:
         """Write every changed file, or restore the ones written if any write fails."""
         states = [s for s in self.files.values() if s.changed]
@@ -124,6 +162,13 @@ class Workspace:
                 with contextlib.suppress(OSError):
                     directory.rmdir()
             raise
+
+
+def _small(path: Path) -> bool:
+    try:
+        return path.stat().st_size < 512_000
+    except OSError:
+        return False
 
 
 def _write_one(state: FileState, created_dirs: list[Path]) -> None:

@@ -32,7 +32,7 @@ class Miss:
 
 def locate(lines: list[str], search: list[str], replace: list[str]) -> list[Span] | Miss:
     """The spans to rewrite for this SEARCH/REPLACE pair, or why there are none."""
-    for rung in (_exact, _rstripped, _blank_trimmed, _reindented):
+    for rung in (_exact, _rstripped, _blank_trimmed, _reindented, _unnumbered):
         found = rung(lines, search, replace)
         if found is None:
             continue
@@ -176,6 +176,25 @@ def _reindent(replace: list[str], base: str, target: str) -> tuple[str, ...] | N
         else:
             return None
     return tuple(out)
+
+
+NUMBERED = re.compile(r"^\s*\d+ \| ?")
+
+
+def _unnumbered(
+    lines: list[str], search: list[str], replace: list[str]
+) -> list[Span] | Miss | None:
+    """Lines copied from our own feedback, `12 | code`, with the numbers still on."""
+    if not all(NUMBERED.match(s) for s in search if s.strip()):
+        return None
+    search = [NUMBERED.sub("", s, count=1) for s in search]
+    if all(NUMBERED.match(r) for r in replace if r.strip()):
+        replace = [NUMBERED.sub("", r, count=1) for r in replace]
+    for rung in (_exact, _rstripped, _blank_trimmed, _reindented):
+        found = rung(lines, search, replace)
+        if found:
+            return found
+    return None
 
 
 def _split_elided(lines: list[str]) -> list[list[str]]:
