@@ -125,6 +125,8 @@ def test_export_sft_and_dpo_after_a_rejection_then_an_acceptance(tmp_path: Path,
     )
     assert meta["task_id"] == plan(repo)[0]["id"]
     assert "test_sub" in meta["rejected_reason"]
+    assert meta["chosen_base_commit"] == meta["rejected_base_commit"]  # an exact pair
+    assert (meta["chosen_repairs"], meta["rejected_repairs"]) == (0, 0)
 
     out = tmp_path / "sft.jsonl"
     proc = cli("export", "--format", "sft", "--repo", str(repo), "--out", str(out), check=True)

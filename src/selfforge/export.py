@@ -56,7 +56,9 @@ class SftRecord:
 @dataclass
 class DpoRecord:
     """A preference pair. The prompt is the rejected attempt's: that is where the model
-    went wrong, and the accepted reply answers the same task."""
+    went wrong, and the accepted reply answers the same task. A reply from a repair
+    round edits its attempt's candidate rather than the base, so the metadata carries
+    both attempts' repairs and base commits for consumers who want only exact pairs."""
 
     system: str
     task_id: int | None
@@ -79,6 +81,10 @@ class DpoRecord:
                 "rejected_attempt_id": self.rejected.attempt.id,
                 "rejected_reason": self.rejected.attempt.reason,
                 "commit": self.chosen.attempt.commit,
+                "chosen_repairs": self.chosen.attempt.repairs,
+                "rejected_repairs": self.rejected.attempt.repairs,
+                "chosen_base_commit": self.chosen.attempt.base_commit,
+                "rejected_base_commit": self.rejected.attempt.base_commit,
             },
         }
 
