@@ -371,6 +371,30 @@ def numbered_lines(rng, src, n):
     return Case("", False, {src.rel: src.text}, sr(src.rel, search, replace), {src.rel: expected})
 
 
+def chatty_reply(rng, src, n):
+    """Prose around the blocks, `~~~` fences, a backslash path, later blocks without a path."""
+    lines, taken, blocks = src.lines, set(), []
+    new = list(lines)
+    for k in range(rng.randint(2, 3)):
+        size = rng.randint(2, 5)
+        start = pick_window(rng, lines, size, avoid=taken)
+        if start is None:
+            return None
+        taken.update(range(start, start + size))
+        blocks.append((start, start + size, modify(lines[start : start + size], n * 10 + k)))
+    for s, e, replace in sorted(blocks, reverse=True):
+        new[s:e] = replace
+    name = src.rel.replace("/", "\\") if rng.random() < 0.5 else f"# {src.rel}"
+    parts = [f"I found the problem. Here are the changes to `{src.rel}`:\n\n~~~python\n{name}"]
+    for k, (s, e, r) in enumerate(blocks):
+        body = sr("", lines[s:e], r).split("\n", 1)[1]
+        if k:
+            parts.append("~~~\n\nNext, the second part:\n\n~~~python")
+        parts.append(body.rstrip("\n"))
+    parts.append("~~~\n\nThis keeps the behaviour and fixes the bug.\n")
+    return Case("", False, {src.rel: src.text}, "\n".join(parts), {src.rel: text(new)})
+
+
 RECOVERABLE = {
     f.__name__: f
     for f in (
@@ -398,5 +422,6 @@ RECOVERABLE = {
         mixed_formats,
         underline_in_code,
         numbered_lines,
+        chatty_reply,
     )
 }
