@@ -45,6 +45,10 @@ SCENARIOS = {
     "# ... rest of the code unchanged\n```\n",
     "lazy_shrink": "big.py\n```python\nx_0 = 0\n```\n",
     "udiff_no_context": "--- a/calc.py\n+++ b/calc.py\n@@ -20,0 +20,1 @@\n+VALUE = 1\n",
+    "udiff_not_found": "--- a/calc.py\n+++ b/calc.py\n@@ -9,3 +9,3 @@\n def mul(a, b):\n"
+    "-    result = a ** b\n+    result = a * b + 0\n     return result\n",
+    "udiff_ambiguous": "--- a/calc.py\n+++ b/calc.py\n@@ -1,1 +1,1 @@\n-    return a - b\n"
+    "+    return a + b\n",
     "elision_mismatch": sr("calc.py", "def add(a, b):\n    ...\n", "def add(a, b):\n    pass\n")
     + sr("calc.py", "def add(a, b):\n...\n    return a - b\n", "def add(a, b):\n    return 1\n"),
 }

@@ -169,7 +169,7 @@ def _search_replace(workspace: Workspace, state: FileState, edit: Edit) -> None:
     else:
         found = locate(state.lines, search, replace)
     if isinstance(found, Miss):
-        raise _miss_error(found, edit.path or "", state, search, replace, workspace)
+        raise _miss_error(found, edit.path or "", state, search, replace, workspace, edit.kind)
     state.set_lines(apply_spans(state.lines, found))
 
 
@@ -214,13 +214,15 @@ def _miss_error(
     search: list[str],
     replace: list[str],
     workspace: Workspace,
+    kind: str,
 ) -> EditError:
+    short = "hunk" if kind == "udiff" else "SEARCH"
     if miss.ambiguous:
-        return EditError(feedback.ambiguous(path, list(miss.ambiguous)))
+        return EditError(feedback.ambiguous(path, list(miss.ambiguous), short))
     if miss.reason:
         return EditError(miss.reason)
     elsewhere = workspace.find_elsewhere(search, state.target.rel)
-    message = feedback.not_found(path, state.lines, search, replace, elsewhere)
+    message = feedback.not_found(path, state.lines, search, replace, elsewhere, short)
     return EditError(message, retry=True)
 
 

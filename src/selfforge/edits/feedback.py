@@ -49,13 +49,17 @@ def numbered(lines: list[str], start: int, end: int) -> str:
     return "\n".join(f"{i + 1:>{width}} | {lines[i]}" for i in range(start, end))
 
 
-def ambiguous(path: str, starts: list[int]) -> str:
+def _long(short: str) -> str:
+    return "SEARCH text" if short == "SEARCH" else "hunk's old text (its context and `-` lines)"
+
+
+def ambiguous(path: str, starts: list[int], short: str = "SEARCH") -> str:
     shown = ", ".join(str(s + 1) for s in starts[:8])
     more = f" and {len(starts) - 8} more" if len(starts) > 8 else ""
     return (
-        f"the SEARCH text matches {len(starts)} places in {path} (lines {shown}{more}), "
+        f"the {_long(short)} matches {len(starts)} places in {path} (lines {shown}{more}), "
         "so it is unclear which one to change. Add a few more unchanged lines around the "
-        "change so the SEARCH matches exactly one place."
+        f"change so the {short} matches exactly one place."
     )
 
 
@@ -65,30 +69,32 @@ def not_found(
     search: list[str],
     replace: list[str],
     elsewhere: tuple[str, int] | None = None,
+    short: str = "SEARCH",
 ) -> str:
-    head = f"the SEARCH text was not found in {path}."
+    head = f"the {_long(short)} was not found in {path}."
     if elsewhere is not None:
         other, line = elsewhere
         return (
             f"{head} It is in {other} (line {line}); if that is the file you mean, name it instead."
         )
     if _contains(file_lines, replace):
+        new_text = "REPLACE text" if short == "SEARCH" else "hunk's new text"
         return (
-            f"{head} The REPLACE text is already in the file, so this edit may already "
-            "have been made; if so, drop it."
+            f"{head} The {new_text} is already in the file, so this edit may already have "
+            "been made; if so, drop it."
         )
     window = most_similar(file_lines, search)
     if window is None:
         return (
             f"{head} No similar lines exist in the file; check the file path and copy the "
-            "SEARCH lines exactly from the current file."
+            f"{short} lines exactly from the current file."
         )
     start, end = window
     return (
         f"{head} The most similar lines in the file are:\n"
         f"{numbered(file_lines, start, end)}\n"
-        f"{_first_difference(file_lines, start, search)}"
-        "The SEARCH must copy the file's current lines exactly (indentation, comments, "
+        f"{_first_difference(file_lines, start, search, short)}"
+        f"The {short} must copy the file's current lines exactly (indentation, comments, "
         "blank lines), without the line numbers shown here."
     )
 
@@ -144,14 +150,14 @@ def _fuzzy_anchor(hay: list[str], wanted: list[str]) -> int | None:
     return None
 
 
-def _first_difference(file_lines: list[str], start: int, search: list[str]) -> str:
+def _first_difference(file_lines: list[str], start: int, search: list[str], short: str) -> str:
     for j, want in enumerate(search):
         i = start + j
         if i >= len(file_lines):
-            return f"Your SEARCH runs past the end of the file at its line {j + 1}.\n"
+            return f"Your {short} runs past the end of the file at its line {j + 1}.\n"
         if file_lines[i] != want:
             return (
-                f"Line {j + 1} of your SEARCH differs from line {i + 1} of the file:\n"
-                f"  SEARCH: {want!r}\n  file:   {file_lines[i]!r}\n"
+                f"Line {j + 1} of your {short} differs from line {i + 1} of the file:\n"
+                f"  {short + ':':<8}{want!r}\n  {'file:':<8}{file_lines[i]!r}\n"
             )
     return ""
