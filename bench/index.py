@@ -16,6 +16,7 @@ Run: .venv/bin/python bench/index.py
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -97,12 +98,15 @@ def main() -> None:
             f"repository: Python {sys.version.split()[0]} standard library, "
             f"{tracked} tracked files ({python_files} .py)"
         )
+        # Other work on the machine slows the wall clock; CPU seconds do not change.
+        print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
         for name in ("cold", "warm", "warm+1", "map"):
             figures = phase(repo, name)
             extra = ", ".join(
                 f"{k}={v}" for k, v in figures.items() if k not in ("phase", "seconds")
             )
             print(f"{name:7} {figures['seconds']:8.3f} s   {extra}")
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -120,6 +120,7 @@ def resolve_specifier(spec: str, path: str) -> str:
 
 
 _IMPORTS = "[(import_statement) (export_statement)] @import"
+_PROSE = "[(comment) (string) (template_string)] @prose"
 
 JAVASCRIPT = LanguageSpec(
     name="javascript",
@@ -128,7 +129,7 @@ JAVASCRIPT = LanguageSpec(
     definitions=js_definitions,
     imports=js_imports,
     import_query=_IMPORTS,
-    identifier_query="[(identifier) (property_identifier)] @id",
+    prose_query=_PROSE,
 )
 TYPESCRIPT = LanguageSpec(
     name="typescript",
@@ -138,7 +139,7 @@ TYPESCRIPT = LanguageSpec(
     definitions=js_definitions,
     imports=js_imports,
     import_query=_IMPORTS,
-    identifier_query="[(identifier) (property_identifier) (type_identifier)] @id",
+    prose_query=_PROSE,
 )
 TSX = LanguageSpec(
     name="tsx",
@@ -148,5 +149,5 @@ TSX = LanguageSpec(
     definitions=js_definitions,
     imports=js_imports,
     import_query=_IMPORTS,
-    identifier_query="[(identifier) (property_identifier) (type_identifier)] @id",
+    prose_query=_PROSE,
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from selfforge.context.files import read_source
 from selfforge.context.parsing import ParsedFile, parse_source, spec_for
-from selfforge.context.words import search_words, word_counts
+from selfforge.context.words import expand_counts, search_words
 
 PARALLEL_THRESHOLD = 150
 
@@ -46,8 +47,7 @@ def scan(job: ScanJob) -> Scanned:
         return Scanned(job.path, digest, None)
     spec = spec_for(job.path)
     parsed = parse_source(job.path, src, spec) if spec else ParsedFile(lang="text")
-    text = src.decode("utf-8", "replace")
-    return Scanned(job.path, digest, parsed, search_columns(job.path, parsed, text))
+    return Scanned(job.path, digest, parsed, search_columns(job.path, parsed))
 
 
 def scan_all(jobs: list[ScanJob]) -> Iterator[Scanned]:
@@ -63,7 +63,7 @@ def scan_all(jobs: list[ScanJob]) -> Iterator[Scanned]:
         yield from pool.map(scan, jobs, chunksize=16)
 
 
-def search_columns(path: str, pf: ParsedFile, text: str) -> tuple[str, str, str, str]:
+def search_columns(path: str, pf: ParsedFile) -> tuple[str, str, str, str]:
     """The text BM25 sees for a file: path words, symbol names, docstrings, and the words
     of the whole file (identifiers, strings, comments), since a change note's words are
     as often in a message string or comment as in a name."""
@@ -73,13 +73,13 @@ def search_columns(path: str, pf: ParsedFile, text: str) -> tuple[str, str, str,
         " ".join(search_words(path)),
         " ".join(search_words(" ".join(names))),
         " ".join(d for d in docs if d),
-        body_words(text) if pf.lang != "text" else "",
+        body_words(pf.words),
     )
 
 
-def body_words(text: str) -> str:
+def body_words(identifier_counts: Counter[str]) -> str:
     """Each distinct word once, plus once per doubling of its count: term frequency on a
     log scale, at a fraction of the size of the whole text."""
-    counts = word_counts(text)
+    counts = expand_counts(identifier_counts)
     # int.bit_length(n) is 1 + floor(log2(n)) for n >= 1.
     return "".join((word + " ") * min(n.bit_length(), 6) for word, n in counts.items())

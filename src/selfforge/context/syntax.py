@@ -29,7 +29,8 @@ class ParsedFile:
     lang: str
     definitions: list[Definition] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)  # module candidates (see graph.py)
-    references: Counter[str] = field(default_factory=Counter)
+    references: Counter[str] = field(default_factory=Counter)  # names used in code
+    words: Counter[str] = field(default_factory=Counter)  # every identifier-like word
     lines: int = 0
     doc: str = ""  # first line of the module docstring
 
@@ -43,7 +44,8 @@ class LanguageSpec:
     # (captured import nodes, source, repo-relative path) -> dotted module candidates
     imports: Callable[[list[Node], bytes, str], list[str]]
     import_query: str  # captures @import nodes
-    identifier_query: str = "(identifier) @id"  # captures @id nodes
+    # captures the @prose nodes (comments, strings) whose words are not code references
+    prose_query: str = "[(comment) (string)] @prose"
     grammar_attr: str = "language"
     module_doc: Callable[[Node, bytes], str] | None = None
 

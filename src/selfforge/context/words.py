@@ -48,11 +48,11 @@ def search_words(text: str) -> list[str]:
     return [word for ident in identifiers(text) for word in _expand(ident)]
 
 
-def word_counts(text: str) -> Counter[str]:
-    """``search_words`` with counts, for large texts: each distinct identifier is split
-    once, not once per occurrence."""
+def expand_counts(identifier_counts: Counter[str]) -> Counter[str]:
+    """Search-word counts from identifier counts: each distinct identifier is split once,
+    not once per occurrence."""
     counts: Counter[str] = Counter()
-    for ident, n in Counter(identifiers(text)).items():
+    for ident, n in identifier_counts.items():
         for word in _expand(ident):
             counts[word] += n
     return counts
