@@ -2,6 +2,21 @@
 
 The core loop calls ``build_context`` for what a model sees, ``assemble_sections`` to
 fit a prompt into the context window, and ``blast_radius`` for the tests to run first.
+Lessons come from the journal (``Journal.similar_attempts``) and pass through here.
+
+  files.py        which files: git ls-files (tracked + untracked-not-ignored), no binaries
+  syntax.py       records parsing produces; lang_python.py, lang_javascript.py per language
+  parsing.py      the language table and tree-sitter parsing
+  scan.py         read, hash and parse changed files (worker processes when many)
+  index.py        SQLite store at .selfforge/index.db, incremental by content hash
+  graph.py        import and reference graphs, PageRank
+  mentions.py     files and symbols a task names
+  repomap.py      ranked, budgeted outline of definitions
+  retrieval.py    BM25 (FTS5) + mentions + graph neighbours -> ranked files
+  excerpt.py      focused excerpts of large files
+  build.py        build_context, map_for_task
+  blast.py        importers of a change and the tests to run first
+  assemble.py     per-section prompt budgets
 """
 
 from selfforge.context.assemble import AssembledPrompt, assemble_sections
