@@ -321,3 +321,25 @@ def test_search_found_in_another_file_is_pointed_out(repo: Path) -> None:
     (repo / "calc.py").write_text("def sub(a, b):\n    return a - b\n")
     result = apply_response(repo, block("calc.py", ADD, ADD.replace("-", "+")))
     assert "It is in pkg/ops.py (line 3)" in result.failures[0].message
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        "<<<<<<< SEARCH\ndef add(a, b):\n    return a - b\n=======\ndef add(a, b):\n"
+        "    return a + b\n>>>>>>> REPLACE\n",
+        "@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n",
+    ],
+)
+def test_whole_file_asked_but_other_format_sent_is_read_as_sent(repo: Path, inner: str) -> None:
+    result = apply_response(repo, f"calc.py\n```python\n{inner}```\n", fmt="whole_file")
+    assert result.ok, result.feedback()
+    assert (repo / "calc.py").read_text() == CALC.replace("a - b", "a + b", 1)
+
+
+def test_whole_file_of_code_holding_markers_is_refused(repo: Path) -> None:
+    from selfforge.edits.wholefile import lazy_reason
+
+    new = ["x = 1", "<<<<<<< SEARCH", "x = 2"]
+    assert "SEARCH/REPLACE markers" in (lazy_reason(["x = 1"], new, "calc.py") or "")
+    assert lazy_reason(["x = 1"], new, "docs/format.md") is None

@@ -49,7 +49,7 @@ def test_exit_1_changes_nothing_and_explains(repo: Path, tmp_path: Path) -> None
 def test_exit_1_for_protected_and_no_edits(repo: Path) -> None:
     proc = run("--root", str(repo), "--protected", "calc.py", stdin=GOOD)
     assert proc.returncode == 1 and "protected" in proc.stdout
-    proc = run("--root", str(repo), "--format", "udiff", stdin=GOOD)
+    proc = run("--root", str(repo), "--format", "udiff", stdin="The bug is in add().")
     assert proc.returncode == 1 and "No edits were found" in proc.stdout
     assert (repo / "calc.py").read_text() == CALC
 

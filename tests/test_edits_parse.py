@@ -115,10 +115,21 @@ def test_unterminated_whole_file_block() -> None:
     assert "unterminated" in (edit.error or "")
 
 
-def test_forced_format_and_unknown_format() -> None:
+def test_asked_for_format_reads_first_and_others_still_count() -> None:
     reply = "w.py\n```python\nx = 2\n```\n"
-    assert parse_edits(reply, "search_replace") == []
-    assert len(parse_edits(reply, "whole_file")) == 1
+    assert [e.kind for e in parse_edits(reply, "search_replace")] == ["whole_file"]
+    assert [e.kind for e in parse_edits(reply, "whole_file")] == ["whole_file"]
+    wrapped = "w.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n"
+    assert [e.kind for e in parse_edits(wrapped, "whole_file")] == ["search_replace"]
+    # A document may quote a SEARCH/REPLACE block: asked for whole files, it is one.
+    doc = "README.md\n````markdown\n# Format\n\n" + wrapped + "````\n"
+    assert [(e.kind, e.path) for e in parse_edits(doc, "whole_file")] == [
+        ("whole_file", "README.md")
+    ]
+
+
+def test_unknown_format() -> None:
+    reply = "w.py\n```python\nx = 2\n```\n"
     with pytest.raises(ValueError, match="unknown edit format"):
         parse_edits(reply, "xml")
 

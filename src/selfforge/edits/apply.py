@@ -113,7 +113,9 @@ def _apply_edit(workspace: Workspace, edit: Edit, protected: Sequence[str]) -> N
 
 
 def _whole_file(state: FileState, edit: Edit) -> None:
-    reason = lazy_reason(state.lines if state.exists else None, list(edit.replace))
+    reason = lazy_reason(
+        state.lines if state.exists else None, list(edit.replace), state.target.rel
+    )
     if reason:
         raise EditError(reason)
     state.set_lines(_strip_blank_edges(list(edit.replace), lead=False), final_newline=True)

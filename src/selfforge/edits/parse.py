@@ -27,10 +27,11 @@ EXTENSIONLESS = {"Makefile", "Dockerfile", "LICENSE", "Procfile", "Gemfile", "Ra
 def parse_edits(response: str, fmt: str = "auto") -> list[Edit]:
     """All edits in a reply, numbered from 1 in the order they appear.
 
-    With "auto", every format is read and the blocks are combined, so a reply mixing
-    SEARCH/REPLACE blocks with, say, a new whole file loses nothing. Lines claimed by one
-    format are masked before the next looks, so a fence wrapping SEARCH/REPLACE blocks
-    is never taken for a whole file.
+    Every format is read and the blocks combined, so a reply mixing SEARCH/REPLACE
+    blocks with, say, a new whole file loses nothing, and a model that ignores the
+    format it was asked for (``fmt``) still gets its edits applied. The asked-for format
+    reads first; lines it claims are masked before the next looks, so a fence wrapping
+    SEARCH/REPLACE blocks is never taken for a whole file.
     """
     from selfforge.edits.searchreplace import parse_search_replace
     from selfforge.edits.udiff import parse_udiff
@@ -43,12 +44,11 @@ def parse_edits(response: str, fmt: str = "auto") -> list[Edit]:
     }
     if fmt not in (*FORMATS, "auto"):
         raise ValueError(f"unknown edit format {fmt!r}; use one of auto, {', '.join(FORMATS)}")
+    order = sorted(parsers, key=lambda name: name != fmt)  # stable: the rest keep their order
     lines = normalize_reply(response).split("\n")
-    if fmt != "auto":
-        return _numbered(parsers[fmt](lines))
     edits: list[Edit] = []
-    for parse in parsers.values():
-        found = parse(lines)
+    for name in order:
+        found = parsers[name](lines)
         edits.extend(found)
         lines = _masked(lines, found)
     return _numbered(sorted(edits, key=lambda e: e.span))

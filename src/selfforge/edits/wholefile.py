@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from selfforge.edits.parse import FENCE, MASK, path_before, path_from_fence_info
+from selfforge.edits.parse import FENCE, HEAD, MASK, UPDATED, path_before, path_from_fence_info
 from selfforge.edits.records import Edit
 
 # A placeholder is a comment (or a bare `...` line) standing in for code, e.g.
@@ -21,6 +21,8 @@ STAND_IN = re.compile(
     r"unchanged|as\s+before|here|above|below)\b",
     re.IGNORECASE,
 )
+HUNK_HEADER = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
+DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc", ".diff", ".patch")
 MIN_LINES_FOR_SHRINK_GUARD = 10  # tiny files are legitimately rewritten from scratch
 KEEP_FRACTION = 0.5  # a rewrite shorter than this share of the old file looks lazy
 
@@ -49,6 +51,9 @@ def parse_whole_file(lines: list[str]) -> list[Edit]:
             break
         raw = f"{path}\n" + "\n".join(lines[i:stop])
         body = tuple(lines[i + 1 : end])
+        if not is_doc(path) and _other_format(list(body), set()):
+            i = stop  # SEARCH/REPLACE blocks or a diff in a fence: theirs to read
+            continue
         edits.append(Edit(0, path, "whole_file", replace=body, raw=raw, span=(i, stop)))
         i = stop
     return edits
@@ -70,9 +75,15 @@ def _closing_fence(lines: list[str], start: int, marker: str) -> int | None:
     return None
 
 
-def lazy_reason(old: list[str] | None, new: list[str]) -> str | None:
+def lazy_reason(old: list[str] | None, new: list[str], path: str = "") -> str | None:
     """Why this rewrite looks lazy (and would lose code), or None when it looks whole."""
     old_set = {x.strip() for x in old or ()}
+    foreign = None if is_doc(path) else _other_format(new, old_set)
+    if foreign:
+        return (
+            f"the block holds {foreign}, not the file's content; written as it is, the file "
+            "would contain them. Send the complete new file content in the block."
+        )
     for n, line in enumerate(new, 1):
         if is_placeholder(line) and line.strip() not in old_set:
             return (
@@ -110,3 +121,18 @@ def is_placeholder(line: str) -> bool:
         # and a bare `#` is just an empty comment.
         return is_comment and ("..." in body or "…" in body)
     return bool(STAND_IN.match(elided))
+
+
+def _other_format(new: list[str], old_set: set[str]) -> str | None:
+    """SEARCH/REPLACE markers or diff hunks inside a whole-file block: a format mix-up."""
+    fresh = [x for x in new if x.strip() not in old_set]
+    if any(HEAD.match(x) or UPDATED.match(x) for x in fresh):
+        return "SEARCH/REPLACE markers"
+    if any(HUNK_HEADER.match(x) for x in fresh) and any(x.startswith(("+", "-")) for x in fresh):
+        return "a diff"
+    return None
+
+
+def is_doc(path: str) -> bool:
+    """Documents may quote SEARCH/REPLACE blocks and diffs; code files never hold them."""
+    return path.lower().endswith(DOC_SUFFIXES)
