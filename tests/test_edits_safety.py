@@ -131,3 +131,10 @@ def test_directory_and_binary_targets(repo: Path) -> None:
     assert "directory" in apply_response(repo, create("src/pkg")).failures[0].message
     reply = "blob.bin\n<<<<<<< SEARCH\nx = 1\n=======\ny\n>>>>>>> REPLACE\n"
     assert "binary" in apply_response(repo, reply).failures[0].message
+
+
+def test_impossible_paths_fail_as_edits_not_exceptions(repo: Path) -> None:
+    for path in ("ok.py/inner.py", "x" * 300 + ".py"):
+        result = apply_response(repo, create(path))
+        assert not result.ok and result.failures, path
+    assert (repo / "ok.py").read_text() == "x = 1\n"

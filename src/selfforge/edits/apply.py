@@ -103,7 +103,7 @@ def _apply_edit(workspace: Workspace, edit: Edit, protected: Sequence[str]) -> N
     except OSError as exc:
         raise EditError(f"{edit.path} cannot be read ({exc.strerror or exc}).") from None
     if state.unreadable:
-        raise EditError(f"{edit.path} {state.unreadable}; it cannot be edited as text.")
+        raise EditError(f"{edit.path} {state.unreadable}.")
     if edit.kind == "whole_file":
         _whole_file(state, edit)
     elif edit.delete_file:

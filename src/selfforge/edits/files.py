@@ -33,18 +33,21 @@ class FileState:
     @classmethod
     def read(cls, target: Target) -> FileState:
         if target.path.is_dir():
-            return cls(target, None, unreadable="is a directory")
+            return cls(target, None, unreadable="is a directory, not a file")
         if not target.path.exists():
+            blocker = _file_in_the_way(target.path)
+            if blocker is not None:
+                return cls(target, None, unreadable=f"cannot be created: {blocker} is a file")
             return cls(target, None)
         data = target.path.read_bytes()
         state = cls(target, data, exists=True)
         if b"\x00" in data:
-            state.unreadable = "is a binary file"
+            state.unreadable = "is a binary file; it cannot be edited as text"
             return state
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            state.unreadable = "is not UTF-8 text"
+            state.unreadable = "is not UTF-8 text; it cannot be edited as text"
             return state
         if text.startswith("\ufeff"):  # a BOM is not part of the first line's code
             state.bom, text = True, text[1:]
@@ -162,6 +165,13 @@ class Workspace:
                 with contextlib.suppress(OSError):
                     directory.rmdir()
             raise
+
+
+def _file_in_the_way(path: Path) -> str | None:
+    for parent in path.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent.name
+    return None
 
 
 def _small(path: Path) -> bool:

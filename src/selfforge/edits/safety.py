@@ -55,6 +55,8 @@ def normalize(raw: str) -> str:
     if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:/", path):
         raise Refused(f"{raw} is an absolute path; use a path relative to the repository root.")
     norm = posixpath.normpath(path)
+    if any(len(part.encode("utf-8")) > 255 for part in norm.split("/")):
+        raise Refused(f"{raw[:60]}... has a name longer than 255 bytes; use a shorter name.")
     if norm == ".." or norm.startswith("../"):
         raise Refused(f"{raw} is outside the repository; edit files inside it only.")
     if norm == "." or path.endswith("/"):
