@@ -148,3 +148,54 @@ def test_state_dir_is_excluded_from_git(calc_repo: Path, script) -> None:
     assert git(calc_repo, "status", "--porcelain") == ""
     assert not list((calc_repo / ".selfforge" / "worktrees").glob("*"))
     assert git(calc_repo, "worktree", "list").count("\n") == 1
+
+
+def test_a_missing_test_tool_is_named_with_the_fix(tmp_path: Path, script) -> None:
+    repo = make_repo(
+        tmp_path / "r",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC},
+        directives(test="no-such-test-runner -q"),
+    )
+    proc = cli("run", "--repo", str(repo), "--model", script(propose=[FIX_ADD]))
+    assert proc.returncode == 1
+    assert "no-such-test-runner" in proc.stderr and "[checks] test" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    status = json.loads(cli("status", "--json", "--repo", str(repo), check=True).stdout)
+    assert status["last_run"]["status"] == "failed"
+
+
+def test_a_model_error_while_planning_is_journaled_and_the_run_goes_on(
+    calc_repo: Path, script
+) -> None:
+    spec = script(plan=[{"error": "rate_limit"}, "1. Fix add()"], propose=[FIX_ADD])
+    proc = cli("run", "--repo", str(calc_repo), "--model", spec, "--cycles", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 accepted" in proc.stdout
+    status = json.loads(cli("status", "--json", "--repo", str(calc_repo), check=True).stdout)
+    assert status["last_run"]["status"] == "finished"
+    assert [a["outcome"] for a in log_json(calc_repo)] == ["accepted"]
+
+
+def test_undo_reverts_the_last_landed_change(calc_repo: Path, script) -> None:
+    cli("run", "--repo", str(calc_repo), "--model", script(propose=[FIX_ADD]), check=True)
+    landed = git(calc_repo, "rev-parse", "HEAD").strip()
+    proc = cli("undo", "--repo", str(calc_repo))
+    assert proc.returncode == 0, proc.stderr
+    assert "return a - b" in (calc_repo / "calc.py").read_text()
+    assert git(calc_repo, "rev-parse", "HEAD~1").strip() == landed  # a revert commit, on top
+    assert "Revert" in git(calc_repo, "log", "-1", "--format=%s")
+    assert cli("undo", "--repo", str(calc_repo)).returncode == 2  # nothing left to undo
+
+
+def test_undo_refuses_when_later_commits_touch_the_same_lines(calc_repo: Path, script) -> None:
+    cli("run", "--repo", str(calc_repo), "--model", script(propose=[FIX_ADD]), check=True)
+    calc = calc_repo / "calc.py"
+    calc.write_text(calc.read_text().replace("return a + b", "return b + a"))
+    git(calc_repo, "commit", "-qam", "Swap operands")
+    head = git(calc_repo, "rev-parse", "HEAD")
+    proc = cli("undo", "--repo", str(calc_repo))
+    assert proc.returncode == 1
+    assert "later commits touch the same lines" in proc.stderr
+    assert "Swap operands" in proc.stderr
+    assert git(calc_repo, "rev-parse", "HEAD") == head
+    assert git(calc_repo, "status", "--porcelain") == ""

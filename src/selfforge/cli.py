@@ -12,6 +12,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from selfforge.errors import SelfforgeError
 
@@ -53,13 +54,14 @@ def main() -> None:
     except SelfforgeError as exc:
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+        err_console.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False)
         sys.exit(exc.exit_code)
     except Exception as exc:  # anything unforeseen still gets one line, not a traceback
         if debug:
             raise
         err_console.print(
-            f"[bold red]error:[/] {type(exc).__name__}: {exc} (rerun with --debug for details)",
+            f"[bold red]error:[/] {type(exc).__name__}: {escape(str(exc))} "
+            "(rerun with --debug for details)",
             highlight=False,
         )
         sys.exit(1)

@@ -45,8 +45,8 @@ class Limits(_Section):
 class ModelSettings(_Section):
     spec: str | None = None
     requests_per_minute: float | None = Field(default=None, gt=0)
-    timeout_s: float = Field(default=120, gt=0)
-    max_retries: int = Field(default=5, ge=0)
+    timeout_s: float | None = Field(default=None, gt=0)  # None: the catalog's, per provider
+    max_retries: int | None = Field(default=None, ge=0)  # None: the catalog's [retry]
     edit_format: Literal["auto", "search_replace", "whole_file", "udiff"] = "auto"
 
 

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.markup import escape
+
 from selfforge import checks, git
 from selfforge.attempt import Attempt, AttemptResult, Engine
 from selfforge.config import LoadedDirectives
@@ -61,7 +63,7 @@ def run(
     with ws.locked("selfforge run"), Journal(ws.state / "journal.db") as journal:
         recovered = _recover(ws, journal)
         if recovered:
-            reporter.info(recovered)
+            reporter.info(escape(recovered))
         base = require_commit(ws.root)
         run_id = journal.start_run(
             pid=os.getpid(),
@@ -93,8 +95,10 @@ def run(
         except (BudgetExceeded, *FATAL_MODEL_ERRORS) as exc:
             summary.stop_reason, status = f"stopped: {exc.message}", "stopped"
         except KeyboardInterrupt:
-            summary.stop_reason, status = "interrupted by the user", "interrupted"
-            journal.end_run(run_id, status, summary.stop_reason)
+            journal.end_run(run_id, "interrupted", "interrupted by the user")
+            raise
+        except SelfforgeError as exc:  # e.g. a check that cannot run: say why, then stop
+            journal.end_run(run_id, "failed", exc.message)
             raise
         finally:
             ws.remove_worktrees()
@@ -117,25 +121,20 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
         base = require_commit(engine.ws.root)
         if baseline is None or base != baseline_commit:
             baseline, baseline_commit = measure_baseline(engine, base), base
-        history = [
-            f"{r.outcome}: {journal.attempt(r.attempt_id).task} ({r.reason})"  # type: ignore[union-attr]
-            for r in summary.results
-        ]
-        task = planner.next_task(_state_text(baseline), history)
-        if task is None:
-            return "the backlog is empty: the planner proposed nothing new"
-        engine.reporter.attempt(cycle, task.text)
         try:
-            result = Attempt(engine, cycle, task.text, base, baseline).run()
+            picked = _one_cycle(engine, planner, cycle, base, baseline)
         except ModelError as exc:
             if isinstance(exc, FATAL_MODEL_ERRORS):
                 raise
             model_errors += 1
-            _close_errored(journal, engine.run_id, exc)
+            summary.results.extend(_close_errored(journal, engine.run_id, exc))
             engine.reporter.outcome("error", exc.message)
             if model_errors >= 3:
                 return f"stopped after {model_errors} model errors in a row: {exc.message}"
             continue
+        if picked is None:
+            return "the backlog is empty: the planner proposed nothing new"
+        task, result = picked
         model_errors = 0
         summary.results.append(result)
         engine.reporter.outcome(result.outcome, result.reason)
@@ -151,6 +150,18 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
     return f"reached the cycle limit ({options.cycles})"
 
 
+def _one_cycle(
+    engine: Engine, planner: Planner, cycle: int, base: str, baseline: Observed
+) -> tuple[Task, AttemptResult] | None:
+    """Pick the next task (planning if needed) and attempt it; None: nothing left."""
+    history = [f"{a.outcome}: {a.task} ({a.reason})" for a in engine.journal.attempts()[-10:]]
+    task = planner.next_task(_state_text(baseline), history)
+    if task is None:
+        return None
+    engine.reporter.attempt(cycle, task.text)
+    return task, Attempt(engine, cycle, task.text, base, baseline).run()
+
+
 def measure_baseline(engine: Engine, commit: str) -> Observed:
     """Run lint and tests on the unmodified commit, in a worktree of its own."""
     d, ws = engine.d, engine.ws
@@ -161,6 +172,7 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
             result = checks.run_command(
                 d.checks.lint, path, d.checks.timeout_s, on_start=ws.note_child_group
             )
+            _require_runnable("lint", result)
             observed.lint = checks.parse_lint(result.output, result.exit_code)
             observed.lint_result = result
             engine.reporter.step(
@@ -170,6 +182,7 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
             result, report = checks.run_tests(
                 d.checks.test, path, d.checks.timeout_s, on_start=ws.note_child_group
             )
+            _require_runnable("test", result)
             observed.tests, observed.tests_result = report, result
             passed = len(report.passed) if report else None
             detail = (
@@ -181,6 +194,16 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     finally:
         ws.release_worktree(path, branch)
     return observed
+
+
+def _require_runnable(kind: str, result: checks.CommandResult) -> None:
+    """A check that cannot even start (exit 126/127) would reject every candidate."""
+    if result.exit_code in (126, 127):
+        last = result.output.strip().splitlines()[-1:] or [""]
+        raise SelfforgeError(
+            f"the {kind} command `{result.command}` could not run ({last[0].strip()}); "
+            f"install what it needs or fix [checks] {kind} in selfforge.toml"
+        )
 
 
 def _state_text(baseline: Observed) -> str:
@@ -241,12 +264,13 @@ def _next_strategy(engine: Engine, backlog: Backlog, task: Task, result: Attempt
     if (result.outcome == "no_edits" and failures >= 2) or failures >= stall_after:
         note = f"skipped after {failures} attempt(s); last: {result.reason}"
         backlog.update(task.id, status="skipped", attempts=failures, note=note)
-        engine.reporter.info(f"  [yellow]strategy[/]: {note}")
+        engine.reporter.info(f"  [yellow]strategy[/]: {escape(note)}")
         return
     text = task.text
     if failures >= 2 and engine.d.role_enabled("diagnose"):
         text = _diagnose(engine, task, result)
-        engine.reporter.info(f"  [yellow]strategy[/]: diagnosed; new instruction: {text[:120]}")
+        shown = escape(text[:120])
+        engine.reporter.info(f"  [yellow]strategy[/]: diagnosed; new instruction: {shown}")
     backlog.update(task.id, attempts=failures, text=text)
 
 
@@ -263,10 +287,14 @@ def _diagnose(engine: Engine, task: Task, result: AttemptResult) -> str:
     return reply.content.strip() or task.text
 
 
-def _close_errored(journal: Journal, run_id: int, exc: SelfforgeError) -> None:
+def _close_errored(journal: Journal, run_id: int, exc: SelfforgeError) -> list[AttemptResult]:
+    """Close the attempt a model error cut short (none if it came while planning)."""
+    closed = []
     for attempt in journal.attempts(run_id):
         if attempt.outcome is None:
             journal.finish_attempt(attempt.id, outcome="error", reason=exc.message, repairs=0)
+            closed.append(AttemptResult(attempt.id, "error", exc.message))
+    return closed
 
 
 def _recover(ws: Workspace, journal: Journal) -> str:

@@ -65,7 +65,9 @@ class Caller:
             messages=[Message("system", system), Message("user", prompt)],
             hints=hints or {},
         )
-        self.budget.check(request, estimate_tokens(system + prompt))
+        tokens = estimate_tokens(system + prompt)
+        estimate = getattr(self.model, "estimate_cost", None)  # network models only
+        self.budget.check(request, tokens, estimate(request, tokens) if estimate else None)
         started = time.monotonic()
         try:
             reply = self.model.complete(request)
@@ -97,7 +99,7 @@ class Caller:
             cached_tokens=usage.cached_tokens,
             thinking_tokens=usage.thinking_tokens,
             cost_usd=reply.cost_usd,
-            latency_s=reply.latency_s or (time.monotonic() - started),
+            latency_s=time.monotonic() - started,  # retries and waits included
             sections=sections,
         )
         return reply

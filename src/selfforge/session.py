@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from selfforge.config import LoadedDirectives, load_directives
 from selfforge.errors import UsageError
@@ -50,7 +51,8 @@ def start_run(
         cycles=cycles or d.limits.cycles,
         until=parse_until(until),
         edit_format=choose_edit_format(loaded, spec),
-        context_window=facts.context_window if facts else 32_000,
+        context_window=getattr(the_model, "context_window", None)
+        or (facts.context_window if facts else 32_000),
     )
     reporter = reporter or (SilentReporter() if quiet else ConsoleReporter(console))
     if not quiet:
@@ -97,7 +99,7 @@ def build_model(spec: str, loaded: LoadedDirectives) -> Model:
         requests_per_minute=m.requests_per_minute,
         timeout_s=m.timeout_s,
         max_retries=m.max_retries,
-        on_wait=lambda msg: console.print(f"  [dim]{msg}[/]"),
+        on_wait=lambda msg: console.print(f"  [dim]{escape(msg)}[/]"),
     )
 
 
@@ -127,7 +129,7 @@ def parse_until(text: str | None) -> float | None:
 def print_summary(summary: RunSummary, ws: Workspace) -> None:
     out = console.print
     out("")
-    out(f"[bold]run {summary.run_id} finished[/]: {summary.stop_reason}")
+    out(f"[bold]run {summary.run_id} finished[/]: {escape(summary.stop_reason)}")
     out(
         f"  {summary.count('accepted')} accepted, {summary.count('rejected')} rejected, "
         f"{summary.count('no_edits')} without edits, {summary.count('error')} errors"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from rich.console import Console
+from rich.markup import escape
 
 
 class Reporter(Protocol):
@@ -28,16 +29,16 @@ class ConsoleReporter:
         self.console = console or Console(highlight=False, soft_wrap=True)
 
     def attempt(self, cycle: int, task: str) -> None:
-        self.console.print(f"\n[bold]cycle {cycle}[/] {task}")
+        self.console.print(f"\n[bold]cycle {cycle}[/] {escape(task)}")
 
     def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
         took = f"{seconds:6.2f}s" if seconds else "       "
         first = detail.splitlines()[0] if detail else ""
-        self.console.print(f"  {_MARKS[ok]} {name:<14} {took}  [dim]{first}[/]")
+        self.console.print(f"  {_MARKS[ok]} {name:<14} {took}  [dim]{escape(first)}[/]")
 
     def outcome(self, outcome: str, reason: str) -> None:
         style = _OUTCOME_STYLE.get(outcome, "bold")
-        self.console.print(f"  [{style}]{outcome}[/]: {reason}")
+        self.console.print(f"  [{style}]{outcome}[/]: {escape(reason)}")
 
     def info(self, message: str) -> None:
         self.console.print(message)
