@@ -58,6 +58,8 @@ def test_decorated_file_names(repo: Path, name_line: str) -> None:
         "```python\ncalc.py\n{b}```\n",
         "```calc.py\n{b}```\n",
         "```python calc.py\n{b}```\n",
+        '```py title="calc.py"\n{b}```\n',
+        "~~~python\n# calc.py\n{b}~~~\n",
         "Here is the fix for `calc.py`:\n\n```python\n{b}```\n",
     ],
 )

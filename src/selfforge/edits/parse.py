@@ -113,8 +113,8 @@ def _path_in_backticks(line: str) -> str | None:
 
 
 def path_from_fence_info(info: str) -> str | None:
-    """A path named on the fence line itself: ```calc.py, ```python calc.py, ```python:calc.py."""
-    for token in reversed(re.split(r"[\s:]+", info)):
+    """A path on the fence line itself: ```calc.py, ```python calc.py, ```py title="calc.py"."""
+    for token in reversed(re.split(r"[\s:=]+", info)):
         if token and ("." in token or "/" in token):
             found = clean_path(token)
             if found:
