@@ -58,8 +58,17 @@ class AttemptResult:
 
 
 class Attempt:
-    def __init__(self, engine: Engine, cycle: int, task: str, base: str, baseline: Observed):
+    def __init__(
+        self,
+        engine: Engine,
+        cycle: int,
+        task: str,
+        base: str,
+        baseline: Observed,
+        edit_format: str | None = None,
+    ):
         self.e, self.task, self.base, self.baseline = engine, task, base, baseline
+        self.fmt = edit_format or engine.edit_format
         self.id = engine.journal.start_attempt(engine.run_id, cycle, task, base)
         self.round = 0
         self.failures: list[str] = []
@@ -109,7 +118,7 @@ class Attempt:
                     self._step("apply", None, "the model proposed no edits")
                     return self._result("no_edits", "the model proposed no edits")
                 return self._result("rejected", last.reason)
-            carried = "" if applied.ok else carry_over(reply, applied, self.e.edit_format)
+            carried = "" if applied.ok else carry_over(reply, applied, self.fmt)
             verdict = self._verify(applied)
             if verdict.ok:
                 return self._land()
@@ -122,7 +131,7 @@ class Attempt:
     def _apply(self, reply: str) -> ApplyResult:
         """Apply to the candidate as it stands; a repair reply written against the original
         files instead (models do both) is applied to a fresh copy of the base."""
-        protected, fmt = self.e.loaded.protected, self.e.edit_format
+        protected, fmt = self.e.loaded.protected, self.fmt
         applied = apply_response(self.wt, reply, protected=protected, fmt=fmt)
         if applied.ok or applied.n_edits == 0 or not self.dirty:
             self.dirty = self.dirty or applied.ok
@@ -142,7 +151,7 @@ class Attempt:
         sections = {
             "directives": "\n".join(f"- {g}" for g in self.e.d.goals.items),
             "task": self.task,
-            "instructions": format_instructions(self.e.edit_format),
+            "instructions": format_instructions(self.fmt),
             "lessons": "\n".join(f"- {lesson}" for lesson in bundle.lessons),
             "repo_map": bundle.repo_map,
             "files": self._files_text(bundle),

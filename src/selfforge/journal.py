@@ -68,6 +68,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
     """,
+    # 3: a task can be retried in another edit format (a strategy against a stall)
+    """
+    ALTER TABLE tasks ADD COLUMN edit_format TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -159,7 +159,7 @@ def _one_cycle(
     if task is None:
         return None
     engine.reporter.attempt(cycle, task.text)
-    return task, Attempt(engine, cycle, task.text, base, baseline).run()
+    return task, Attempt(engine, cycle, task.text, base, baseline, task.edit_format).run()
 
 
 def measure_baseline(engine: Engine, commit: str) -> Observed:
@@ -267,6 +267,11 @@ def _next_strategy(engine: Engine, backlog: Backlog, task: Task, result: Attempt
         engine.reporter.info(f"  [yellow]strategy[/]: {escape(note)}")
         return
     text = task.text
+    if result.reason.startswith("edits did not apply") and task.edit_format != "whole_file":
+        # Edits that keep missing their place: ask for whole files instead.
+        backlog.update(task.id, attempts=failures, edit_format="whole_file")
+        engine.reporter.info("  [yellow]strategy[/]: retrying with whole-file edits")
+        return
     if failures >= 2 and engine.d.role_enabled("diagnose"):
         text = _diagnose(engine, task, result)
         shown = escape(text[:120])

@@ -22,6 +22,7 @@ class Task:
     priority: float
     attempts: int
     note: str | None = None
+    edit_format: str | None = None  # set when the task is retried in another format
 
 
 class Backlog:
@@ -38,7 +39,7 @@ class Backlog:
 
     def _select(self, where: str) -> list[Task]:
         rows = self.journal.conn.execute(
-            f"SELECT id, text, status, priority, attempts, note FROM tasks {where}"
+            f"SELECT id, text, status, priority, attempts, note, edit_format FROM tasks {where}"
         )
         return [Task(*row) for row in rows]
 
