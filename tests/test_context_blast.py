@@ -46,3 +46,15 @@ def test_an_uncommitted_new_importer_counts(shop: Path, tmp_path: Path) -> None:
     radius = blast_radius(repo, ["shop/pricing.py"], state_dir=repo / ".selfforge")
     assert "shop/coupons.py" in radius.modules
     assert "tests/test_coupons.py" in radius.tests
+
+
+def test_a_test_using_a_modules_names_without_importing_it_is_found(tmp_path: Path) -> None:
+    repo = shop_repo(tmp_path / "shop3")
+    (repo / "tests/test_checkout.py").write_text(
+        "import importlib\n\n\ndef test_free_over_fifty(cart):\n"
+        '    shipping = importlib.import_module("shop.shipping")\n'
+        "    assert shipping.shipping_cost(cart) == 0.0\n"
+    )
+    radius = blast_radius(repo, ["shop/shipping.py"], state_dir=repo / ".selfforge")
+    assert "tests/test_checkout.py" in radius.tests
+    assert "tests/test_inventory.py" not in radius.tests

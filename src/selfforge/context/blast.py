@@ -16,6 +16,7 @@ from selfforge.context.retrieval import is_test_path
 
 MAX_DEPTH = 3  # importers of importers of importers; beyond that, run the full suite
 MAX_MODULES = 200
+MIN_REFERENCE_WEIGHT = 1.0  # one use of a name only this file defines
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,27 @@ def radius_in_graph(graph: CodeGraph, changed: Sequence[str]) -> BlastRadius:
     modules = [p for p in reached if p not in changed and not is_test_path(p)]
     tests = [p for p in reached if is_test_path(p)]
     seen = set(tests)
-    for path in [*changed, *modules]:
-        for test in tests_named_for(path, graph.paths):
-            if test not in seen:
-                seen.add(test)
-                tests.append(test)
+    for test in [*_named_tests(graph, [*changed, *modules]), *_referring_tests(graph, changed)]:
+        if test not in seen:
+            seen.add(test)
+            tests.append(test)
     return BlastRadius(modules=modules[:MAX_MODULES], tests=tests)
+
+
+def _named_tests(graph: CodeGraph, paths: Sequence[str]) -> list[str]:
+    return [test for path in paths for test in tests_named_for(path, graph.paths)]
+
+
+def _referring_tests(graph: CodeGraph, changed: Sequence[str]) -> list[str]:
+    """Tests that use names the changed files define without importing them (fixtures,
+    ``importlib``, plugins), strongest use first."""
+    weights: dict[str, float] = {}
+    for test, uses in graph.references.items():
+        if is_test_path(test):
+            weight = sum(uses.get(path, 0.0) for path in changed)
+            if weight >= MIN_REFERENCE_WEIGHT:
+                weights[test] = weight
+    return sorted(weights, key=lambda t: (-weights[t], t))
 
 
 def _importers_by_distance(graph: CodeGraph, changed: Sequence[str]) -> list[str]:
