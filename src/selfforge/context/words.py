@@ -11,7 +11,7 @@ from collections import Counter
 from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 
 _STOPWORD_TEXT = """a an and are as at be but by can do does for from has have if in into is it its
     make makes made not of on or so than that the their them then there these this to
