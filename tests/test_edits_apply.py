@@ -345,3 +345,19 @@ def test_whole_file_of_code_holding_markers_is_refused(repo: Path) -> None:
     new = ["x = 1", "<<<<<<< SEARCH", "x = 2"]
     assert "SEARCH/REPLACE markers" in (lazy_reason(["x = 1"], new, "calc.py") or "")
     assert lazy_reason(["x = 1"], new, "docs/format.md") is None
+
+
+def test_tabs_in_the_file_spaces_in_the_reply(tmp_path: Path) -> None:
+    (tmp_path / "Makefile").write_text(
+        "build:\n\tgo build ./...\n\tgo vet ./...\n\ntest:\n\tgo test\n"
+    )
+    reply = block("Makefile", "build:\n    go build ./...\n", "build:\n    go build -v ./...\n")
+    result = apply_response(tmp_path, reply)
+    assert result.ok, result.feedback()
+    assert (tmp_path / "Makefile").read_text().startswith("build:\n\tgo build -v ./...\n\tgo vet")
+    (tmp_path / "m.go").write_text("func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n")
+    reply = block(
+        "m.go", "    if x {\n        return 1\n    }\n", "    if x {\n        return 2\n    }\n"
+    )
+    assert apply_response(tmp_path, reply).ok
+    assert (tmp_path / "m.go").read_text() == "func f() {\n\tif x {\n\t\treturn 2\n\t}\n}\n"

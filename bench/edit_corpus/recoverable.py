@@ -395,6 +395,26 @@ def chatty_reply(rng, src, n):
     return Case("", False, {src.rel: src.text}, "\n".join(parts), {src.rel: text(new)})
 
 
+def _tabbed(lines: list[str]) -> list[str]:
+    out = []
+    for x in lines:
+        width = len(x) - len(x.lstrip(" "))
+        out.append("\t" * (width // 4) + " " * (width % 4) + x[width:])
+    return out
+
+
+def tabs_to_spaces(rng, src, n):
+    """The file is indented with tabs; the model quotes it with spaces."""
+    found = _window(rng, src, min_indent=4)
+    if found is None:
+        return None
+    lines, s, e = found
+    replace = modify(lines[s:e], n)
+    expected = text(_tabbed(lines[:s] + replace + lines[e:]))
+    reply = sr(src.rel, lines[s:e], replace)
+    return Case("", False, {src.rel: text(_tabbed(lines))}, reply, {src.rel: expected})
+
+
 RECOVERABLE = {
     f.__name__: f
     for f in (
@@ -423,5 +443,6 @@ RECOVERABLE = {
         underline_in_code,
         numbered_lines,
         chatty_reply,
+        tabs_to_spaces,
     )
 }

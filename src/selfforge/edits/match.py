@@ -32,7 +32,7 @@ class Miss:
 
 def locate(lines: list[str], search: list[str], replace: list[str]) -> list[Span] | Miss:
     """The spans to rewrite for this SEARCH/REPLACE pair, or why there are none."""
-    for rung in (_exact, _rstripped, _blank_trimmed, _reindented, _unnumbered):
+    for rung in (_exact, _rstripped, _blank_trimmed, _reindented, _retabbed, _unnumbered):
         found = rung(lines, search, replace)
         if found is None:
             continue
@@ -178,6 +178,67 @@ def _reindent(replace: list[str], base: str, target: str) -> tuple[str, ...] | N
     return tuple(out)
 
 
+def _retabbed(lines: list[str], search: list[str], replace: list[str]) -> list[Span] | Miss | None:
+    """Tabs in the file, spaces in the reply (or the reverse): models often convert them.
+
+    Indentation is compared by width (tab stops of 4, 8 or 2); the shift must be uniform,
+    and the replacement is indented in the file's style.
+    """
+    search, replace = trim_blank_edges(search, replace)
+    body = [s.rstrip() for s in search]
+    if not any(body):
+        return None
+    hay = [x.strip() for x in lines]
+    spans = []
+    for i in _find_all(hay, [s.strip() for s in body]):
+        window = [x.rstrip() for x in lines[i : i + len(body)]]
+        if not any("\t" in _indent(x) for x in window + body):
+            continue  # no tabs involved: the reindent rung has already decided
+        fitted = next(
+            (
+                (size, d)
+                for size in (4, 8, 2)
+                if (d := _width_shift(window, body, size)) is not None
+            ),
+            None,
+        )
+        if fitted is None:
+            continue
+        size, shift = fitted
+        indents = [_indent(x) for x in window if _indent(x)]
+        use_tabs = sum(x.startswith("\t") for x in indents) * 2 >= len(indents) > 0
+        new = _rewidth(replace, size, shift, use_tabs)
+        if new is None:
+            return Miss(reason=f"the REPLACE cannot be re-indented to match line {i + 1}.")
+        spans.append(Span(i, i + len(body), new))
+    return spans
+
+
+def _width(indent: str, size: int) -> int:
+    return len(indent.expandtabs(size))
+
+
+def _width_shift(window: list[str], body: list[str], size: int) -> int | None:
+    shifts = {
+        _width(_indent(have), size) - _width(_indent(want), size)
+        for have, want in zip(window, body, strict=True)
+        if want
+    }
+    return shifts.pop() if len(shifts) == 1 else None
+
+
+def _rewidth(replace: list[str], size: int, shift: int, use_tabs: bool) -> tuple[str, ...] | None:
+    out = []
+    for line in replace:
+        text = line.strip()
+        width = _width(_indent(line), size) + shift
+        if text and width < 0:
+            return None
+        indent = "\t" * (width // size) + " " * (width % size) if use_tabs else " " * width
+        out.append(indent + text if text else "")
+    return tuple(out)
+
+
 NUMBERED = re.compile(r"^\s*\d+ \| ?")
 
 
@@ -190,7 +251,7 @@ def _unnumbered(
     search = [NUMBERED.sub("", s, count=1) for s in search]
     if all(NUMBERED.match(r) for r in replace if r.strip()):
         replace = [NUMBERED.sub("", r, count=1) for r in replace]
-    for rung in (_exact, _rstripped, _blank_trimmed, _reindented):
+    for rung in (_exact, _rstripped, _blank_trimmed, _reindented, _retabbed):
         found = rung(lines, search, replace)
         if found:
             return found
