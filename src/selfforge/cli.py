@@ -30,6 +30,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text shows [limits] and [@BASE_URL] literally
 )
 err_console = Console(stderr=True, soft_wrap=True)
 _state = {"debug": False}
