@@ -134,7 +134,8 @@ class CodeIndex:
                 continue
             stats[path] = (st.st_size, st.st_mtime_ns)
             if old is not None and _looks_unchanged(old, stats[path]):
-                unchanged += 1
+                if old.hash:  # a remembered binary has no hash and counts as skipped
+                    unchanged += 1
                 continue
             jobs.append(ScanJob(str(repo_root), path, old.hash if old else None))
             if old is not None:
