@@ -1,10 +1,11 @@
 """Choosing the files a task is about: BM25 over the index, mentions, graph neighbours.
 
-BM25 (SQLite FTS5) runs over each file's path words, definition names, docstrings and
-the identifiers it uses, weighted in that order of specificity. Files the task names
-outright, and files defining identifiers it names, are lifted above anything BM25
-finds. The best hits then lend part of their score to the files they import and that
-import them, because a change rarely stays inside one file.
+BM25 (SQLite FTS5, Porter-stemmed) runs over each file's path words, definition names,
+docstrings and every word of its text, weighted in that order of specificity. Files the
+task names outright, and files defining identifiers it writes as code, are lifted above
+anything BM25 finds. The best hits then lend a small part of their score to the files
+they import and that import them: enough to bring a caller or a test into the chosen
+list, not enough to push a direct hit out of it (bench/retrieval.py measures both).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from selfforge.context.index import CodeIndex
 from selfforge.context.mentions import Mentions
 from selfforge.context.words import query_words
 
-# bm25() column weights: path, symbols, docstrings, identifiers used.
+# bm25() column weights: path, symbols, docstrings, all words of the file.
 COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
 BM25_CANDIDATES = 200
 MENTIONED_FILE_BONUS = 2.0
