@@ -141,3 +141,10 @@ def test_not_a_git_repository_is_a_usage_error(tmp_path: Path) -> None:
     index = open_index(tmp_path / ".selfforge")
     with pytest.raises(UsageError, match="not a git repository"):
         index.update(tmp_path)
+
+
+def test_a_damaged_index_is_rebuilt(repo: Path) -> None:
+    (repo / ".selfforge").mkdir()
+    (repo / ".selfforge" / "index.db").write_bytes(b"not a database" * 100)
+    index = open_index(repo / ".selfforge")
+    assert index.update(repo).parsed == 5

@@ -91,10 +91,25 @@ class CodeIndex:
     def __init__(self, db_path: Path) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self.db_path = db_path
-        self.conn = sqlite3.connect(db_path, timeout=30)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self._ensure_schema()
+        try:
+            self.conn = self._connect()
+        except sqlite3.DatabaseError:
+            # A damaged index is only a cache: start it again rather than fail the run.
+            for suffix in ("", "-wal", "-shm"):
+                db_path.with_name(db_path.name + suffix).unlink(missing_ok=True)
+            self.conn = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.db_path, timeout=30)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn = conn
+            self._ensure_schema()
+        except sqlite3.DatabaseError:
+            conn.close()
+            raise
+        return conn
 
     def _ensure_schema(self) -> None:
         version = None
