@@ -196,3 +196,15 @@ def test_placeholder_lines(line: str, placeholder: bool) -> None:
 )
 def test_clean_path_with_trailing_words(line: str, path: str | None) -> None:
     assert clean_path(line) == path
+
+
+def test_bare_hunks_under_different_path_lines(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    (tmp_path / "b.py").write_text("x = 1\ny = 2\n")
+    reply = (
+        "a.py\n```diff\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n```\n\n"
+        "b.py\n```diff\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 4\n```\n"
+    )
+    assert [e.path for e in parse_edits(reply)] == ["a.py", "b.py"]
+    assert apply_response(tmp_path, reply).ok
+    assert (tmp_path / "b.py").read_text() == "x = 1\ny = 4\n"

@@ -7,6 +7,7 @@ should be afterwards, or None when the source offers no suitable window.
 from __future__ import annotations
 
 import difflib
+import functools
 import random
 import re
 from collections.abc import Callable
@@ -415,6 +416,37 @@ def tabs_to_spaces(rng, src, n):
     return Case("", False, {src.rel: text(_tabbed(lines))}, reply, {src.rel: expected})
 
 
+@functools.cache
+def _pool() -> tuple[Source, ...]:
+    from edit_corpus.source import load_sources
+
+    return tuple(load_sources(random.Random(1), 60))
+
+
+def _other_sources(rng, src, count: int) -> list[Source]:
+    return rng.sample([x for x in _pool() if x.rel != src.rel], count)
+
+
+def several_files(rng, src, n):
+    """Blocks for two or three files in one reply, as SEARCH/REPLACE or bare hunks."""
+    sources = [src, *_other_sources(rng, src, rng.randint(1, 2))]
+    as_diff = rng.random() < 0.5
+    files, expected, parts = {}, {}, []
+    for k, source in enumerate(sources):
+        found = _window(rng, source)
+        if found is None:
+            return None
+        lines, s, e = found
+        new_lines = lines[:s] + modify(lines[s:e], n * 10 + k) + lines[e:]
+        files[source.rel], expected[source.rel] = source.text, text(new_lines)
+        if as_diff:
+            hunks = list(difflib.unified_diff(lines, new_lines, lineterm=""))[2:]
+            parts.append(f"{source.rel}\n```diff\n" + "\n".join(hunks) + "\n```\n")
+        else:
+            parts.append(sr(source.rel, lines[s:e], modify(lines[s:e], n * 10 + k)))
+    return Case("", False, files, "\n".join(parts), expected)
+
+
 RECOVERABLE = {
     f.__name__: f
     for f in (
@@ -444,5 +476,6 @@ RECOVERABLE = {
         numbered_lines,
         chatty_reply,
         tabs_to_spaces,
+        several_files,
     )
 }

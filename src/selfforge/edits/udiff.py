@@ -20,23 +20,28 @@ def parse_udiff(lines: list[str]) -> list[Edit]:
     edits: list[Edit] = []
     old_path: str | None = None
     new_path: str | None = None
+    in_file = False  # inside the hunks under a `---`/`+++` header
     i = 0
     while i < len(lines):
         line = lines[i]
         git = GIT_HEADER.match(line)
         if git:
-            old_path, new_path = git.group(1), git.group(2)
+            old_path, new_path, in_file = git.group(1), git.group(2), True
         elif _is_file_header(lines, i):
             old_path = _header_path(line[4:])
             new_path = _header_path(lines[i + 1][4:])
+            in_file = True
             i += 2
             continue
         elif line.startswith("@@"):
-            if old_path is None and new_path is None:
-                old_path = new_path = path_before(lines, i)
+            named = None if in_file else path_before(lines, i)
+            if named:  # a bare hunk under its own path line
+                old_path = new_path = named
             edit, i = _read_hunk(lines, i, old_path, new_path)
             edits.append(edit)
             continue
+        elif line.strip():
+            in_file = False  # prose or a fence: the next bare hunk may name another file
         i += 1
     return edits
 
