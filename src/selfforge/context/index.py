@@ -18,7 +18,7 @@ from pathlib import Path
 from selfforge.context.files import list_files
 from selfforge.context.scan import ScanJob, Scanned, scan_all
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 # Files modified this close to the last index run are re-hashed even if size and mtime
 # match, as git does for its "racily clean" entries.
 RACY_NS = 2_000_000_000
@@ -36,9 +36,9 @@ CREATE TABLE IF NOT EXISTS defs(
 CREATE INDEX IF NOT EXISTS defs_file ON defs(file_id);
 CREATE TABLE IF NOT EXISTS imports(file_id INTEGER NOT NULL, module TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS imports_file ON imports(file_id);
-CREATE TABLE IF NOT EXISTS refs(file_id INTEGER NOT NULL, name TEXT NOT NULL,
-    count INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS refs_file ON refs(file_id);
+-- One row per file, "name count" lines: a row per name would cost a cold index more
+-- time inserting than the queries, which read all of them at once anyway, save.
+CREATE TABLE IF NOT EXISTS refs(file_id INTEGER PRIMARY KEY, names TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS search USING fts5(
     path, symbols, docs, idents, tokenize = "porter unicode61 tokenchars '_'");
 """
@@ -218,8 +218,8 @@ class CodeIndex:
             "INSERT INTO imports VALUES (?,?)", [(file_id, m) for m in pf.imports]
         )
         # One- and two-letter names are loop variables, not links between files.
-        refs = [(file_id, n, c) for n, c in pf.references.items() if len(n) > 2]
-        self.conn.executemany("INSERT INTO refs VALUES (?,?,?)", refs)
+        names = "\n".join(f"{n} {c}" for n, c in pf.references.items() if len(n) > 2)
+        self.conn.execute("INSERT INTO refs VALUES (?,?)", (file_id, names))
         self.conn.execute(
             "INSERT INTO search(rowid, path, symbols, docs, idents) VALUES (?,?,?,?,?)",
             (file_id, *result.search),
@@ -272,12 +272,16 @@ class CodeIndex:
         return list(self.conn.execute(sql))
 
     def references(self) -> list[tuple[str, str, int]]:
-        """(path, identifier, count) for every identifier some file defines elsewhere."""
-        sql = (
-            "SELECT f.path, r.name, r.count FROM refs r JOIN files f ON f.id = r.file_id"
-            " WHERE r.name IN (SELECT name FROM defs)"
-        )
-        return list(self.conn.execute(sql))
+        """(path, identifier, count) for every identifier that some file defines."""
+        defined = {row[0] for row in self.conn.execute("SELECT DISTINCT name FROM defs")}
+        sql = "SELECT f.path, r.names FROM refs r JOIN files f ON f.id = r.file_id"
+        found: list[tuple[str, str, int]] = []
+        for path, names in self.conn.execute(sql):
+            for line in names.splitlines():
+                name, count = line.split(" ")
+                if name in defined:
+                    found.append((path, name, int(count)))
+        return found
 
 
 def _looks_unchanged(old: _Stored, stat: tuple[int, int]) -> bool:
