@@ -68,3 +68,15 @@ def test_exit_2_for_bad_usage(repo: Path, args: tuple[str, ...]) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0
     assert (repo / "calc.py").read_text() == CALC
+
+
+def test_repository_directives_protect_paths(repo: Path) -> None:
+    (repo / "selfforge.toml").write_text('[safety]\nprotected = ["calc.py"]\n')
+    proc = run("--root", str(repo), stdin=GOOD)
+    assert proc.returncode == 1 and "protected (matches `calc.py`)" in proc.stdout
+    reply = "selfforge.toml\n<<<<<<< SEARCH\n=======\n[limits]\n>>>>>>> REPLACE\n"
+    proc = run("--root", str(repo), stdin=reply)
+    assert proc.returncode == 1 and "protected" in proc.stdout
+    (repo / "selfforge.toml").write_text("[safety]\nprotected = 3\n")
+    assert run("--root", str(repo), stdin=GOOD).returncode == 2
+    assert (repo / "calc.py").read_text() == CALC

@@ -24,7 +24,11 @@ def apply_edits(
     ] = "-",
     protected: Annotated[
         list[str] | None,
-        typer.Option("--protected", help="Gitignore-style glob that must not be edited."),
+        typer.Option(
+            "--protected",
+            help="Gitignore-style glob that must not be edited; adds to the repository's "
+            "own [safety] protected.",
+        ),
     ] = None,
     fmt: Annotated[
         str, typer.Option("--format", help="auto|search_replace|whole_file|udiff")
@@ -42,7 +46,8 @@ def apply_edits(
     if fmt not in FORMAT_CHOICES:
         raise UsageError(f"--format {fmt} is unknown; use one of {', '.join(FORMAT_CHOICES)}.")
     response = _read_reply(file)
-    result = apply_response(root, response, protected=protected or (), fmt=fmt)
+    globs = [*(protected or ()), *_directives_protected(root)]
+    result = apply_response(root, response, protected=globs, fmt=fmt)
     if result.ok:
         for path in result.changed:
             typer.echo(path)
@@ -53,6 +58,15 @@ def apply_edits(
     # SystemExit, not typer.Exit: the app runs with standalone_mode=False, where click
     # turns typer.Exit into a return value that would be lost.
     raise SystemExit(1)
+
+
+def _directives_protected(root: Path) -> list[str]:
+    """The repository's own `[safety] protected` globs, when it has directives."""
+    from selfforge.config import find_directives, load_directives
+
+    if find_directives(root) is None:
+        return []
+    return load_directives(root).protected  # a broken file is a ConfigError: exit 2
 
 
 def _read_reply(file: str) -> str:
