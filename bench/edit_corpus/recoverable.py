@@ -6,59 +6,26 @@ should be afterwards, or None when the source offers no suitable window.
 
 from __future__ import annotations
 
-import difflib
-import functools
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from edit_corpus.case import Case, modify, sr, text, window
+from edit_corpus.other_formats import (
+    mixed_formats,
+    several_files,
+    udiff_bare,
+    udiff_git,
+    udiff_nospace,
+    udiff_offset,
+    whole_file,
+)
 from edit_corpus.source import UNDERLINE, Source, pick_window, stripped_count
-
-
-@dataclass
-class Case:
-    kind: str
-    refuse: bool
-    files: dict[str, str]
-    reply: str
-    expected: dict[str, str | None] = field(default_factory=dict)  # None: deleted
-    protected: tuple[str, ...] = ()
-    outside_link: str | None = None  # a symlink of this name leading out of the repo
-
-
-def text(lines: list[str]) -> str:
-    return "".join(x + "\n" for x in lines)
-
-
-def modify(window: list[str], n: int) -> list[str]:
-    """A realistic change: a new line after the first, and the last line edited."""
-    nxt = next((x for x in window[1:] if x.strip()), window[0])
-    indent = nxt[: len(nxt) - len(nxt.lstrip())]
-    new = [window[0], f"{indent}_sf_edit_{n} = {n}", *window[1:]]
-    new[-1] = new[-1] + "  # sf-changed"
-    return new
-
-
-def sr(path_line: str, search: list[str], replace: list[str], marker: int = 7) -> str:
-    return (
-        f"{path_line}\n{'<' * marker} SEARCH\n{text(search)}{'=' * marker}\n"
-        f"{text(replace)}{'>' * marker} REPLACE\n"
-    )
-
-
-def _window(rng: random.Random, src: Source, size: int | None = None, **kw) -> tuple | None:
-    lines = src.lines
-    size = size or rng.randint(2, 7)
-    start = pick_window(rng, lines, size, **kw)
-    if start is None:
-        return None
-    return lines, start, start + size
 
 
 def _simple(rng: random.Random, src: Source, n: int, shape: Callable) -> Case | None:
     """One block on one file; ``shape`` turns (search, replace) into the reply."""
-    found = _window(rng, src)
+    found = window(rng, src)
     if found is None:
         return None
     lines, s, e = found
@@ -137,7 +104,7 @@ def blank_edges(rng, src, n):
 
 def dedented(rng, src, n):
     """The model quotes an indented block flush left (or shifted right)."""
-    found = _window(rng, src, min_indent=4)
+    found = window(rng, src, min_indent=4)
     if found is None:
         return None
     lines, s, e = found
@@ -163,7 +130,7 @@ def dedented(rng, src, n):
 
 def file_trailing_ws(rng, src, n):
     """The file has trailing spaces the model did not copy."""
-    found = _window(rng, src)
+    found = window(rng, src)
     if found is None:
         return None
     lines, s, e = found
@@ -223,7 +190,7 @@ def append_file(rng, src, n):
 
 
 def delete_lines(rng, src, n):
-    found = _window(rng, src)
+    found = window(rng, src)
     if found is None:
         return None
     lines, s, e = found
@@ -251,59 +218,6 @@ def elision(rng, src, n):
     return Case("", False, {src.rel: src.text}, reply, {src.rel: expected})
 
 
-def whole_file(rng, src, n):
-    found = _window(rng, src)
-    if found is None:
-        return None
-    lines, s, e = found
-    new = text(lines[:s] + modify(lines[s:e], n) + lines[e:])
-    header = rng.choice(
-        [f"{src.rel}\n```python\n", f"**{src.rel}**\n```python\n", f"```python {src.rel}\n"]
-    )
-    return Case("", False, {src.rel: src.text}, f"{header}{new}```\n", {src.rel: new})
-
-
-def _udiff(rng, src, n, style: str):
-    found = _window(rng, src)
-    if found is None:
-        return None
-    lines, s, e = found
-    new_lines = lines[:s] + modify(lines[s:e], n) + lines[e:]
-    diff = list(
-        difflib.unified_diff(lines, new_lines, f"a/{src.rel}", f"b/{src.rel}", n=3, lineterm="")
-    )
-    if style == "offset":
-        delta = rng.choice([-40, -7, 3, 25])
-        diff = [
-            re.sub(r"^@@ -(\d+)", lambda m: f"@@ -{max(1, int(m.group(1)) + delta)}", x)
-            for x in diff
-        ]
-    if style == "bare":
-        diff = [f"{src.rel}", "```diff", *diff[2:], "```"]
-    if style == "nospace":
-        diff = [x.rstrip() for x in diff]
-    reply = "\n".join(diff) + "\n"
-    if style == "git":
-        reply = f"```diff\ndiff --git a/{src.rel} b/{src.rel}\n{reply}```\n"
-    return Case("", False, {src.rel: src.text}, reply, {src.rel: text(new_lines)})
-
-
-def udiff_git(rng, src, n):
-    return _udiff(rng, src, n, "git")
-
-
-def udiff_offset(rng, src, n):
-    return _udiff(rng, src, n, "offset")
-
-
-def udiff_bare(rng, src, n):
-    return _udiff(rng, src, n, "bare")
-
-
-def udiff_nospace(rng, src, n):
-    return _udiff(rng, src, n, "nospace")
-
-
 def combo(rng, src, n):
     """Everything at once: decorated name, CRLF, trailing spaces, shifted indent, blank edges."""
     case = dedented(rng, src, n)
@@ -314,31 +228,6 @@ def combo(rng, src, n):
     reply = f"**`./{src.rel}`**\n```python\n{reply}```\n"
     case.reply = reply.replace("\n", "\r\n")
     return case
-
-
-def mixed_formats(rng, src, n):
-    """A SEARCH/REPLACE block, a diff and a new whole file in one reply."""
-    lines = src.lines
-    first = pick_window(rng, lines, 3)
-    if first is None:
-        return None
-    second = pick_window(rng, lines, 3, avoid=set(range(first - 4, first + 8)))
-    if second is None:
-        return None
-    a, b = sorted([first, second])
-    new_lines = lines[:b] + modify(lines[b : b + 3], n + 1) + lines[b + 3 :]
-    diff = difflib.unified_diff(
-        lines[a + 3 :], new_lines[a + 3 :], f"a/{src.rel}", f"b/{src.rel}", n=2, lineterm=""
-    )
-    new_lines[a : a + 3] = modify(lines[a : a + 3], n)
-    created = f"pkg_{n}/helper.py"
-    block = sr(src.rel, lines[a : a + 3], modify(lines[a : a + 3], n))
-    reply = (
-        f"```python\n{block}```\n\n```diff\n" + "\n".join(diff) + "\n```\n\n"
-        f"{created}\n```python\nHELPER = {n}\n```\n"
-    )
-    expected = {src.rel: text(new_lines), created: f"HELPER = {n}\n"}
-    return Case("", False, {src.rel: src.text}, reply, expected)
 
 
 def underline_in_code(rng, src, n):
@@ -361,7 +250,7 @@ def underline_in_code(rng, src, n):
 
 def numbered_lines(rng, src, n):
     """SEARCH lines copied from a repair message with their `  12 | ` numbers still on."""
-    found = _window(rng, src)
+    found = window(rng, src)
     if found is None:
         return None
     lines, s, e = found
@@ -406,7 +295,7 @@ def _tabbed(lines: list[str]) -> list[str]:
 
 def tabs_to_spaces(rng, src, n):
     """The file is indented with tabs; the model quotes it with spaces."""
-    found = _window(rng, src, min_indent=4)
+    found = window(rng, src, min_indent=4)
     if found is None:
         return None
     lines, s, e = found
@@ -414,37 +303,6 @@ def tabs_to_spaces(rng, src, n):
     expected = text(_tabbed(lines[:s] + replace + lines[e:]))
     reply = sr(src.rel, lines[s:e], replace)
     return Case("", False, {src.rel: text(_tabbed(lines))}, reply, {src.rel: expected})
-
-
-@functools.cache
-def _pool() -> tuple[Source, ...]:
-    from edit_corpus.source import load_sources
-
-    return tuple(load_sources(random.Random(1), 60))
-
-
-def _other_sources(rng, src, count: int) -> list[Source]:
-    return rng.sample([x for x in _pool() if x.rel != src.rel], count)
-
-
-def several_files(rng, src, n):
-    """Blocks for two or three files in one reply, as SEARCH/REPLACE or bare hunks."""
-    sources = [src, *_other_sources(rng, src, rng.randint(1, 2))]
-    as_diff = rng.random() < 0.5
-    files, expected, parts = {}, {}, []
-    for k, source in enumerate(sources):
-        found = _window(rng, source)
-        if found is None:
-            return None
-        lines, s, e = found
-        new_lines = lines[:s] + modify(lines[s:e], n * 10 + k) + lines[e:]
-        files[source.rel], expected[source.rel] = source.text, text(new_lines)
-        if as_diff:
-            hunks = list(difflib.unified_diff(lines, new_lines, lineterm=""))[2:]
-            parts.append(f"{source.rel}\n```diff\n" + "\n".join(hunks) + "\n```\n")
-        else:
-            parts.append(sr(source.rel, lines[s:e], modify(lines[s:e], n * 10 + k)))
-    return Case("", False, files, "\n".join(parts), expected)
 
 
 RECOVERABLE = {

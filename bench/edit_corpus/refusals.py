@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from edit_corpus.recoverable import Case, _window, modify, sr, text
+from edit_corpus.case import Case, modify, sr, text, window
 from edit_corpus.source import repeated_window, stripped_count
 
 
@@ -14,7 +14,7 @@ def _refuse(src, reply: str, **kw) -> Case:
 
 def not_found(rng, src, n):
     """One line of the SEARCH was misremembered (a typo in a name)."""
-    found = _window(rng, src)
+    found = window(rng, src)
     if found is None:
         return None
     lines, s, e = found
@@ -40,7 +40,7 @@ def ambiguous(rng, src, n):
 
 def uneven_indent(rng, src, n):
     """The SEARCH's lines are re-indented unevenly: no uniform shift explains them."""
-    found = _window(rng, src, size=rng.randint(3, 6))
+    found = window(rng, src, size=rng.randint(3, 6))
     if found is None:
         return None
     lines, s, e = found
@@ -85,7 +85,7 @@ def no_edits(rng, src, n):
 
 
 def unterminated(rng, src, n):
-    found = _window(rng, src)
+    found = window(rng, src)
     if found is None:
         return None
     lines, s, e = found
@@ -121,7 +121,7 @@ def lazy_truncated(rng, src, n):
 
 
 def one_bad_of_several(rng, src, n):
-    good = _window(rng, src)
+    good = window(rng, src)
     bad = not_found(rng, src, n)
     if good is None or bad is None:
         return None
@@ -133,7 +133,7 @@ def one_bad_of_several(rng, src, n):
 
 def udiff_mismatch(rng, src, n):
     bad = not_found(rng, src, n)
-    found = _window(rng, src)
+    found = window(rng, src)
     if bad is None or found is None:
         return None
     lines, s, e = found
@@ -157,7 +157,7 @@ def udiff_ambiguous(rng, src, n):
 
 
 def missing_file(rng, src, n):
-    found = _window(rng, src)
+    found = window(rng, src)
     if found is None:
         return None
     lines, s, e = found
@@ -165,7 +165,7 @@ def missing_file(rng, src, n):
 
 
 def elision_mismatch(rng, src, n):
-    found = _window(rng, src, size=8)
+    found = window(rng, src, size=8)
     if found is None:
         return None
     lines, s, e = found
@@ -180,7 +180,7 @@ def recreate_existing(rng, src, n):
 
 def several_dividers(rng, src, n):
     """A block whose `=======` lines allow two readings that both match."""
-    found = _window(rng, src, size=3)
+    found = window(rng, src, size=3)
     if found is None:
         return None
     lines, s, e = found
