@@ -9,6 +9,8 @@ import pytest
 from selfforge.context import blast_radius
 from test_context_sample import shop_repo
 
+from conftest import make_repo
+
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -58,3 +60,17 @@ def test_a_test_using_a_modules_names_without_importing_it_is_found(tmp_path: Pa
     radius = blast_radius(repo, ["shop/shipping.py"], state_dir=repo / ".selfforge")
     assert "tests/test_checkout.py" in radius.tests
     assert "tests/test_inventory.py" not in radius.tests
+
+
+def test_javascript_tests_are_found_by_their_names(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "js",
+        {
+            "src/cart.js": "export function total() { return 0; }\n",
+            "src/cart.test.js": "test('total', () => {});\n",
+            "src/__tests__/cart.spec.ts": "it('works', () => {});\n",
+            "src/price.test.js": "test('price', () => {});\n",
+        },
+    )
+    radius = blast_radius(repo, ["src/cart.js"], state_dir=repo / ".selfforge")
+    assert sorted(radius.tests) == ["src/__tests__/cart.spec.ts", "src/cart.test.js"]

@@ -83,14 +83,21 @@ def _importers_by_distance(graph: CodeGraph, changed: Sequence[str]) -> list[str
 
 
 def tests_named_for(path: str, paths: Sequence[str]) -> list[str]:
-    """Tests named after a module: ``test_foo.py``, ``foo_test.py`` or ``tests/foo/...``."""
-    stem = path.rsplit("/", 1)[-1].removesuffix(".py")
-    if stem == "__init__":
+    """Tests named after a module: ``test_foo.py``, ``foo_test.py``, ``foo.test.js``,
+    ``foo.spec.ts`` or anything under a ``foo/`` directory of tests."""
+    name = path.rsplit("/", 1)[-1]
+    stem = name.split(".", 1)[0]
+    if stem in ("__init__", "index"):
         parts = path.split("/")
         stem = parts[-2] if len(parts) > 1 else stem
-    names = {f"test_{stem}.py", f"{stem}_test.py", f"test_{stem}s.py"}
-    return [
-        p
-        for p in paths
-        if is_test_path(p) and (p.rsplit("/", 1)[-1] in names or f"/{stem}/" in f"/{p}")
-    ]
+    return [p for p in paths if is_test_path(p) and _named_after(p, stem)]
+
+
+def _named_after(test: str, stem: str) -> bool:
+    name = test.rsplit("/", 1)[-1]
+    base = name.split(".", 1)[0]
+    return (
+        base in (f"test_{stem}", f"{stem}_test", f"test_{stem}s")
+        or name.startswith((f"{stem}.test.", f"{stem}.spec."))
+        or f"/{stem}/" in f"/{test}"
+    )

@@ -114,12 +114,15 @@ def _add_neighbours(
 
 
 def is_test_path(path: str) -> bool:
-    """Test files by the usual conventions: ``test_*.py``, ``*_test.py``, ``tests/``."""
+    """Test files by the usual conventions: ``test_*.py``, ``*_test.py``, ``tests/``,
+    ``*.test.js``, ``*.spec.ts``, ``__tests__/``."""
     name = path.rsplit("/", 1)[-1]
     parts = path.split("/")[:-1]
     return (
         name.startswith("test_")
-        or name.endswith(("_test.py", "_tests.py"))
+        or name.endswith(("_test.py", "_tests.py", "_test.go"))
         or name == "conftest.py"
-        or any(p in ("test", "tests", "testing") for p in parts)
+        or ".test." in name
+        or ".spec." in name
+        or any(p in ("test", "tests", "testing", "__tests__") for p in parts)
     )
