@@ -136,6 +136,44 @@ def test_sloppy_copy_of_a_unique_window_applies_exactly(
         )
 
 
+@SETTINGS
+@given(
+    source=st.sampled_from(SOURCES),
+    start_frac=st.floats(0, 1),
+    size=st.integers(1, 6),
+    replace=st.lists(replacement_line, max_size=5),
+    offset=st.integers(-50, 50),
+)
+def test_diff_of_a_unique_change_applies_exactly(
+    source: Path, start_frac: float, size: int, replace: list[str], offset: int
+) -> None:
+    """A unified diff (line numbers shifted at random) applies to exactly the new text."""
+    import difflib
+    import re
+
+    text = source.read_text(encoding="utf-8")
+    lines = text.split("\n")[:-1]
+    start = int(start_frac * (len(lines) - size))
+    new = lines[:start] + replace + lines[start + size :]
+    assume(new != lines and not any(x.startswith(("--- ", "+++ ")) for x in replace))
+    diff = list(difflib.unified_diff(lines, new, "a/f.py", "b/f.py", lineterm=""))
+    hunks = [i for i, x in enumerate(diff) if x.startswith("@@")]
+    ends = [*hunks[1:], len(diff)]
+    for i, end in zip(hunks, ends, strict=True):
+        # Each hunk's old side must be unique and non-blank, or refusal is the right answer.
+        old = [x[1:] for x in diff[i + 1 : end] if x[:1] in " -"]
+        assume(any(x.strip() for x in old))
+        assume(sum(lines[j : j + len(old)] == old for j in range(len(lines))) == 1)
+    shifted = [
+        re.sub(r"^@@ -(\d+)", lambda m: f"@@ -{max(1, int(m[1]) + offset)}", x) for x in diff
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "f.py").write_bytes(text.encode())
+        result = apply_response(Path(tmp), "\n".join(shifted) + "\n", fmt="udiff")
+        assert result.ok, result.feedback()
+        assert (Path(tmp) / "f.py").read_text(encoding="utf-8") == "".join(x + "\n" for x in new)
+
+
 VALID = (
     "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a - b\n=======\n"
     "def add(a, b):\n    return a + b\n>>>>>>> REPLACE\n"
