@@ -13,66 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MIGRATIONS: list[str] = [
-    # 1: runs, attempts, model calls, checks, and full-text search over attempts
-    """
-    CREATE TABLE runs (
-        id INTEGER PRIMARY KEY, started_at REAL NOT NULL, ended_at REAL,
-        status TEXT NOT NULL, pid INTEGER, base_branch TEXT, base_commit TEXT,
-        model TEXT, goals TEXT NOT NULL DEFAULT '[]', land_mode TEXT, stop_reason TEXT
-    );
-    CREATE TABLE attempts (
-        id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
-        cycle INTEGER NOT NULL, task TEXT NOT NULL, outcome TEXT, reason TEXT,
-        repairs INTEGER NOT NULL DEFAULT 0, base_commit TEXT, commit_sha TEXT, branch TEXT,
-        landed INTEGER NOT NULL DEFAULT 0, diff TEXT, lesson TEXT,
-        started_at REAL NOT NULL, ended_at REAL
-    );
-    CREATE TABLE model_calls (
-        id INTEGER PRIMARY KEY, run_id INTEGER, attempt_id INTEGER, role TEXT NOT NULL,
-        model TEXT, prompt TEXT, response TEXT, error TEXT,
-        input_tokens INTEGER DEFAULT 0, output_tokens INTEGER DEFAULT 0,
-        cached_tokens INTEGER DEFAULT 0, thinking_tokens INTEGER DEFAULT 0,
-        cost_usd REAL, latency_s REAL, sections TEXT, created_at REAL NOT NULL
-    );
-    CREATE TABLE checks (
-        id INTEGER PRIMARY KEY, run_id INTEGER, attempt_id INTEGER, round INTEGER,
-        name TEXT NOT NULL, command TEXT, exit_code INTEGER, passed INTEGER NOT NULL,
-        timed_out INTEGER NOT NULL DEFAULT 0, duration_s REAL, output TEXT, summary TEXT,
-        created_at REAL NOT NULL
-    );
-    CREATE INDEX attempts_run ON attempts(run_id);
-    CREATE INDEX calls_attempt ON model_calls(attempt_id);
-    CREATE INDEX checks_attempt ON checks(attempt_id);
-    CREATE VIRTUAL TABLE attempts_fts USING fts5(
-        task, reason, lesson, content='attempts', content_rowid='id'
-    );
-    CREATE TRIGGER attempts_ai AFTER INSERT ON attempts BEGIN
-        INSERT INTO attempts_fts(rowid, task, reason, lesson)
-        VALUES (new.id, new.task, coalesce(new.reason, ''), coalesce(new.lesson, ''));
-    END;
-    CREATE TRIGGER attempts_au AFTER UPDATE ON attempts BEGIN
-        INSERT INTO attempts_fts(attempts_fts, rowid, task, reason, lesson)
-        VALUES ('delete', old.id, old.task, coalesce(old.reason, ''), coalesce(old.lesson, ''));
-        INSERT INTO attempts_fts(rowid, task, reason, lesson)
-        VALUES (new.id, new.task, coalesce(new.reason, ''), coalesce(new.lesson, ''));
-    END;
-    """,
-    # 2: the backlog of planned tasks and the last known good commit of a self-run
-    """
-    CREATE TABLE tasks (
-        id INTEGER PRIMARY KEY, text TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'open',
-        priority REAL NOT NULL DEFAULT 0, source TEXT NOT NULL DEFAULT 'plan',
-        attempts INTEGER NOT NULL DEFAULT 0, note TEXT, created_at REAL NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
-    """,
-    # 3: a task can be retried in another edit format (a strategy against a stall)
-    """
-    ALTER TABLE tasks ADD COLUMN edit_format TEXT;
-    """,
-]
+from selfforge.journal_schema import MIGRATIONS, statements
 
 SCHEMA_VERSION = len(MIGRATIONS)
 OUTCOMES = ("accepted", "rejected", "no_edits", "error")
@@ -180,7 +121,7 @@ class Journal:
             )
         for number in range(version, SCHEMA_VERSION):
             with self.transaction() as conn:
-                for statement in _statements(MIGRATIONS[number]):
+                for statement in statements(MIGRATIONS[number]):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {number + 1}")
 
@@ -456,17 +397,3 @@ def _words(text: str) -> list[str]:
     import re
 
     return re.findall(r"[A-Za-z0-9_]+", text.lower())
-
-
-def _statements(script: str) -> list[str]:
-    """Split a migration into statements; triggers contain ';' inside BEGIN…END."""
-    statements, buffer = [], []
-    for line in script.strip().splitlines():
-        buffer.append(line)
-        joined = "\n".join(buffer).strip()
-        if joined.endswith(";") and sqlite3.complete_statement(joined):
-            statements.append(joined)
-            buffer = []
-    if "".join(buffer).strip():
-        statements.append("\n".join(buffer))
-    return statements

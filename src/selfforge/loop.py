@@ -269,9 +269,8 @@ def _next_strategy(engine: Engine, backlog: Backlog, task: Task, result: Attempt
     text = task.text
     if result.reason.startswith("edits did not apply") and task.edit_format != "whole_file":
         # Edits that keep missing their place: ask for whole files instead.
-        backlog.update(task.id, attempts=failures, edit_format="whole_file")
+        backlog.update(task.id, edit_format="whole_file")
         engine.reporter.info("  [yellow]strategy[/]: retrying with whole-file edits")
-        return
     if failures >= 2 and engine.d.role_enabled("diagnose"):
         text = _diagnose(engine, task, result)
         shown = escape(text[:120])
