@@ -2,9 +2,19 @@
 
     result = apply_response(root, reply, protected=["selfforge.toml"])
     if not result.ok:
-        ask_model(result.feedback())
+        repair_prompt = result.feedback()   # one actionable message per failed edit
 
-Formats: SEARCH/REPLACE blocks, whole-file blocks, unified diffs (see ``FORMATS``).
+Formats (``FORMATS``): SEARCH/REPLACE blocks, whole-file blocks, unified diffs. Every
+format in a reply is read; the one the model was asked for reads first.
+
+Where an edit lands (``match.locate``): the exact lines first; then, only if nothing
+matched, trailing whitespace ignored, blank lines at the edges dropped, a uniform
+indentation shift (spaces or tabs; the replacement is re-indented), line numbers copied
+from feedback, and `...` elision. A rung matching more than one place refuses.
+
+What may be written (``safety``): inside the root, never `.git/` or `.selfforge/`, never
+through a symlink leading out, never a protected glob. Whole-file blocks that drop most
+of a file or hold placeholders are refused. Nothing is written unless every edit applies.
 """
 
 from selfforge.edits.apply import apply_response
