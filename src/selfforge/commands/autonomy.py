@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from selfforge import export
 from selfforge.errors import UsageError
 from selfforge.journal import Journal
-from selfforge.planner import Backlog, Task
 from selfforge.workspace import Workspace
+
+if TYPE_CHECKING:
+    from selfforge.planner import Backlog, Task
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -48,7 +50,7 @@ def plan_show(
     if ctx.invoked_subcommand is not None:
         return
     with _journal(repo) as journal:
-        tasks = Backlog(journal).all_tasks()
+        tasks = _backlog(journal).all_tasks()
     rows = _task_rows(tasks)
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -80,7 +82,7 @@ def plan_add(
     # Adding is how a user seeds the backlog before the first run, so it may create
     # the journal; the other edits need tasks that already exist.
     with _journal(_repo(ctx, repo), create=True) as journal:
-        backlog = Backlog(journal)
+        backlog = _backlog(journal)
         task = backlog.add_first(text.strip()) if top else backlog.add(text.strip(), source="user")
         position = _position(backlog, task.id)
     console.print(f"added task {task.id} at position {position}: {task.text}")
@@ -94,7 +96,7 @@ def plan_drop(
 ) -> None:
     """Drop an open task; it stays in the journal with status 'dropped'."""
     with _journal(_repo(ctx, repo)) as journal:
-        backlog = Backlog(journal)
+        backlog = _backlog(journal)
         task = _open_task(backlog, task_id)
         backlog.drop(task.id)
     console.print(f"dropped task {task.id}: {task.text}")
@@ -109,7 +111,7 @@ def plan_move(
 ) -> None:
     """Move an open task to position N among the open tasks."""
     with _journal(_repo(ctx, repo)) as journal:
-        backlog = Backlog(journal)
+        backlog = _backlog(journal)
         task = _open_task(backlog, task_id)
         count = len(backlog.open_tasks())
         if not 1 <= to <= count:
@@ -173,6 +175,8 @@ def export_command(
     out: str = typer.Option("-", "--out", help="Write JSONL to this file; - for stdout."),
 ) -> None:
     """Export the journal's model replies as JSONL training data (sft or dpo)."""
+    from selfforge import export
+
     if fmt not in export.FORMATS:
         raise UsageError(f"--format {fmt!r} is not known; use --format sft or --format dpo")
     with _journal(repo) as journal:
@@ -187,6 +191,12 @@ def export_command(
     with target.open("w", encoding="utf-8") as stream:
         count = export.write_jsonl(records, stream)
     console.print(f"exported {count} {fmt} record(s) to {target}")
+
+
+def _backlog(journal: Journal) -> Backlog:
+    from selfforge.planner import Backlog  # jinja2 and the roles load only when used
+
+    return Backlog(journal)
 
 
 def _journal(repo: Path, create: bool = False) -> Journal:

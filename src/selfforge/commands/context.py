@@ -8,9 +8,6 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from selfforge.context.build import map_for_task
-from selfforge.context.files import git_root
-from selfforge.context.index import open_index
 from selfforge.errors import UsageError
 from selfforge.workspace import Workspace
 
@@ -24,6 +21,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _state_dir(repo: Path) -> tuple[Path, Path]:
+    from selfforge.context.files import git_root
+
     root = git_root(repo)
     workspace = Workspace(root)
     workspace.prepare()  # creates .selfforge/ and keeps it out of git
@@ -32,6 +31,8 @@ def _state_dir(repo: Path) -> tuple[Path, Path]:
 
 def index_command(repo: Path = RepoOpt) -> None:
     """Build or update the codebase index in .selfforge/index.db."""
+    from selfforge.context.index import open_index
+
     root, state = _state_dir(repo)
     index = open_index(state)
     try:
@@ -52,6 +53,8 @@ def map_command(
     as_json: bool = typer.Option(False, "--json", help="Print {files, map, tokens} as JSON."),
 ) -> None:
     """Print the repo map and, with --task, the files chosen for the task, best first."""
+    from selfforge.context.build import map_for_task
+
     if tokens < 1:
         raise UsageError(f"--tokens must be a positive number of tokens, not {tokens}")
     root, state = _state_dir(repo)

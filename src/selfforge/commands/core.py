@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.table import Table
 
 from selfforge import git
-from selfforge.config import DIRECTIVES_FILE, load_directives, render_default
 from selfforge.errors import UsageError
 from selfforge.journal import Journal
 from selfforge.workspace import Workspace
@@ -33,6 +32,7 @@ def register(app: typer.Typer) -> None:
 
 def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite.")) -> None:
     """Write selfforge.toml with the detected test and lint commands."""
+    from selfforge.config import DIRECTIVES_FILE, render_default
     from selfforge.detect import detect_checks
 
     root = git.repo_root(repo)
@@ -244,4 +244,4 @@ def _journal(repo: Path) -> Journal:
     return Journal(path)
 
 
-__all__ = ["load_directives", "register"]
+__all__ = ["register"]

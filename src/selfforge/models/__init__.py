@@ -14,8 +14,6 @@ from selfforge.models.base import (
     Request,
     Usage,
 )
-from selfforge.models.discover import choose_default_spec, no_model_message
-from selfforge.models.factory import build
 from selfforge.models.spec import ModelSpec, parse_spec
 
 __all__ = [
@@ -49,7 +47,22 @@ def from_spec(spec: str, **settings: Any) -> Model:
     parsed = parse_spec(spec)
     target = PROVIDERS.get(parsed.provider)
     if target is None:
+        from selfforge.models.factory import build  # httpx and prices load only when needed
+
         return build(parsed, **settings)
     module_name, _, class_name = target.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(parsed.model)
+
+
+def choose_default_spec(env: Any = None) -> str | None:
+    """The first configured model (see ``discover``), or None."""
+    from selfforge.models.discover import choose_default_spec as choose
+
+    return choose(env)
+
+
+def no_model_message(env: Any = None) -> str:
+    from selfforge.models.discover import no_model_message as message
+
+    return message(env)
