@@ -138,3 +138,11 @@ def test_impossible_paths_fail_as_edits_not_exceptions(repo: Path) -> None:
         result = apply_response(repo, create(path))
         assert not result.ok and result.failures, path
     assert (repo / "ok.py").read_text() == "x = 1\n"
+
+
+def test_fifo_is_refused_without_blocking(repo: Path) -> None:
+    import os
+
+    os.mkfifo(repo / "pipe.py")
+    result = apply_response(repo, "pipe.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n")
+    assert not result.ok and "not a regular file" in result.failures[0].message

@@ -39,6 +39,8 @@ class FileState:
             if blocker is not None:
                 return cls(target, None, unreadable=f"cannot be created: {blocker} is a file")
             return cls(target, None)
+        if not target.path.is_file():  # a FIFO or device would block or never end
+            return cls(target, None, unreadable="is not a regular file")
         data = target.path.read_bytes()
         state = cls(target, data, exists=True)
         if b"\x00" in data:
@@ -131,6 +133,8 @@ class Workspace:
                 return None
             rel = path.relative_to(self.root).as_posix()
             if rel == skip or path.suffix != suffix or path.is_symlink() or not _small(path):
+                continue
+            if not path.is_file():  # FIFOs and devices: reading could block
                 continue
             try:
                 text = path.read_text(encoding="utf-8")

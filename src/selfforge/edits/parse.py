@@ -67,7 +67,7 @@ def _numbered(edits: list[Edit]) -> list[Edit]:
 
 
 def normalize_reply(response: str) -> str:
-    return response.replace("\r\n", "\n").replace("\r", "\n")
+    return response.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def detect_format(text: str) -> str:
