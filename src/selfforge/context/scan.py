@@ -47,7 +47,9 @@ def scan(job: ScanJob) -> Scanned:
         return Scanned(job.path, digest, None)
     spec = spec_for(job.path)
     parsed = parse_source(job.path, src, spec) if spec else ParsedFile(lang="text")
-    return Scanned(job.path, digest, parsed, search_columns(job.path, parsed))
+    columns = search_columns(job.path, parsed)
+    parsed.words = Counter()  # in the search columns now; not worth sending between processes
+    return Scanned(job.path, digest, parsed, columns)
 
 
 def scan_all(jobs: list[ScanJob]) -> Iterator[Scanned]:
