@@ -10,6 +10,7 @@ from selfforge.edits.parse import DIVIDER, HEAD, UPDATED, path_before
 from selfforge.edits.records import Edit
 
 CANONICAL_DIVIDER = "======="
+CUT_OFF = "If your reply was cut off, send fewer or smaller edits."
 FORMAT_HINT = (
     "Every block needs `<<<<<<< SEARCH`, `=======` and `>>>>>>> REPLACE` lines, in that order."
 )
@@ -77,5 +78,7 @@ def _divider_lines(body: list[str]) -> list[int]:
 
 def _broken(path: str | None, head: int, end: int, lines: list[str], missing: str) -> Edit:
     message = f"the block is unterminated: it has no {missing}. {FORMAT_HINT}"
+    if end >= len(lines):
+        message += f" {CUT_OFF}"
     raw = "\n".join(lines[head:end])
     return Edit(0, path, "search_replace", error=message, raw=raw, span=(head, end))

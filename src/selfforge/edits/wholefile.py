@@ -45,7 +45,10 @@ def parse_whole_file(lines: list[str]) -> list[Edit]:
             i = stop  # an illustration, or a fence around blocks of another format
             continue
         if end is None:
-            error = f"the code block for {path} is unterminated: it has no closing {marker} line."
+            error = (
+                f"the code block for {path} is unterminated: it has no closing {marker} line. "
+                "If your reply was cut off, send fewer files or split the change."
+            )
             raw = "\n".join(lines[i:])
             edits.append(Edit(0, path, "whole_file", error=error, raw=raw, span=(i, stop)))
             break
