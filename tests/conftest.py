@@ -189,3 +189,15 @@ def cli(
 
 def log_json(repo: Path) -> list[dict[str, object]]:
     return json.loads(cli("log", "--json", "--repo", str(repo), check=True).stdout)
+
+
+def group_running(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is in process group ``pgid``."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False

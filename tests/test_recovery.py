@@ -11,7 +11,18 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, log_json, make_repo, snapshot
+from conftest import (
+    CALC,
+    FIX_ADD,
+    TEST_CALC,
+    cli,
+    directives,
+    git,
+    group_running,
+    log_json,
+    make_repo,
+    snapshot,
+)
 
 # Sleeps only inside an attempt's worktree (not the baseline's), when asked to.
 SLOW_TEST = """
@@ -71,12 +82,7 @@ def test_sigkill_during_tests_then_recovery_lands_the_fix(tmp_path: Path, script
     assert not any(worktrees.iterdir())
     assert "selfforge/tmp/" not in git(repo, "branch", "--list")
     assert git(repo, "worktree", "list").count("\n") == 1
-    try:
-        os.killpg(orphan_group, 0)
-        alive = True
-    except ProcessLookupError:
-        alive = False
-    assert not alive, "the killed run's test processes were left running"
+    assert not group_running(orphan_group), "the killed run's test processes were left running"
     attempts = log_json(repo)
     assert [a["outcome"] for a in attempts] == ["error", "accepted"]
     assert "interrupted" in attempts[0]["reason"]

@@ -7,6 +7,7 @@ what was cut. For pytest, per-test outcomes come from a junit XML report.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import re
@@ -298,3 +299,44 @@ def parse_unittest(output: str) -> TestReport | None:
         if body:
             report.messages[test_id] = body[-1][:300]
     return report
+
+
+# --- complexity (facts for the critic) ---------------------------------------------------
+
+_BRANCHES = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.ExceptHandler,
+    ast.With,
+    ast.AsyncWith,
+    ast.IfExp,
+    ast.comprehension,
+    ast.Assert,
+    ast.match_case,
+)
+
+
+def complexity_findings(root: Path, paths: Iterable[str], limit: int = 10) -> list[str]:
+    """Functions in the changed Python files whose cyclomatic complexity exceeds ``limit``."""
+    found = []
+    for rel in paths:
+        if not rel.endswith(".py") or not (root / rel).is_file():
+            continue
+        try:
+            tree = ast.parse((root / rel).read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                score = 1 + sum(
+                    isinstance(n, _BRANCHES) or (isinstance(n, ast.BoolOp) and len(n.values) - 1)
+                    for n in ast.walk(node)
+                )
+                if score > limit:
+                    found.append(
+                        f"{rel}:{node.lineno}: {node.name}() has cyclomatic "
+                        f"complexity {score} (over {limit})"
+                    )
+    return found

@@ -90,12 +90,13 @@ class Stages:
             return gates.PASS
         self.critiqued = True
         started = time.monotonic()
+        facts = [*self.findings, *checks.complexity_findings(self.wt, changed)]
         prompt = render(
             "critique",
             task=self.task,
             goals=self.e.d.goals.items,
             diff=self._diff(),
-            findings=self.findings,
+            findings=facts,
         )
         reply = self.e.caller.ask("critique", prompt, attempt_id=self.id)
         concerns = has_concerns(reply.content)
