@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from selfforge.checks import (
+    anchor_command,
     check_syntax,
     complexity_findings,
     new_findings,
@@ -91,3 +92,12 @@ def test_complex_functions_are_reported_for_the_critic(tmp_path: Path) -> None:
     )
     [finding] = complexity_findings(tmp_path, ["m.py"])
     assert finding.startswith("m.py:5: tangled()") and "complexity 13" in finding
+
+
+def test_relative_executables_are_taken_from_the_users_checkout(tmp_path: Path) -> None:
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "pytest").write_text("")
+    anchored = anchor_command("CI=1 .venv/bin/pytest -q", tmp_path)
+    assert anchored == f"CI=1 {tmp_path.resolve()}/.venv/bin/pytest -q"
+    assert anchor_command("python -m pytest", tmp_path) == "python -m pytest"
+    assert anchor_command("./missing.sh", tmp_path) == "./missing.sh"

@@ -11,6 +11,7 @@ import ast
 import contextlib
 import os
 import re
+import shlex
 import signal
 import subprocess
 import tempfile
@@ -340,3 +341,20 @@ def complexity_findings(root: Path, paths: Iterable[str], limit: int = 10) -> li
                         f"complexity {score} (over {limit})"
                     )
     return found
+
+
+def anchor_command(command: str, root: Path) -> str:
+    """Point a command's relative executable (``.venv/bin/pytest``) at the user's repository.
+
+    Checks run in a worktree, which has the tracked files only; a virtualenv or build
+    folder that git ignores lives in the user's checkout, so use it from there.
+    """
+    words = command.split(" ")
+    for i, word in enumerate(words):
+        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):  # VAR=value prefixes
+            continue
+        relative = word.startswith(("./", "../")) or ("/" in word and not word.startswith("/"))
+        if relative and (root / word).exists():
+            words[i] = shlex.quote(str((root / word).resolve()))
+        break
+    return " ".join(words)

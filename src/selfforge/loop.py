@@ -86,6 +86,10 @@ def run(
             options.context_window,
             lessons_for=lambda task: _lessons(journal, task),
         )
+        for kind in ("test", "lint"):
+            command = getattr(d.checks, kind)
+            if command:
+                setattr(d.checks, kind, checks.anchor_command(command, ws.root))
         engine.self_target = is_self_repo(ws.root)
         if engine.self_target and journal.get_meta(LAST_GOOD) is None:
             remember_good(journal, base)  # the code now running is the known good one
