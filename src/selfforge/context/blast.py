@@ -16,7 +16,7 @@ from selfforge.context.retrieval import is_test_path
 
 MAX_DEPTH = 3  # importers of importers of importers; beyond that, run the full suite
 MAX_MODULES = 200
-MIN_REFERENCE_WEIGHT = 1.0  # one use of a name only this file defines
+MIN_REFERENCE_WEIGHT = 0.25  # about one use of a fairly rare name only this file defines
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from selfforge.context.excerpt import focused_excerpt
 from selfforge.context.files import read_source
-from selfforge.context.graph import load_graph
+from selfforge.context.graph import CodeGraph, load_graph
 from selfforge.context.index import CodeIndex, IndexStats, open_index
-from selfforge.context.mentions import find_mentions
+from selfforge.context.mentions import Mentions, find_mentions
 from selfforge.context.repomap import build_repo_map, rank_files
 from selfforge.context.retrieval import ScoredFile, rank_for_task
 from selfforge.context.tokens import estimate_tokens
@@ -70,8 +70,7 @@ def _bundle(
 ) -> ContextBundle:
     graph = load_graph(index)
     mentions = find_mentions(task, graph.paths, graph.definers)
-    file_rank = rank_files(graph, mentions)
-    chosen = choose(rank_for_task(index, graph, task, mentions, file_rank))
+    chosen, file_rank = _choose_and_rank(index, graph, task, mentions)
     lesson_tokens = sum(estimate_tokens(lesson) for lesson in lessons)
     room = max(budget - lesson_tokens, 0)
     files = _fit_files(index, repo_root, chosen, query_words(task), int(room * FILES_SHARE))
@@ -87,6 +86,20 @@ def _bundle(
         chosen=chosen,
         tokens={"files": files_tokens, "repo_map": repo_map.tokens, "lessons": lesson_tokens},
     )
+
+
+def _choose_and_rank(
+    index: CodeIndex, graph: CodeGraph, task: str, mentions: Mentions
+) -> tuple[list[str], dict[str, float]]:
+    """The files chosen for the task, and file ranks for the map personalised toward them:
+    the map then outlines the chosen files' neighbourhood, not the repository's hubs."""
+    prior = rank_files(graph, mentions)
+    ranked = rank_for_task(index, graph, task, mentions, prior)
+    chosen = choose(ranked)
+    if not chosen:
+        return chosen, prior
+    scores = {f.path: f.score for f in ranked if f.path in set(chosen)}
+    return chosen, rank_files(graph, mentions, scores)
 
 
 def choose(ranked: list[ScoredFile]) -> list[str]:
@@ -139,11 +152,9 @@ def map_for_task(repo_root: Path, *, state_dir: Path, token_budget: int, task: s
         stats = index.update(repo_root)
         graph = load_graph(index)
         mentions = find_mentions(task, graph.paths, graph.definers)
-        file_rank = rank_files(graph, mentions)
+        chosen, file_rank = _choose_and_rank(index, graph, task, mentions)
         repo_map = build_repo_map(graph, mentions, token_budget, file_rank=file_rank)
-        chosen = repo_map.files
-        if task.strip():
-            chosen = choose(rank_for_task(index, graph, task, mentions, file_rank))
+        chosen = chosen if task.strip() else repo_map.files
     finally:
         index.close()
     return MapView(repo_map.text, repo_map.tokens, chosen, stats)

@@ -19,6 +19,7 @@ from selfforge.context.parsing import python_module_name
 # nothing about which file another one depends on.
 MAX_DEFINERS = 5
 MAX_LINKS = 40
+PLAIN_WORD_WEIGHT = 0.3
 
 
 @dataclass
@@ -31,6 +32,15 @@ class CodeGraph:
     definers: dict[str, set[str]] = field(default_factory=dict)  # identifier -> paths
     users: Counter[str] = field(default_factory=Counter)  # identifier -> files using it
     definitions: list[DefRecord] = field(default_factory=list)  # as the index holds them
+
+    def specificity(self, name: str) -> float:
+        """Near 1 for a name few files use, towards 0 for one most files use: a function
+        called ``text`` links little, since ``text`` is everyone's variable. Short plain
+        words count less than ``snake_case``, ``CamelCase`` or long names to begin with."""
+        files = max(len(self.paths), 1)
+        rarity = math.log(1 + files / (1 + self.users[name])) / math.log(1 + files)
+        plain = name.islower() and "_" not in name and len(name) < 8
+        return rarity**2 * (PLAIN_WORD_WEIGHT if plain else 1.0)
 
     def neighbours(self, path: str) -> set[str]:
         return self.imports.get(path, set()) | self.importers.get(path, set())
@@ -90,12 +100,13 @@ def load_graph(index: CodeIndex) -> CodeGraph:
         if not d.name.startswith("__"):
             definers[d.name].add(d.path)
     graph.definers = dict(definers)
-    for path, name, count in index.references():
+    references = index.references()
+    graph.users.update(name for _, name, _ in references)
+    for path, name, count in references:
         owners = definers.get(name, ())
-        graph.users[name] += 1
         if not owners or len(owners) > MAX_DEFINERS:
             continue
-        weight = math.sqrt(count) / len(owners)
+        weight = math.sqrt(count) / len(owners) * graph.specificity(name)
         edges = graph.references.setdefault(path, {})
         for owner in owners:
             if owner != path:

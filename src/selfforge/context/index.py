@@ -18,7 +18,7 @@ from pathlib import Path
 from selfforge.context.files import list_files
 from selfforge.context.scan import ScanJob, Scanned, scan_all
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 # Files modified this close to the last index run are re-hashed even if size and mtime
 # match, as git does for its "racily clean" entries.
 RACY_NS = 2_000_000_000

@@ -38,7 +38,14 @@ def _py_signature(node: Node, src: bytes) -> str:
     # Up to the colon that opens the body, so a comment after it stays out.
     colons = [c for c in node.children if c.type == ":"]
     end = colons[-1].start_byte if colons else node.end_byte
-    return _squash(src[node.start_byte : end].decode("utf-8", "replace")).rstrip(":").strip()
+    text = src[node.start_byte : end]
+    parameters = node.child_by_field_name("parameters") or node.child_by_field_name("superclasses")
+    comments = [c for c in (parameters.children if parameters else []) if c.type == "comment"]
+    # Comments inside a multi-line parameter list would run into the next parameter.
+    for comment in reversed(comments):
+        start, stop = comment.start_byte - node.start_byte, comment.end_byte - node.start_byte
+        text = text[:start] + text[stop:]
+    return _squash(text.decode("utf-8", "replace")).rstrip(":").strip()
 
 
 def _py_definitions(block: Node, src: bytes, parent: str, out: list[Definition]) -> None:

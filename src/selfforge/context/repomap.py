@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from selfforge.context.graph import CodeGraph, edge_weights, pagerank
@@ -30,9 +30,14 @@ class RepoMap:
     tokens: int
 
 
-def rank_files(graph: CodeGraph, mentions: Mentions) -> dict[str, float]:
-    """PageRank of every file, personalised toward what the task mentions."""
-    focus: dict[str, float] = dict.fromkeys(mentions.files, 1.0)
+def rank_files(
+    graph: CodeGraph, mentions: Mentions, chosen: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """PageRank of every file, personalised toward what the task mentions and, when
+    given, the files retrieval chose for it (weighted by their scores)."""
+    focus: dict[str, float] = dict(chosen or {})
+    for path in mentions.files:
+        focus[path] = focus.get(path, 0.0) + 1.0
     for ident in mentions.identifiers:
         owners = graph.definers.get(ident, set())
         for owner in owners:
@@ -45,7 +50,8 @@ def rank_definitions(
 ) -> list[DefRecord]:
     scored = []
     for d in graph.definitions:
-        score = file_rank.get(d.path, 0.0) * (1.0 + math.log1p(graph.users[d.name]))
+        used = math.log1p(graph.users[d.name]) * graph.specificity(d.name)
+        score = file_rank.get(d.path, 0.0) * (1.0 + used)
         if d.name in mentions.identifiers:
             score *= 10
         if d.name.startswith("_"):

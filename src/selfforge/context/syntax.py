@@ -6,6 +6,7 @@ depending on the others.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,5 +58,6 @@ def node_text(node: Node | None, src: bytes) -> str:
 
 
 def squash(text: str) -> str:
-    """Whitespace runs to single spaces: a multi-line signature on one line."""
-    return " ".join(text.split())
+    """A multi-line signature on one line, as a person would write it there."""
+    text = " ".join(text.split())
+    return re.sub(r",?\s*([)\]])", r"\1", re.sub(r"([(\[])\s+", r"\1", text))
