@@ -73,3 +73,18 @@ def test_pagerank_favours_the_hub_and_follows_personalisation() -> None:
     focused = pagerank(nodes, edges, {"c": 1.0})
     assert focused["c"] > plain["c"]
     assert focused["b"] < plain["b"]
+
+
+def test_a_task_in_plain_words_still_leads_the_map_with_its_files(shop: Path) -> None:
+    text = repo_map(shop, 60, task="the shipping cost is wrong for big carts")
+    assert text.splitlines()[0] == "shop/shipping.py:"
+
+
+def test_multi_line_signatures_read_as_one_line(tmp_path: Path) -> None:
+    from conftest import make_repo
+
+    source = (
+        "def pick(\n    rng,  # the random source\n    size: int = 3,\n) -> int:\n    return 1\n"
+    )
+    repo = make_repo(tmp_path / "sig", {"pick.py": source})
+    assert "def pick(rng, size: int = 3) -> int" in repo_map(repo, 100)

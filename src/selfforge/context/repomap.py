@@ -21,6 +21,7 @@ from selfforge.context.tokens import estimate_tokens
 
 MAX_LINE = 160
 MAX_MISSES = 200
+FOCUS_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,14 @@ def rank_files(
         owners = graph.definers.get(ident, set())
         for owner in owners:
             focus[owner] = focus.get(owner, 0.0) + 1.0 / len(owners)
-    return pagerank(graph.paths, edge_weights(graph), focus or None)
+    rank = pagerank(graph.paths, edge_weights(graph), focus or None)
+    # PageRank lifts the focus's neighbours as much as the focus itself; the files the
+    # task is about should still lead, so they also keep a direct share.
+    total = sum(focus.values())
+    for path, weight in focus.items():
+        if path in rank and total > 0:
+            rank[path] += FOCUS_SHARE * weight / total
+    return rank
 
 
 def rank_definitions(
