@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -103,6 +104,8 @@ def main() -> None:
         f"p10 {cuts[0]:.3f} s, p90 {cuts[-1]:.3f} s, max {max(overheads):.3f} s"
     )
     print(f"whole run incl. baseline: {total:.2f} s")
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory of the selfforge process: {peak_mb:.0f} MB")
 
 
 if __name__ == "__main__":
