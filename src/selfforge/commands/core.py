@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -158,51 +160,42 @@ def status(repo: Path = RepoOpt, as_json: bool = typer.Option(False, "--json")) 
     """Run state, totals (tokens, cost) and the lock holder."""
     ws = Workspace(repo)
     holder = ws.lock_holder() if ws.lock_is_held() else None
-    info: dict[str, object] = {
+    info: dict[str, Any] = {
         "repo": str(ws.root),
         "running": holder is not None,
         "lock_holder": holder,
     }
     if (ws.state / "journal.db").exists():
         with Journal(ws.state / "journal.db") as journal:
-            totals = journal.totals()
             last = journal.last_run_id()
             info["last_run"] = journal.run_info(last) if last else None
-            info.update(
-                runs=totals.runs,
-                attempts=totals.attempts,
-                outcomes=totals.outcomes,
-                calls=totals.calls,
-                input_tokens=totals.input_tokens,
-                output_tokens=totals.output_tokens,
-                cost_usd=round(totals.cost_usd, 6),
-            )
+            info.update(dataclasses.asdict(journal.totals()))
+            info["cost_usd"] = round(info["cost_usd"], 6)
     if as_json:
         print(json.dumps(info, indent=2, default=str))
         return
-    console.print(f"repository: {ws.root}")
+    out = console.print
+    out(f"repository: {ws.root}")
     if holder:
-        console.print(
-            f"running:    yes, pid {holder.get('pid')} since "
-            f"{time.ctime(float(holder.get('since', 0)))}"
-        )  # type: ignore[arg-type]
+        since = time.ctime(float(holder.get("since") or 0))  # type: ignore[arg-type]
+        out(f"running:    yes, pid {holder.get('pid')} since {since}")
     else:
-        console.print("running:    no")
+        out("running:    no")
     if "runs" not in info:
-        console.print("journal:    none yet (run `selfforge run`)")
+        out("journal:    none yet (run `selfforge run`)")
         return
-    last_run = info.get("last_run") or {}
-    console.print(
-        f"runs:       {info['runs']}; last: {last_run.get('status')} — "  # type: ignore[union-attr]
+    last_run = info["last_run"] or {}
+    out(
+        f"runs:       {info['runs']}; last: {last_run.get('status')} — "
         f"{last_run.get('stop_reason')}"
-    )  # type: ignore[union-attr]
-    outcomes = ", ".join(f"{v} {k}" for k, v in info["outcomes"].items()) or "none"  # type: ignore[union-attr]
-    console.print(f"attempts:   {info['attempts']} ({outcomes})")
-    console.print(
+    )
+    outcomes = ", ".join(f"{v} {k}" for k, v in info["outcomes"].items()) or "none"
+    out(f"attempts:   {info['attempts']} ({outcomes})")
+    out(
         f"model use:  {info['calls']} calls, {info['input_tokens']} in / "
         f"{info['output_tokens']} out tokens, ${info['cost_usd']:.4f}"
     )
-    console.print(f"journal:    {ws.state / 'journal.db'}")
+    out(f"journal:    {ws.state / 'journal.db'}")
 
 
 def undo(repo: Path = RepoOpt) -> None:
