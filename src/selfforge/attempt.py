@@ -158,6 +158,7 @@ class Attempt(Stages):
             "files": self._files_text(bundle),
             "failures": feedback,
         }
+        self.e.reporter.begin("propose" if self.round == 0 else f"repair {self.round}")
         prompt = assemble_sections(
             sections,
             context_window=self.e.context_window,

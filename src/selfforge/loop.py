@@ -171,6 +171,7 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     d, ws = engine.d, engine.ws
     path, branch = ws.create_worktree("baseline", commit, f"baseline-{engine.run_id}")
     observed = Observed()
+    engine.reporter.begin("baseline")
     try:
         if d.checks.lint:
             result = checks.run_command(

@@ -89,6 +89,7 @@ class Stages:
         if not self.e.d.role_enabled("critique") or self.critiqued:
             return gates.PASS
         self.critiqued = True
+        self.e.reporter.begin("critique")
         started = time.monotonic()
         facts = [*self.findings, *checks.complexity_findings(self.wt, changed)]
         prompt = render(
@@ -134,6 +135,7 @@ class Stages:
         quorum = min(self.e.d.roles.quorum, len(reviewers))
         approvals, reasons = 0, []
         for focus in reviewers:
+            self.e.reporter.begin(f"review:{focus}")
             started = time.monotonic()
             prompt = render(
                 "review",
@@ -165,6 +167,7 @@ class Stages:
             return gates.PASS
         from selfforge.selfcheck import smoke_run
 
+        self.e.reporter.begin("smoke run")
         started = time.monotonic()
         verdict = smoke_run(self.wt, self.e.ws.state)
         self._step("smoke", verdict.ok, verdict.reason, time.monotonic() - started)
@@ -179,6 +182,7 @@ class Stages:
         return tests[:50] if tests else []
 
     def _run(self, name: str, command: str) -> checks.CommandResult:
+        self.e.reporter.begin(name)
         return checks.run_command(
             command, self.wt, self.e.d.checks.timeout_s, on_start=self.e.ws.note_child_group
         )
@@ -186,6 +190,7 @@ class Stages:
     def _run_tests(
         self, name: str, command: str, only: list[str] | None = None
     ) -> tuple[checks.CommandResult, checks.TestReport | None]:
+        self.e.reporter.begin(name)
         result, report = checks.run_tests(
             command,
             self.wt,
