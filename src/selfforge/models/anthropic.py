@@ -40,10 +40,9 @@ class AnthropicClient:
 
     def send(self, request: Request) -> Reply:
         started = time.monotonic()
-        response = self.transport.request("POST", f"{self.api}/messages", self._body(request))
-        if response.status_code != 200:
-            raise self.error(response)
-        data = json_body(response, self.label)
+        data = self.transport.call_json(
+            "POST", f"{self.api}/messages", self._body(request), self.error
+        )
         return Reply(
             content=reply_text(data, self.label),
             usage=usage_from(data.get("usage") or {}),
@@ -52,10 +51,8 @@ class AnthropicClient:
         )
 
     def list_models(self) -> list[str]:
-        response = self.transport.request("GET", f"{self.api}/models?limit=1000")
-        if response.status_code != 200:
-            raise self.error(response)
-        return [str(m.get("id")) for m in json_body(response, self.label).get("data") or []]
+        data = self.transport.call_json("GET", f"{self.api}/models?limit=1000", None, self.error)
+        return [str(m.get("id")) for m in data.get("data") or []]
 
     def close(self) -> None:
         self.transport.close()

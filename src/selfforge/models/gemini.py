@@ -50,10 +50,7 @@ class GeminiClient:
     def send(self, request: Request) -> Reply:
         started = time.monotonic()
         url = f"{self.api}/models/{self.model}:generateContent"
-        response = self.transport.request("POST", url, request_body(request))
-        if response.status_code != 200:
-            raise self.error(response)
-        data = json_body(response, self.label)
+        data = self.transport.call_json("POST", url, request_body(request), self.error)
         return Reply(
             content=reply_text(data, self.label),
             usage=usage_from(data.get("usageMetadata") or {}),
@@ -62,10 +59,8 @@ class GeminiClient:
         )
 
     def list_models(self) -> list[str]:
-        response = self.transport.request("GET", f"{self.api}/models?pageSize=1000")
-        if response.status_code != 200:
-            raise self.error(response)
-        models = json_body(response, self.label).get("models") or []
+        data = self.transport.call_json("GET", f"{self.api}/models?pageSize=1000", None, self.error)
+        models = data.get("models") or []
         return [
             str(m.get("name", "")).removeprefix("models/")
             for m in models

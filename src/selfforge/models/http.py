@@ -65,6 +65,15 @@ class Transport:
             # str(exc) names the host and errno; the URL carries no key (keys go in headers).
             raise ServerError(f"{self.label}: connection failed ({mask(str(exc))})") from None
 
+    def call_json(
+        self, method: str, url: str, body: Any, on_error: Callable[[httpx.Response], ModelError]
+    ) -> dict[str, Any]:
+        """Request; a non-200 answer raises ``on_error(response)``; else the JSON object."""
+        response = self.request(method, url, body)
+        if response.status_code != 200:
+            raise on_error(response)
+        return json_body(response, self.label)
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()

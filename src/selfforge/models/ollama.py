@@ -50,10 +50,9 @@ class OllamaClient:
         prompt = "\n".join(m.content for m in request.messages)
         self._warn_if_too_long(estimate_tokens(prompt), request)
         started = time.monotonic()
-        response = self.transport.request("POST", f"{self.base}/api/chat", self._body(request))
-        if response.status_code != 200:
-            raise self.error(response)
-        data = json_body(response, self.label)
+        data = self.transport.call_json(
+            "POST", f"{self.base}/api/chat", self._body(request), self.error
+        )
         message = data.get("message")
         if not isinstance(message, dict) or "content" not in message:
             raise MalformedResponse(
@@ -68,10 +67,8 @@ class OllamaClient:
         )
 
     def list_models(self) -> list[str]:
-        response = self.transport.request("GET", f"{self.base}/api/tags")
-        if response.status_code != 200:
-            raise self.error(response)
-        models = json_body(response, self.label).get("models") or []
+        data = self.transport.call_json("GET", f"{self.base}/api/tags", None, self.error)
+        models = data.get("models") or []
         return [str(m.get("name") or m.get("model")) for m in models]
 
     def trained_context_length(self) -> int | None:

@@ -58,12 +58,9 @@ class OpenAIClient:
 
     def send(self, request: Request) -> Reply:
         started = time.monotonic()
-        response = self.transport.request(
-            "POST", f"{self.base}/chat/completions", self._body(request)
+        data = self.transport.call_json(
+            "POST", f"{self.base}/chat/completions", self._body(request), self.error
         )
-        if response.status_code != 200:
-            raise self.error(response)
-        data = json_body(response, self.label)
         content = reply_text(data, self.label)
         prompt = "\n".join(m.content for m in request.messages)
         return Reply(
@@ -74,10 +71,8 @@ class OpenAIClient:
         )
 
     def list_models(self) -> list[str]:
-        response = self.transport.request("GET", f"{self.base}/models")
-        if response.status_code != 200:
-            raise self.error(response)
-        return [str(m.get("id")) for m in json_body(response, self.label).get("data") or []]
+        data = self.transport.call_json("GET", f"{self.base}/models", None, self.error)
+        return [str(m.get("id")) for m in data.get("data") or []]
 
     def close(self) -> None:
         self.transport.close()
