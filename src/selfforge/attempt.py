@@ -152,6 +152,7 @@ class Attempt(Stages):
         sections = {
             "directives": "\n".join(f"- {g}" for g in self.e.d.goals.items),
             "task": self.task,
+            "state": gates.describe_state(self.baseline),
             "instructions": format_instructions(self.fmt),
             "lessons": "\n".join(f"- {lesson}" for lesson in bundle.lessons),
             "repo_map": bundle.repo_map,

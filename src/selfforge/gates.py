@@ -94,6 +94,23 @@ def _state(report: TestReport, test: str) -> str:
     return f"{outcome} ({message})" if message else outcome
 
 
+def describe_state(baseline: Observed) -> str:
+    """What the checks say about the tree now, for the planner and the proposer."""
+    lines = []
+    if baseline.tests is not None:
+        failing = sorted(t for t, o in baseline.tests.outcomes.items() if o in ("failed", "error"))
+        lines.append(f"{len(baseline.tests.passed)} of {baseline.tests.collected} tests pass.")
+        for test in failing[:10]:
+            msg = baseline.tests.messages.get(test, "")
+            lines.append(f"Failing: {test} {msg}".rstrip())
+    elif baseline.tests_result is not None:
+        lines.append(f"The test command exits {baseline.tests_result.exit_code}.")
+    if baseline.lint is not None:
+        lines.append(f"{len(baseline.lint)} lint finding(s).")
+        lines.extend(f"Lint: {f}" for f in baseline.lint[:10])
+    return "\n".join(lines) or "No checks are configured."
+
+
 # --- integrity: the judge stays out of the candidate's reach ----------------------------
 
 TEST_PATTERNS = ("test_*.py", "*_test.py", "tests/*", "*/tests/*", "test/*", "*/test/*")

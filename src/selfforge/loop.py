@@ -19,7 +19,7 @@ from selfforge import checks, git
 from selfforge.attempt import Attempt, AttemptResult, Engine
 from selfforge.config import LoadedDirectives
 from selfforge.errors import BudgetExceeded, SelfforgeError
-from selfforge.gates import Observed
+from selfforge.gates import Observed, describe_state
 from selfforge.journal import Journal
 from selfforge.models import Model, ModelError
 from selfforge.models.base import AuthError, QuotaExhausted, Request
@@ -159,7 +159,7 @@ def _one_cycle(
 ) -> tuple[Task, AttemptResult] | None:
     """Pick the next task (planning if needed) and attempt it; None: nothing left."""
     history = [f"{a.outcome}: {a.task} ({a.reason})" for a in engine.journal.attempts()[-10:]]
-    task = planner.next_task(_state_text(baseline), history)
+    task = planner.next_task(describe_state(baseline), history)
     if task is None:
         return None
     engine.reporter.attempt(cycle, task.text)
@@ -209,22 +209,6 @@ def _require_runnable(kind: str, result: checks.CommandResult) -> None:
             f"the {kind} command `{result.command}` could not run ({last[0].strip()}); "
             f"install what it needs or fix [checks] {kind} in selfforge.toml"
         )
-
-
-def _state_text(baseline: Observed) -> str:
-    lines = []
-    if baseline.tests is not None:
-        failing = sorted(t for t, o in baseline.tests.outcomes.items() if o in ("failed", "error"))
-        lines.append(f"{len(baseline.tests.passed)} of {baseline.tests.collected} tests pass.")
-        for test in failing[:10]:
-            msg = baseline.tests.messages.get(test, "")
-            lines.append(f"Failing: {test} {msg}".rstrip())
-    elif baseline.tests_result is not None:
-        lines.append(f"The test command exits {baseline.tests_result.exit_code}.")
-    if baseline.lint is not None:
-        lines.append(f"{len(baseline.lint)} lint finding(s).")
-        lines.extend(f"Lint: {f}" for f in baseline.lint[:10])
-    return "\n".join(lines) or "No checks are configured."
 
 
 def _lessons(journal: Journal, task: str) -> list[str]:
