@@ -199,3 +199,27 @@ def test_undo_refuses_when_later_commits_touch_the_same_lines(calc_repo: Path, s
     assert "Swap operands" in proc.stderr
     assert git(calc_repo, "rev-parse", "HEAD") == head
     assert git(calc_repo, "status", "--porcelain") == ""
+
+
+def test_without_directives_the_detected_checks_guard_the_run(tmp_path: Path, script) -> None:
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    (repo / "tests" / "conftest.py").write_text(
+        "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1]))\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "conftest")
+    proc = cli(
+        "run",
+        "--repo",
+        str(repo),
+        "--goal",
+        "Fix add()",
+        "--cycles",
+        "1",
+        "--model",
+        script(propose=[FIX_ADD_BREAK_SUB]),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "no selfforge.toml" in proc.stdout and "pytest" in proc.stdout
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "rejected" and "test_sub" in attempt["reason"]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
+import shlex
 import shutil
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 
 def detect_checks(root: Path) -> tuple[str | None, str | None]:
@@ -29,24 +32,20 @@ def detect_test(root: Path) -> str | None:
 
 def detect_lint(root: Path) -> str | None:
     """ruff when it is configured in the project or installed."""
+    args = "check --output-format concise ."
+    if shutil.which("ruff"):
+        return f"ruff {args}"
+    if importlib.util.find_spec("ruff") is not None:  # installed beside selfforge only
+        return f"{shlex.quote(sys.executable)} -m ruff {args}"
     configured = (
         (root / "ruff.toml").exists()
         or (root / ".ruff.toml").exists()
         or ("ruff" in _pyproject(root).get("tool", {}))
     )
-    installed = shutil.which("ruff") is not None or _module_available("ruff")
-    if configured or installed:
-        return "ruff check --output-format concise ."
-    return None
+    return f"ruff {args}" if configured else None
 
 
-def _module_available(name: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(name) is not None and sys.prefix is not None
-
-
-def _pyproject(root: Path) -> dict:
+def _pyproject(root: Path) -> dict[str, Any]:
     path = root / "pyproject.toml"
     if not path.exists():
         return {}

@@ -39,6 +39,8 @@ def start_run(
         load_directives(ws.root), goals=goals, max_repairs=max_repairs, land=land
     )
     d = loaded.directives
+    if loaded.path is None:
+        _use_detected_checks(loaded, ws, quiet)
     if not d.goals.items:
         where = loaded.path or "selfforge.toml"
         raise UsageError(f"no goals: add items under [goals] in {where} or pass --goal TEXT")
@@ -75,6 +77,19 @@ def start_run(
             quiet=quiet,
         )
     return summary_json(summary)
+
+
+def _use_detected_checks(loaded: LoadedDirectives, ws: Workspace, quiet: bool) -> None:
+    """Without a directives file, check with what `selfforge init` would write."""
+    from selfforge.detect import detect_checks
+
+    test, lint = detect_checks(ws.root)
+    loaded.directives.checks.test, loaded.directives.checks.lint = test, lint
+    if not quiet:
+        console.print(
+            f"[yellow]no selfforge.toml[/]: checking with test = {escape(repr(test))}, "
+            f"lint = {escape(repr(lint))} (run `selfforge init` to write and edit them)"
+        )
 
 
 def apply_overrides(
