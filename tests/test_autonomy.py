@@ -127,6 +127,7 @@ def test_a_token_budget_stops_the_run_before_the_call_that_would_pass_it(
 def test_until_stops_starting_attempts(tmp_path: Path, script) -> None:
     repo = _repo(tmp_path, cycles=50)
     spec = script(propose=[FIX_ADD_BREAK_SUB] * 50)
-    proc = cli("run", "--repo", str(repo), "--model", spec, "--until", "1s", check=True)
+    # Each cycle runs pytest (about a second); 50 of them would take far longer than 6 s.
+    proc = cli("run", "--repo", str(repo), "--model", spec, "--until", "6s", check=True)
     assert "--until" in proc.stdout
     assert 1 <= len(log_json(repo)) < 50
