@@ -223,3 +223,18 @@ def test_without_directives_the_detected_checks_guard_the_run(tmp_path: Path, sc
     assert "no selfforge.toml" in proc.stdout and "pytest" in proc.stdout
     [attempt] = log_json(repo)
     assert attempt["outcome"] == "rejected" and "test_sub" in attempt["reason"]
+
+
+def test_a_reply_in_prose_gets_one_reminder_of_the_edit_format(tmp_path: Path, script) -> None:
+    repo = make_repo(
+        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(max_repairs=1)
+    )
+    prose = "The bug is in add(): it subtracts. Change the minus to a plus."
+    cli("run", "--repo", str(repo), "--model", script(propose=[prose, FIX_ADD]), check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted" and attempt["repairs"] == 1
+    from selfforge.journal import Journal
+
+    with Journal(repo / ".selfforge" / "journal.db") as journal:
+        second = [c for c in journal.calls(attempt["id"]) if c["role"] == "propose"][1]
+    assert "No edits were found in your reply" in second["prompt"]

@@ -109,12 +109,18 @@ class Attempt(Stages):
             token_budget=self.e.context_window // 2,
             lessons=self.e.lessons_for(self.task),
         )
-        feedback, carried = "", ""
+        feedback, carried, reminded = "", "", False
         last: Verdict | None = None
         while True:
             reply = carried + self._propose(bundle, feedback)
             applied = self._apply(reply)
             if applied.n_edits == 0:
+                if last is None and reply.strip() and not reminded and self._can_repair():
+                    # Prose without edits (small models do this): remind it of the format once.
+                    self._step("apply", False, "no edits found in the reply")
+                    feedback, reminded = applied.feedback(), True
+                    self.round += 1
+                    continue
                 if last is None:
                     self._step("apply", None, "the model proposed no edits")
                     return self._result("no_edits", "the model proposed no edits")
@@ -125,9 +131,12 @@ class Attempt(Stages):
                 return self._land()
             self.failures.append(verdict.reason)
             last, feedback = verdict, verdict.feedback
-            if self.round >= self.e.d.limits.max_repairs:
+            if not self._can_repair():
                 return self._result("rejected", verdict.reason)
             self.round += 1
+
+    def _can_repair(self) -> bool:
+        return self.round < self.e.d.limits.max_repairs
 
     def _apply(self, reply: str) -> ApplyResult:
         """Apply to the candidate as it stands; a repair reply written against the original
