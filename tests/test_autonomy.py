@@ -131,3 +131,28 @@ def test_until_stops_starting_attempts(tmp_path: Path, script) -> None:
     proc = cli("run", "--repo", str(repo), "--model", spec, "--until", "6s", check=True)
     assert "--until" in proc.stdout
     assert 1 <= len(log_json(repo)) < 50
+
+
+def test_a_stalled_task_is_split_into_smaller_steps_that_land(tmp_path: Path, script) -> None:
+    repo = _repo(tmp_path, cycles=5)
+    spec = script(
+        plan=["1. Fix calc.py", "1. Make add() in calc.py return a + b\n2. Document mul()"],
+        propose=[FIX_ADD_BREAK_SUB] * 3 + [FIX_ADD, MUL_DOC],
+    )
+    proc = cli("run", "--repo", str(repo), "--model", spec, check=True)
+    assert "split into smaller steps" in proc.stdout
+    attempts = log_json(repo)
+    assert [a["outcome"] for a in attempts] == ["rejected"] * 3 + ["accepted", "accepted"]
+    assert attempts[3]["task"] == "Make add() in calc.py return a + b"
+    backlog = json.loads(cli("plan", "--json", "--repo", str(repo), check=True).stdout)
+    statuses = {t["text"]: t["status"] for t in backlog}
+    assert statuses["Fix calc.py"] == "skipped"
+    assert statuses["Document mul()"] == "done"
+    with Journal(repo / ".selfforge" / "journal.db") as journal:
+        plans = [
+            r[0]
+            for r in journal.conn.execute(
+                "SELECT prompt FROM model_calls WHERE role = 'plan' ORDER BY id"
+            )
+        ]
+    assert len(plans) == 2 and "failed 3 time(s)" in plans[1] and "test_sub" in plans[1]

@@ -8,6 +8,7 @@ the user's branch is the fast-forward of a candidate that passed every gate.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from selfforge.models import Model, ModelError
 from selfforge.models.base import AuthError, QuotaExhausted, Request
 from selfforge.models.budget import Budget
 from selfforge.models.script import default_reply
-from selfforge.planner import Backlog, Planner, Task
+from selfforge.planner import Backlog, Planner, Task, split_task
 from selfforge.report import write_report
 from selfforge.roles import Caller, render
 from selfforge.selfcheck import LAST_GOOD, is_self_repo, remember_good
@@ -143,7 +144,7 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
         summary.results.append(result)
         engine.reporter.outcome(result.outcome, result.reason)
         _reflect(engine, task, result)
-        _next_strategy(engine, planner.backlog, task, result)
+        _next_strategy(engine, planner, task, result)
         if result.landed and result.observed is not None and result.commit:
             baseline, baseline_commit = result.observed, result.commit
         if result.landed and engine.self_target and result.commit:
@@ -243,8 +244,9 @@ def _reflect(engine: Engine, task: Task, result: AttemptResult) -> None:
     engine.journal.set_lesson(result.attempt_id, lesson[:1000])
 
 
-def _next_strategy(engine: Engine, backlog: Backlog, task: Task, result: AttemptResult) -> None:
-    """Decide the task's fate: done, retried, re-instructed, or skipped."""
+def _next_strategy(engine: Engine, planner: Planner, task: Task, result: AttemptResult) -> None:
+    """Decide the task's fate: done, retried, re-instructed, or skipped and split."""
+    backlog = planner.backlog
     if result.outcome == "accepted":
         backlog.update(task.id, status="done", attempts=task.attempts + 1)
         return
@@ -254,6 +256,13 @@ def _next_strategy(engine: Engine, backlog: Backlog, task: Task, result: Attempt
         note = f"skipped after {failures} attempt(s); last: {result.reason}"
         backlog.update(task.id, status="skipped", attempts=failures, note=note)
         engine.reporter.info(f"  [yellow]strategy[/]: {escape(note)}")
+        reasons = [
+            a.reason or "" for a in engine.journal.attempts(engine.run_id) if a.task == task.text
+        ]
+        steps = split_task(planner, dataclasses.replace(task, attempts=failures), reasons)
+        if steps:
+            shown = escape("; ".join(step.text for step in steps))
+            engine.reporter.info(f"  [yellow]strategy[/]: split into smaller steps: {shown}")
         return
     text = task.text
     if result.reason.startswith("edits did not apply") and task.edit_format != "whole_file":

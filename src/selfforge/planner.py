@@ -23,6 +23,7 @@ class Task:
     attempts: int
     note: str | None = None
     edit_format: str | None = None  # set when the task is retried in another format
+    source: str = "plan"  # plan, user, or split (a smaller step of a stalled task)
 
 
 class Backlog:
@@ -39,7 +40,8 @@ class Backlog:
 
     def _select(self, where: str) -> list[Task]:
         rows = self.journal.conn.execute(
-            f"SELECT id, text, status, priority, attempts, note, edit_format FROM tasks {where}"
+            "SELECT id, text, status, priority, attempts, note, edit_format, source "
+            f"FROM tasks {where}"
         )
         return [Task(*row) for row in rows]
 
@@ -53,7 +55,7 @@ class Backlog:
             " VALUES (?, ?, ?, ?, ?)",
             (text, priority, source, now, now),
         )
-        return Task(int(cur.lastrowid or 0), text, "open", priority, 0)
+        return Task(int(cur.lastrowid or 0), text, "open", priority, 0, source=source)
 
     def update(self, task_id: int, **fields: object) -> None:
         sets = ", ".join(f"{k} = ?" for k in fields)
@@ -127,6 +129,26 @@ class Planner:
         open_now = {_norm(t.text) for t in self.backlog.open_tasks()}
         fresh = [t for t in texts if _norm(t) not in self.seen_this_run | open_now]
         return [self.backlog.add(text) for text in fresh]
+
+
+def split_task(planner: Planner, task: Task, reasons: list[str]) -> list[Task]:
+    """Smaller steps for a stalled task, run next; a step is never split again."""
+    if planner.caller is None or task.source == "split":
+        return []
+    prompt = render(
+        "split",
+        task=task.text,
+        failures=task.attempts,
+        reasons=reasons[-5:],
+        goals=planner.goals,
+        max_tasks=planner.max_tasks,
+    )
+    reply = planner.caller.ask("plan", prompt, hints={"goals": planner.goals})
+    known = {_norm(t.text) for t in planner.backlog.all_tasks()} | planner.seen_this_run
+    steps = [
+        text for text in parse_plan(reply.content, planner.max_tasks) if _norm(text) not in known
+    ]
+    return [planner.backlog.add_first(text, source="split") for text in reversed(steps)][::-1]
 
 
 def _norm(text: str) -> str:

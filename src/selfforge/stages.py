@@ -117,7 +117,7 @@ class Stages:
             return gates.PASS
         focused = self._focused_tests(list(changed))
         if focused:
-            result, report = self._run_tests("tests*", command, only=focused)
+            result, report = self._run_tests("tests:affected", command, only=focused)
             verdict = _focused_verdict(self.baseline, report, result)
             if not verdict.ok:
                 return verdict
