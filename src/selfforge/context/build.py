@@ -65,10 +65,26 @@ def build_context(
     return bundle
 
 
+# The graph of the last index seen per index file: a run's attempts mostly start from the
+# same commit, and rebuilding the graph costs seconds on large repositories.
+_GRAPHS: dict[str, tuple[str, CodeGraph]] = {}
+
+
+def cached_graph(index: CodeIndex) -> CodeGraph:
+    """``load_graph(index)``, reused while the index's content is unchanged."""
+    key, signature = str(index.db_path), index.signature()
+    cached = _GRAPHS.get(key)
+    if cached is not None and cached[0] == signature:
+        return cached[1]
+    graph = load_graph(index)
+    _GRAPHS[key] = (signature, graph)
+    return graph
+
+
 def _bundle(
     index: CodeIndex, repo_root: Path, task: str, budget: int, lessons: list[str]
 ) -> ContextBundle:
-    graph = load_graph(index)
+    graph = cached_graph(index)
     mentions = find_mentions(task, graph.paths, graph.definers)
     chosen, file_rank = _choose_and_rank(index, graph, task, mentions)
     lesson_tokens = sum(estimate_tokens(lesson) for lesson in lessons)

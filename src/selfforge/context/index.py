@@ -8,6 +8,7 @@ re-parsed. Only changed files cost a parse, so a warm update is a ``git ls-files
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -249,6 +250,13 @@ class CodeIndex:
 
     def count(self, table: str) -> int:
         return int(self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    def signature(self) -> str:
+        """A digest of every indexed path and content hash: equal digests, equal index."""
+        digest = hashlib.blake2b(digest_size=16)
+        for path, content_hash in self.conn.execute("SELECT path, hash FROM files ORDER BY path"):
+            digest.update(f"{path}\0{content_hash}\n".encode())
+        return digest.hexdigest()
 
     def files(self) -> list[FileRecord]:
         sql = "SELECT id, path, lang, lines, doc FROM files WHERE lang != 'skipped' ORDER BY path"
