@@ -75,6 +75,9 @@ def test_sigkill_during_tests_then_recovery_lands_the_fix(tmp_path: Path, script
     assert snapshot(repo) == before  # nothing of the user's changed
     assert any(worktrees.glob("attempt*"))  # the dead run left its worktree behind
 
+    status = cli("status", "--repo", str(repo), check=True).stdout
+    assert "stopped without cleaning up" in status and "running:    no" in status
+
     second = cli("run", "--repo", str(repo), "--model", spec)
     assert second.returncode == 0, second.stderr
     assert "recovered" in second.stdout

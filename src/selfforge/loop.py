@@ -31,7 +31,7 @@ from selfforge.report import write_report
 from selfforge.roles import Caller, render
 from selfforge.selfcheck import LAST_GOOD, is_self_repo, remember_good
 from selfforge.ui import Reporter
-from selfforge.workspace import Workspace, require_commit
+from selfforge.workspace import Workspace, recover, require_commit
 
 FATAL_MODEL_ERRORS = (AuthError, QuotaExhausted)
 
@@ -62,7 +62,7 @@ def run(
 ) -> RunSummary:
     d = loaded.directives
     with ws.locked("selfforge run"), Journal(ws.state / "journal.db") as journal:
-        recovered = _recover(ws, journal)
+        recovered = recover(ws, journal)
         if recovered:
             reporter.info(escape(recovered))
         base = require_commit(ws.root)
@@ -297,12 +297,3 @@ def _close_errored(journal: Journal, run_id: int, exc: SelfforgeError) -> list[A
             journal.finish_attempt(attempt.id, outcome="error", reason=exc.message, repairs=0)
             closed.append(AttemptResult(attempt.id, "error", exc.message))
     return closed
-
-
-def _recover(ws: Workspace, journal: Journal) -> str:
-    """We hold the lock, so any run still marked running died without closing."""
-    found = ws.recover()
-    for run_id, _pid in journal.running_runs():
-        found.attempts += journal.mark_interrupted(run_id)
-        found.runs.append(run_id)
-    return found.describe() if found else ""

@@ -22,7 +22,7 @@ from selfforge import checks, git
 from selfforge.errors import UsageError
 from selfforge.gates import Verdict
 from selfforge.journal import Journal
-from selfforge.workspace import Workspace
+from selfforge.workspace import Workspace, recover
 
 LAST_GOOD = "last_known_good"
 SMOKE_TIMEOUT_S = 180.0
@@ -134,6 +134,7 @@ def remember_good(journal: Journal, commit: str) -> None:
 def rollback(ws: Workspace) -> str:
     """Restore the last known good tree as a new commit on top of HEAD (no history lost)."""
     with ws.locked("selfforge rollback"), Journal(ws.state / "journal.db") as journal:
+        recover(ws, journal)
         good = journal.get_meta(LAST_GOOD)
         if good is None:
             raise UsageError(

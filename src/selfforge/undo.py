@@ -10,11 +10,12 @@ from __future__ import annotations
 from selfforge import git
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal import Journal
-from selfforge.workspace import Workspace
+from selfforge.workspace import Workspace, recover
 
 
 def undo_last(ws: Workspace) -> str:
     with ws.locked("selfforge undo"), Journal(ws.state / "journal.db") as journal:
+        recovered = recover(ws, journal)
         landed = [a for a in journal.landed_attempts() if a.commit]
         target = next(
             (a for a in reversed(landed) if journal.get_meta(f"reverted:{a.commit}") is None), None
@@ -46,7 +47,8 @@ def undo_last(ws: Workspace) -> str:
             git.git("revert", "--abort", cwd=path, check=False)
             ws.remove_worktrees()
         journal.set_meta(f"reverted:{sha}", new_head)
-    return f"reverted attempt {target.id} ({target.task}): {result.message}"
+    done = f"reverted attempt {target.id} ({target.task}): {result.message}"
+    return f"{recovered}\n{done}" if recovered else done
 
 
 def _conflict_message(ws: Workspace, sha: str, head: str) -> str:

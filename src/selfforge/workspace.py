@@ -16,9 +16,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from selfforge import git
 from selfforge.errors import GitError, LockedError, UsageError
+
+if TYPE_CHECKING:
+    from selfforge.journal import Journal
 
 STATE_DIR = ".selfforge"
 TMP_BRANCH_PREFIX = "selfforge/tmp/"
@@ -134,6 +138,13 @@ class Workspace:
             return json.loads(text) if text.strip() else None
         except json.JSONDecodeError:
             return None
+
+    def needs_recovery(self) -> bool:
+        """An earlier run died here: its lock record or worktrees are still around."""
+        if self.lock_is_held():
+            return False
+        leftovers = self.worktrees.exists() and any(self.worktrees.iterdir())
+        return bool(self.lock_holder()) or leftovers
 
     def lock_is_held(self) -> bool:
         if not self.lock_path.exists():
@@ -268,6 +279,18 @@ class Workspace:
         return branch
 
 
+def recover(ws: Workspace, journal: Journal) -> str:
+    """After taking the lock: clean up what a dead run left; say what, or "" if nothing.
+
+    We hold the lock, so any run the journal still marks running died without closing.
+    """
+    found = ws.recover()
+    for run_id, _pid in journal.running_runs():
+        found.attempts += journal.mark_interrupted(run_id)
+        found.runs.append(run_id)
+    return found.describe() if found else ""
+
+
 def require_commit(root: Path) -> str:
     head = git.head_commit(root)
     if head is None:
@@ -275,4 +298,4 @@ def require_commit(root: Path) -> str:
     return head
 
 
-__all__ = ["GitError", "LandResult", "Recovery", "Workspace", "require_commit"]
+__all__ = ["GitError", "LandResult", "Recovery", "Workspace", "recover", "require_commit"]

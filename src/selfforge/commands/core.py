@@ -164,6 +164,7 @@ def status(repo: Path = RepoOpt, as_json: bool = typer.Option(False, "--json")) 
         "repo": str(ws.root),
         "running": holder is not None,
         "lock_holder": holder,
+        "needs_recovery": ws.needs_recovery(),
     }
     if (ws.state / "journal.db").exists():
         with Journal(ws.state / "journal.db") as journal:
@@ -181,6 +182,11 @@ def status(repo: Path = RepoOpt, as_json: bool = typer.Option(False, "--json")) 
         out(f"running:    yes, pid {holder.get('pid')} since {since}")
     else:
         out("running:    no")
+    if ws.needs_recovery():
+        out(
+            "[yellow]note:[/]       an earlier run stopped without cleaning up; the next "
+            "`selfforge run` recovers it (your files are untouched)"
+        )
     if "runs" not in info:
         out("journal:    none yet (run `selfforge run`)")
         return
