@@ -156,3 +156,11 @@ def test_a_stalled_task_is_split_into_smaller_steps_that_land(tmp_path: Path, sc
             )
         ]
     assert len(plans) == 2 and "failed 3 time(s)" in plans[1] and "test_sub" in plans[1]
+
+
+def test_a_plan_without_a_list_is_named_in_the_stop_reason(tmp_path: Path, script) -> None:
+    repo = _repo(tmp_path, cycles=3)
+    rambling = "I looked at the code.\nIt seems fine overall.\nMaybe refactor later?"
+    proc = cli("run", "--repo", str(repo), "--model", script(plan=[rambling]), check=True)
+    assert "listed no tasks" in proc.stdout and "I looked at the code." in proc.stdout
+    assert log_json(repo) == []

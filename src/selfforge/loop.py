@@ -138,7 +138,8 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
                 return f"stopped after {model_errors} model errors in a row: {exc.message}"
             continue
         if picked is None:
-            return "the backlog is empty: the planner proposed nothing new"
+            why = f" ({planner.note})" if planner.note else ""
+            return f"the backlog is empty: the planner proposed nothing new{why}"
         task, result = picked
         model_errors = 0
         summary.results.append(result)

@@ -101,6 +101,7 @@ class Planner:
         self.backlog, self.caller, self.goals = backlog, caller, goals
         self.max_tasks = max_tasks
         self.seen_this_run: set[str] = set()
+        self.note = ""  # why the last plan gave nothing usable, for the run's stop reason
 
     def next_task(self, state: str, history: list[str], repo_map: str = "") -> Task | None:
         """The first open task; plan new ones when none is open. None: nothing left."""
@@ -126,6 +127,7 @@ class Planner:
             )
             reply = self.caller.ask("plan", prompt, hints={"goals": self.goals})
             texts = parse_plan(reply.content, self.max_tasks)
+            self.note = _plan_note(reply.content, texts)
         open_now = {_norm(t.text) for t in self.backlog.open_tasks()}
         fresh = [t for t in texts if _norm(t) not in self.seen_this_run | open_now]
         return [self.backlog.add(text) for text in fresh]
@@ -149,6 +151,15 @@ def split_task(planner: Planner, task: Task, reasons: list[str]) -> list[Task]:
         text for text in parse_plan(reply.content, planner.max_tasks) if _norm(text) not in known
     ]
     return [planner.backlog.add_first(text, source="split") for text in reversed(steps)][::-1]
+
+
+def _plan_note(reply: str, tasks: list[str]) -> str:
+    text = " ".join(reply.split())
+    if tasks or text.upper().rstrip(".") == "DONE":
+        return ""
+    if not text:
+        return "the planner's reply was empty"
+    return f"the planner's reply listed no tasks: {text[:160]!r}"
 
 
 def _norm(text: str) -> str:
