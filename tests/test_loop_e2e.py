@@ -238,3 +238,24 @@ def test_a_reply_in_prose_gets_one_reminder_of_the_edit_format(tmp_path: Path, s
     with Journal(repo / ".selfforge" / "journal.db") as journal:
         second = [c for c in journal.calls(attempt["id"]) if c["role"] == "propose"][1]
     assert "No edits were found in your reply" in second["prompt"]
+
+
+def test_landing_never_overwrites_an_ignored_file_of_the_user(tmp_path: Path, script) -> None:
+    repo = make_repo(
+        tmp_path / "r",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC, ".gitignore": "local_settings.py\n"},
+        directives(),
+    )
+    secret = repo / "local_settings.py"
+    secret.write_text("DB_PASSWORD = 'hunter2'  # my only copy\n")
+    reply = (
+        ".gitignore\n<<<<<<< SEARCH\nlocal_settings.py\n=======\n>>>>>>> REPLACE\n\n"
+        "local_settings.py\n<<<<<<< SEARCH\n=======\nDEBUG = False\n>>>>>>> REPLACE\n"
+    )
+    head = git(repo, "rev-parse", "HEAD")
+    proc = cli("run", "--repo", str(repo), "--model", script(propose=[reply]), check=True)
+    assert secret.read_text() == "DB_PASSWORD = 'hunter2'  # my only copy\n"
+    assert git(repo, "rev-parse", "HEAD") == head
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted" and attempt["branch"]
+    assert "local_settings.py" in proc.stdout and "exists" in proc.stdout

@@ -355,6 +355,7 @@ def anchor_command(command: str, root: Path) -> str:
             continue
         relative = word.startswith(("./", "../")) or ("/" in word and not word.startswith("/"))
         if relative and (root / word).exists():
-            words[i] = shlex.quote(str((root / word).resolve()))
+            # absolute(), not resolve(): a venv's python is a symlink to the base one
+            words[i] = shlex.quote(str((root / word).absolute()))
         break
     return " ".join(words)

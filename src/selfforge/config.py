@@ -102,9 +102,38 @@ class LoadedDirectives(BaseModel):
 
     @property
     def protected(self) -> list[str]:
-        """Protected globs, always including the directives file itself."""
-        extra = [self.path.name] if self.path is not None else [DIRECTIVES_FILE]
-        return [*self.directives.safety.protected, *extra]
+        """Protected globs, always including every file directives can be read from, and
+        the files the check commands run (a script, a Makefile): the judge's own code."""
+        extra = [DIRECTIVES_FILE]  # even when pyproject holds them: it would take over
+        if self.path is not None and self.path.name != DIRECTIVES_FILE:
+            extra.append(self.path.name)
+        checks = self.directives.checks
+        return [
+            *self.directives.safety.protected,
+            *extra,
+            *_command_files(checks.test),
+            *_command_files(checks.lint),
+        ]
+
+
+_RUNNER_FILES = {
+    "make": ["Makefile", "makefile", "GNUmakefile"],
+    "tox": ["tox.ini"],
+    "nox": ["noxfile.py"],
+}
+
+
+def _command_files(command: str | None) -> list[str]:
+    """Repository files a check command executes: ``sh run_tests.sh``, ``make test``…"""
+    if not command:
+        return []
+    files = []
+    for word in command.replace(";", " ").replace("&&", " ").split():
+        name = word.strip("'\"")
+        files += _RUNNER_FILES.get(name, [])
+        if name.endswith((".sh", ".py", ".bash", ".mk")) and not name.startswith(("/", "-")):
+            files.append(name.removeprefix("./"))
+    return files
 
 
 def find_directives(repo: Path) -> Path | None:

@@ -74,9 +74,15 @@ def current_branch(cwd: Path) -> str | None:
     return out.stdout.strip() or None
 
 
+def dirty_paths(cwd: Path) -> list[str]:
+    """Paths with staged, unstaged or untracked (non-ignored) changes."""
+    out = git("status", "--porcelain", "--untracked-files=all", cwd=cwd)
+    return [line[3:] for line in out.splitlines() if line.strip()]
+
+
 def is_clean(cwd: Path) -> bool:
     """No staged, unstaged or untracked (non-ignored) changes."""
-    return git("status", "--porcelain", "--untracked-files=all", cwd=cwd).strip() == ""
+    return not dirty_paths(cwd)
 
 
 def identity_env(cwd: Path) -> dict[str, str]:

@@ -145,10 +145,26 @@ class Journal:
         return int(cur.lastrowid or 0)
 
     def end_run(self, run_id: int, status: str, stop_reason: str) -> None:
-        self.conn.execute(
-            "UPDATE runs SET ended_at = ?, status = ?, stop_reason = ? WHERE id = ?",
-            (time.time(), status, stop_reason, run_id),
-        )
+        """Close the run, and any attempt it left open (it ended mid-attempt)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE attempts SET outcome = 'error', reason = ?, ended_at = ? "
+                "WHERE run_id = ? AND outcome IS NULL",
+                (f"{status}: {stop_reason}; nothing was landed", time.time(), run_id),
+            )
+            conn.execute(
+                "UPDATE runs SET ended_at = ?, status = ?, stop_reason = ? WHERE id = ?",
+                (time.time(), status, stop_reason, run_id),
+            )
+
+    def close_orphan_attempts(self) -> int:
+        """Attempts left open by a run that is already closed (older journals had these)."""
+        return self.conn.execute(
+            "UPDATE attempts SET outcome = 'error', reason = 'interrupted: nothing was landed',"
+            " ended_at = ? WHERE outcome IS NULL AND run_id IN "
+            "(SELECT id FROM runs WHERE status != 'running')",
+            (time.time(),),
+        ).rowcount
 
     def running_runs(self) -> list[tuple[int, int | None]]:
         rows = self.conn.execute("SELECT id, pid FROM runs WHERE status = 'running'")

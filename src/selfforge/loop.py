@@ -94,20 +94,21 @@ def run(
         engine.self_target = is_self_repo(ws.root)
         if engine.self_target and journal.get_meta(LAST_GOOD) is None:
             remember_good(journal, base)  # the code now running is the known good one
+        status, summary.stop_reason = "failed", "stopped by an unexpected error"
         try:
             summary.stop_reason = _cycles(engine, options, summary)
             status = "finished"
         except (BudgetExceeded, *FATAL_MODEL_ERRORS) as exc:
             summary.stop_reason, status = f"stopped: {exc.message}", "stopped"
         except KeyboardInterrupt:
-            journal.end_run(run_id, "interrupted", "interrupted by the user")
+            status, summary.stop_reason = "interrupted", "interrupted by the user"
             raise
         except SelfforgeError as exc:  # e.g. a check that cannot run: say why, then stop
-            journal.end_run(run_id, "failed", exc.message)
+            summary.stop_reason = exc.message
             raise
-        finally:
+        finally:  # whatever ended the run, the journal says so and nothing is left open
             ws.remove_worktrees()
-        journal.end_run(run_id, status, summary.stop_reason)
+            journal.end_run(run_id, status, summary.stop_reason)
         summary.report_path = write_report(ws, journal, run_id)
         return summary
 
@@ -180,7 +181,7 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
                 d.checks.lint, path, d.checks.timeout_s, on_start=ws.note_child_group
             )
             _require_runnable("lint", result)
-            observed.lint = checks.parse_lint(result.output, result.exit_code)
+            observed.lint = checks.parse_lint(result.full_output, result.exit_code)
             observed.lint_result = result
             engine.reporter.step(
                 "baseline", None, f"lint: {len(observed.lint)} finding(s)", result.duration_s

@@ -70,7 +70,7 @@ class Stages:
         if not command:
             return gates.PASS
         result = self._run("lint", command)
-        findings = checks.parse_lint(result.output, result.exit_code)
+        findings = checks.parse_lint(result.full_output, result.exit_code)
         verdict = gates.lint_gate(self.baseline, Observed(lint=findings, lint_result=result))
         self._record(
             "lint",

@@ -40,7 +40,9 @@ class Recovery:
     attempts: int = 0
 
     def __bool__(self) -> bool:
-        return bool(self.worktrees or self.branches or self.killed_groups or self.runs)
+        return bool(
+            self.worktrees or self.branches or self.killed_groups or self.runs or self.attempts
+        )
 
     def describe(self) -> str:
         parts = []
@@ -253,8 +255,11 @@ class Workspace:
             reason = "HEAD is detached"
         elif head != base_commit:
             reason = f"{branch} moved since the attempt started"
-        elif not git.is_clean(self.root):
-            reason = "your working tree has uncommitted or untracked changes"
+        elif dirty := git.dirty_paths(self.root):
+            shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
+            reason = f"your working tree has uncommitted or untracked changes ({shown})"
+        elif clash := self._would_overwrite(base_commit, commit):
+            reason = f"it adds {clash}, which exists (untracked or ignored) in your checkout"
         if reason is None:
             git.git("merge", "--ff-only", "-q", commit, cwd=self.root, check=False)
             if git.head_commit(self.root) == commit:
@@ -267,6 +272,21 @@ class Workspace:
             kept,
             f"kept on branch {kept} ({reason}); merge it into {onto} with: git merge {kept}",
         )
+
+    def _would_overwrite(self, base: str, commit: str) -> str | None:
+        """A path the commit adds that already exists in the user's checkout: git would
+        overwrite an ignored file there without asking."""
+        added = git.git(
+            "diff",
+            "--name-only",
+            "--no-renames",
+            "--diff-filter=A",
+            "-z",
+            base,
+            commit,
+            cwd=self.root,
+        ).split("\0")
+        return next((p for p in added if p and os.path.lexists(self.root / p)), None)
 
     def keep_branch(self, commit: str, name: str) -> str:
         slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "change"
@@ -288,6 +308,7 @@ def recover(ws: Workspace, journal: Journal) -> str:
     for run_id, _pid in journal.running_runs():
         found.attempts += journal.mark_interrupted(run_id)
         found.runs.append(run_id)
+    found.attempts += journal.close_orphan_attempts()
     return found.describe() if found else ""
 
 
