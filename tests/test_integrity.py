@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CALC, TEST_CALC, cli, directives, git, log_json, make_repo
+from conftest import CALC, PYTEST, TEST_CALC, cli, directives, git, log_json, make_repo
 
 DELETE_FAILING_TEST = """test_calc.py
 <<<<<<< SEARCH
@@ -133,3 +133,97 @@ def test_edits_outside_the_repository_are_refused(tmp_path: Path, script) -> Non
     assert not (tmp_path / "escape.py").exists()
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
     assert git(repo, "status", "--porcelain") == ""
+
+
+BREAK_SUB = """calc.py
+<<<<<<< SEARCH
+def sub(a, b):
+    return a - b
+=======
+def sub(a, b):
+    return a + b
+>>>>>>> REPLACE
+"""
+
+
+def test_a_new_test_file_that_patches_the_code_cannot_hide_a_regression(
+    calc_repo: Path, script
+) -> None:
+    patcher = """test_zz_helpers.py
+<<<<<<< SEARCH
+=======
+import calc
+
+calc.sub = lambda a, b: a - b  # "fixes" the broken code from inside the test process
+
+
+def test_helpers():
+    assert calc.mul(2, 2) == 4
+>>>>>>> REPLACE
+"""
+    cli(
+        "run",
+        "--repo",
+        str(calc_repo),
+        "--model",
+        script(propose=[BREAK_SUB + patcher]),
+        check=True,
+    )
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "rejected"
+    assert "test_sub" in attempt["reason"]
+
+
+def test_a_new_test_that_fails_is_rejected(calc_repo: Path, script) -> None:
+    failing = """test_more.py
+<<<<<<< SEARCH
+=======
+from calc import mul
+
+
+def test_mul_is_addition():
+    assert mul(2, 3) == 5
+>>>>>>> REPLACE
+"""
+    cli("run", "--repo", str(calc_repo), "--model", script(propose=[failing]), check=True)
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "rejected"
+    assert "new test(s) fail" in attempt["reason"] and "test_mul_is_addition" in attempt["reason"]
+
+
+def test_changing_how_pytest_runs_is_rejected(tmp_path: Path, script) -> None:
+    pyproject = '[project]\nname = "calc"\nversion = "0"\n'
+    repo = make_repo(
+        tmp_path / "r",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC, "pyproject.toml": pyproject},
+        directives(),
+    )
+    deselect = """pyproject.toml
+<<<<<<< SEARCH
+version = "0"
+=======
+version = "0"
+
+[tool.pytest.ini_options]
+addopts = "-k 'not sub'"
+>>>>>>> REPLACE
+"""
+    cli("run", "--repo", str(repo), "--model", script(propose=[BREAK_SUB + deselect]), check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "rejected"
+    assert "pytest configuration in pyproject.toml" in attempt["reason"]
+
+
+def test_a_pyproject_directives_repo_cannot_gain_a_selfforge_toml(tmp_path: Path, script):
+    pyproject = (
+        '[project]\nname = "calc"\nversion = "0"\n\n[tool.selfforge.goals]\nitems = ["Fix add()"]\n'
+        f'\n[tool.selfforge.checks]\ntest = "{PYTEST}"\n\n[tool.selfforge.limits]\ncycles = 1\n'
+    )
+    repo = make_repo(
+        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC, "pyproject.toml": pyproject}
+    )
+    takeover = 'selfforge.toml\n<<<<<<< SEARCH\n=======\n[checks]\ntest = "true"\n>>>>>>> REPLACE\n'
+    cli("run", "--repo", str(repo), "--model", script(propose=[takeover]), check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "rejected" and "selfforge.toml" in attempt["reason"]
+    assert not (repo / "selfforge.toml").exists()

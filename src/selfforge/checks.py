@@ -219,10 +219,13 @@ def run_tests(
     *,
     on_start: Callable[[int | None], None] | None = None,
     only: list[str] | None = None,
+    ignore: list[str] | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
     """Run the test command; with pytest, also collect per-test outcomes via junit XML.
 
-    ``only`` (pytest only) narrows the run to those test files, for a fast first pass.
+    ``only`` (pytest only) narrows the run to those test files, for a fast first pass;
+    ``ignore`` leaves files out (a candidate's new tests, which must not share a process
+    with the tests that judge it).
     """
     if not is_pytest(command):
         result = run_command(command, cwd, timeout_s, on_start=on_start)
@@ -231,7 +234,9 @@ def run_tests(
         report_path = Path(tmp) / "report.xml"
         addopts = f"--junit-xml={report_path} -p no:cacheprovider"
         if only:
-            addopts += " " + " ".join(only)
+            addopts += " " + " ".join(shlex.quote(p) for p in only)
+        for path in ignore or []:
+            addopts += f" --ignore={shlex.quote(path)}"
         previous = os.environ.get("PYTEST_ADDOPTS", "")
         env = {"PYTEST_ADDOPTS": f"{previous} {addopts}".strip()}
         result = run_command(command, cwd, timeout_s, extra_env=env, on_start=on_start)

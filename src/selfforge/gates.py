@@ -7,9 +7,13 @@ line, the lint rule.
 
 from __future__ import annotations
 
+import configparser
 import fnmatch
 import re
+import subprocess
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from selfforge.checks import CommandResult, LintFinding, TestReport, new_findings
 
@@ -179,3 +183,89 @@ def split_diff(diff: str) -> dict[str, str]:
     if current is not None:
         parts[current] = "\n".join(lines)
     return parts
+
+
+def added_test_files(changed: dict[str, str]) -> list[str]:
+    """The Python test files a candidate adds."""
+    return sorted(
+        p
+        for p, st in changed.items()
+        if st.startswith("A") and p.endswith(".py") and is_test_path(p)
+    )
+
+
+def new_tests_gate(baseline: Observed, report: TestReport | None, result: CommandResult) -> Verdict:
+    """A candidate's new tests, run on their own, must pass."""
+    if report is None:
+        if result.exit_code == 0:
+            return PASS
+        return Verdict(
+            False,
+            f"the new tests fail (exit {result.exit_code})",
+            f"Your new tests fail:\n{result.output}",
+        )
+    known = baseline.tests.outcomes if baseline.tests else {}
+    failing = sorted(
+        t for t, o in report.outcomes.items() if o in ("failed", "error") and t not in known
+    )
+    if not failing:
+        return PASS
+    details = [f"{t}: {report.messages.get(t, report.outcomes[t])}" for t in failing]
+    reason = f"{len(failing)} new test(s) fail: " + "; ".join(details[:3])
+    return Verdict(
+        False,
+        reason,
+        "Your new tests fail:\n" + "\n".join(details[:20]) + f"\n\nTest output:\n{result.output}",
+        details,
+    )
+
+
+_PYTEST_SECTIONS = {
+    "pytest.ini": ("pytest",),
+    "tox.ini": ("pytest",),
+    "setup.cfg": ("tool:pytest",),
+}
+
+
+def test_config_gate(worktree: Path, base: str, changed: dict[str, str]) -> Verdict:
+    """Reject a change to how pytest runs (addopts, plugins, test paths): the judge's."""
+    touched = [p for p in changed if p in _PYTEST_SECTIONS or p == "pyproject.toml"]
+    for path in touched:
+        before = _pytest_settings(path, _show(worktree, base, path))
+        after = _pytest_settings(path, _read(worktree / path))
+        if before != after:
+            reason = f"integrity: the change edits the pytest configuration in {path}"
+            return Verdict(
+                False,
+                reason,
+                reason + "; how the tests run is not yours to change. Fix the code instead.",
+                [reason],
+            )
+    return PASS
+
+
+def _pytest_settings(path: str, text: str | None) -> object:
+    if text is None:
+        return None
+    if path == "pyproject.toml":
+        try:
+            return tomllib.loads(text).get("tool", {}).get("pytest")
+        except tomllib.TOMLDecodeError:
+            return "unparsable"
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return "unparsable"
+    return {s: dict(parser[s]) for s in _PYTEST_SECTIONS[path] if parser.has_section(s)}
+
+
+def _show(worktree: Path, base: str, path: str) -> str | None:
+    proc = subprocess.run(
+        ["git", "show", f"{base}:{path}"], cwd=worktree, capture_output=True, text=True
+    )
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None

@@ -58,9 +58,10 @@ class Stages:
         )
 
     def _integrity(self, changed: dict[str, str]) -> Verdict:
-        verdict = gates.integrity_gate(
-            changed, self._diff(), allow_test_edits=self.e.d.safety.allow_test_edits
-        )
+        allow = self.e.d.safety.allow_test_edits
+        verdict = gates.integrity_gate(changed, self._diff(), allow_test_edits=allow)
+        if verdict.ok and not allow:
+            verdict = gates.test_config_gate(self.wt, self.base, changed)
         if not verdict.ok:
             self._step("integrity", False, verdict.reason)
         return verdict
@@ -115,17 +116,28 @@ class Stages:
         command = self.e.d.checks.test
         if not command:
             return gates.PASS
-        focused = self._focused_tests(list(changed))
+        # New test files are judged apart: in the judging run they could patch the code
+        # under test (or pytest itself) from inside the process.
+        new_tests = gates.added_test_files(changed) if checks.is_pytest(command) else []
+        focused = [t for t in self._focused_tests(list(changed)) if t not in new_tests]
         if focused:
             result, report = self._run_tests("tests:affected", command, only=focused)
             verdict = _focused_verdict(self.baseline, report, result)
+            self._step(
+                "tests:affected", verdict.ok, _summary_text(report, result), result.duration_s
+            )
             if not verdict.ok:
                 return verdict
-        result, report = self._run_tests("tests", command)
+        result, report = self._run_tests("tests", command, ignore=new_tests)
         self.observed = Observed(tests=report, tests_result=result)
         verdict = gates.tests_gate(self.baseline, self.observed)
         if verdict.ok:
             verdict = gates.collected_gate(self.baseline, self.observed)
+        self._step("tests", verdict.ok, _summary_text(report, result), result.duration_s)
+        if verdict.ok and new_tests:
+            result, report = self._run_tests("tests:new", command, only=new_tests)
+            verdict = gates.new_tests_gate(self.baseline, report, result)
+            self._step("tests:new", verdict.ok, _summary_text(report, result), result.duration_s)
         return verdict
 
     def _review(self, changed: dict[str, str]) -> Verdict:
@@ -188,8 +200,13 @@ class Stages:
         )
 
     def _run_tests(
-        self, name: str, command: str, only: list[str] | None = None
+        self,
+        name: str,
+        command: str,
+        only: list[str] | None = None,
+        ignore: list[str] | None = None,
     ) -> tuple[checks.CommandResult, checks.TestReport | None]:
+        """Run and journal a test command; the caller reports the step once it is judged."""
         self.e.reporter.begin(name)
         result, report = checks.run_tests(
             command,
@@ -197,18 +214,18 @@ class Stages:
             self.e.d.checks.timeout_s,
             on_start=self.e.ws.note_child_group,
             only=only,
+            ignore=ignore,
         )
-        summary = _report_summary(report)
-        ok = result.exit_code == 0
         self._record(
             name,
             command,
             result.exit_code,
-            ok,
+            result.exit_code == 0,
             result.timed_out,
             result.duration_s,
             result.output,
-            summary,
+            _report_summary(report),
+            show=False,
         )
         return result, report
 
@@ -222,6 +239,7 @@ class Stages:
         seconds: float,
         output: str,
         summary: dict[str, int] | None = None,
+        show: bool = True,
     ) -> None:
         self.e.journal.record_check(
             run_id=self.e.run_id,
@@ -236,8 +254,9 @@ class Stages:
             output=output,
             summary=summary,
         )
-        detail = ", ".join(f"{v} {k}" for k, v in (summary or {}).items()) or first_line(output)
-        self._step(name, ok, detail, seconds)
+        if show:
+            detail = ", ".join(f"{v} {k}" for k, v in (summary or {}).items())
+            self._step(name, ok, detail or first_line(output), seconds)
 
     def _observed_text(self) -> str:
         obs = self.observed
@@ -266,6 +285,11 @@ def _focused_verdict(
         return gates.PASS
     reason = f"{len(broken)} test(s) passed before and fail now: " + "; ".join(broken[:3])
     return Verdict(False, reason, f"These tests now fail:\n{result.output}", broken)
+
+
+def _summary_text(report: checks.TestReport | None, result: checks.CommandResult) -> str:
+    counts = ", ".join(f"{v} {k}" for k, v in _report_summary(report).items())
+    return counts or f"exit {result.exit_code}"
 
 
 def _report_summary(report: checks.TestReport | None) -> dict[str, int]:
