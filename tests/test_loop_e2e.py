@@ -184,7 +184,11 @@ def test_undo_reverts_the_last_landed_change(calc_repo: Path, script) -> None:
     assert "return a - b" in (calc_repo / "calc.py").read_text()
     assert git(calc_repo, "rev-parse", "HEAD~1").strip() == landed  # a revert commit, on top
     assert "Revert" in git(calc_repo, "log", "-1", "--format=%s")
-    assert cli("undo", "--repo", str(calc_repo)).returncode == 2  # nothing left to undo
+    again = cli("undo", "--repo", str(calc_repo))
+    assert again.returncode == 1 and "nothing to undo" in again.stderr
+    [attempt] = log_json(calc_repo)
+    assert attempt["reverted_by"] == git(calc_repo, "rev-parse", "HEAD").strip()
+    assert cli("export", "--format", "sft", "--repo", str(calc_repo)).stdout.strip() == ""
 
 
 def test_undo_refuses_when_later_commits_touch_the_same_lines(calc_repo: Path, script) -> None:

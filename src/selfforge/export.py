@@ -107,7 +107,7 @@ def sft_records(journal: Journal) -> list[SftRecord]:
     system = system_prompt()
     records = []
     for attempt in journal.attempts():
-        if attempt.outcome == "accepted" and (found := final_proposal(journal, attempt)):
+        if _kept(attempt) and (found := final_proposal(journal, attempt)):
             records.append(SftRecord(system, found))
     return records
 
@@ -120,7 +120,8 @@ def dpo_records(journal: Journal) -> list[DpoRecord]:
     about preference and are left out.
     """
     system = system_prompt()
-    attempts = [a for a in journal.attempts() if a.outcome in ("accepted", "rejected")]
+    # An undone acceptance is no example of a good reply.
+    attempts = [a for a in journal.attempts() if _kept(a) or a.outcome == "rejected"]
     groups = TaskGroups.from_journal(journal)
     proposals = {a.id: p for a in attempts if (p := final_proposal(journal, a))}
     records = []
@@ -202,3 +203,8 @@ def write_jsonl(items: Iterable[SftRecord | DpoRecord], stream: IO[str]) -> int:
         stream.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
         count += 1
     return count
+
+
+def _kept(attempt: AttemptRecord) -> bool:
+    """Accepted, and not undone since."""
+    return attempt.outcome == "accepted" and attempt.reverted_by is None

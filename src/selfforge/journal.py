@@ -36,6 +36,7 @@ class AttemptRecord:
     lesson: str | None
     started_at: float
     ended_at: float | None
+    reverted_by: str | None = None  # the revert commit, once `selfforge undo` undid it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +54,7 @@ class AttemptRecord:
             "lesson": self.lesson,
             "started_at": self.started_at,
             "ended_at": self.ended_at,
+            "reverted_by": self.reverted_by,
         }
 
 
@@ -69,7 +71,7 @@ class Totals:
 
 _ATTEMPT_COLUMNS = (
     "id, run_id, cycle, task, outcome, reason, repairs, base_commit, commit_sha, branch, "
-    "landed, diff, lesson, started_at, ended_at"
+    "landed, diff, lesson, started_at, ended_at, reverted_by"
 )
 
 
@@ -242,6 +244,11 @@ class Journal:
             "UPDATE attempts SET outcome = ?, reason = ?, repairs = ?, commit_sha = ?, "
             "branch = ?, landed = ?, diff = ?, ended_at = ? WHERE id = ?",
             (outcome, reason, repairs, commit, branch, int(landed), diff, time.time(), attempt_id),
+        )
+
+    def mark_reverted(self, attempt_id: int, revert_commit: str) -> None:
+        self.conn.execute(
+            "UPDATE attempts SET reverted_by = ? WHERE id = ?", (revert_commit, attempt_id)
         )
 
     def set_lesson(self, attempt_id: int, lesson: str) -> None:

@@ -66,6 +66,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE tasks ADD COLUMN edit_format TEXT;
     """,
+    # 4: `selfforge undo` marks the landed attempt it reverted
+    """
+    ALTER TABLE attempts ADD COLUMN reverted_by TEXT;
+    """,
 ]
 
 

@@ -17,11 +17,9 @@ def undo_last(ws: Workspace) -> str:
     with ws.locked("selfforge undo"), Journal(ws.state / "journal.db") as journal:
         recovered = recover(ws, journal)
         landed = [a for a in journal.landed_attempts() if a.commit]
-        target = next(
-            (a for a in reversed(landed) if journal.get_meta(f"reverted:{a.commit}") is None), None
-        )
+        target = next((a for a in reversed(landed) if a.reverted_by is None), None)
         if target is None or target.commit is None:
-            raise UsageError("nothing to undo: no landed change that is not already reverted")
+            raise SelfforgeError("nothing to undo: no landed change that is not already reverted")
         sha = target.commit
         if not git.ok("merge-base", "--is-ancestor", sha, "HEAD", cwd=ws.root):
             raise UsageError(
@@ -29,7 +27,7 @@ def undo_last(ws: Workspace) -> str:
                 "check out the branch it landed on, then retry"
             )
         if not git.is_clean(ws.root):
-            raise UsageError(
+            raise SelfforgeError(
                 "your working tree has uncommitted changes; commit or stash "
                 "them, then run `selfforge undo` again"
             )
@@ -46,7 +44,7 @@ def undo_last(ws: Workspace) -> str:
         finally:
             git.git("revert", "--abort", cwd=path, check=False)
             ws.remove_worktrees()
-        journal.set_meta(f"reverted:{sha}", new_head)
+        journal.mark_reverted(target.id, new_head)
     done = f"reverted attempt {target.id} ({target.task}): {result.message}"
     return f"{recovered}\n{done}" if recovered else done
 

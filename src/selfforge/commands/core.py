@@ -98,6 +98,8 @@ def log(repo: Path = RepoOpt, as_json: bool = typer.Option(False, "--json")) -> 
     styles = {"accepted": "green", "rejected": "red", "error": "red", "no_edits": "yellow"}
     for a in attempts:
         where = (a.commit or "")[:10] if a.landed else (a.branch or "")
+        if a.reverted_by:
+            where += f" (undone by {a.reverted_by[:10]})"
         tokens = sum(c["input_tokens"] + c["output_tokens"] for c in calls[a.id])
         outcome = f"[{styles.get(a.outcome or '', 'white')}]{a.outcome}[/]"
         table.add_row(
