@@ -9,76 +9,22 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from selfforge.journal_schema import MIGRATIONS, statements
+from selfforge.journal_schema import (
+    ATTEMPT_COLUMNS,
+    MIGRATIONS,
+    AttemptRecord,
+    Totals,
+    attempt_record,
+    statements,
+)
+
+__all__ = ["OUTCOMES", "AttemptRecord", "Journal", "Totals"]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 OUTCOMES = ("accepted", "rejected", "no_edits", "error")
-
-
-@dataclass
-class AttemptRecord:
-    id: int
-    run_id: int
-    cycle: int
-    task: str
-    outcome: str | None
-    reason: str | None
-    repairs: int
-    base_commit: str | None
-    commit: str | None
-    branch: str | None
-    landed: bool
-    diff: str | None
-    lesson: str | None
-    started_at: float
-    ended_at: float | None
-    reverted_by: str | None = None  # the revert commit, once `selfforge undo` undid it
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "run_id": self.run_id,
-            "cycle": self.cycle,
-            "task": self.task,
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "repairs": self.repairs,
-            "commit": self.commit,
-            "branch": self.branch,
-            "landed": self.landed,
-            "base_commit": self.base_commit,
-            "lesson": self.lesson,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "reverted_by": self.reverted_by,
-        }
-
-
-@dataclass
-class Totals:
-    runs: int = 0
-    attempts: int = 0
-    outcomes: dict[str, int] = field(default_factory=dict)
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-
-
-_ATTEMPT_COLUMNS = (
-    "id, run_id, cycle, task, outcome, reason, repairs, base_commit, commit_sha, branch, "
-    "landed, diff, lesson, started_at, ended_at, reverted_by"
-)
-
-
-def _attempt(row: sqlite3.Row | tuple[Any, ...]) -> AttemptRecord:
-    values = list(row)
-    values[10] = bool(values[10])
-    return AttemptRecord(*values)
 
 
 class Journal:
@@ -255,17 +201,17 @@ class Journal:
         self.conn.execute("UPDATE attempts SET lesson = ? WHERE id = ?", (lesson, attempt_id))
 
     def attempts(self, run_id: int | None = None) -> list[AttemptRecord]:
-        sql = f"SELECT {_ATTEMPT_COLUMNS} FROM attempts"
+        sql = f"SELECT {ATTEMPT_COLUMNS} FROM attempts"
         args: tuple[Any, ...] = ()
         if run_id is not None:
             sql, args = sql + " WHERE run_id = ?", (run_id,)
-        return [_attempt(r) for r in self.conn.execute(sql + " ORDER BY id", args)]
+        return [attempt_record(r) for r in self.conn.execute(sql + " ORDER BY id", args)]
 
     def attempt(self, attempt_id: int) -> AttemptRecord | None:
         row = self.conn.execute(
-            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts WHERE id = ?", (attempt_id,)
+            f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE id = ?", (attempt_id,)
         ).fetchone()
-        return _attempt(row) if row else None
+        return attempt_record(row) if row else None
 
     def landed_attempts(self) -> list[AttemptRecord]:
         return [a for a in self.attempts() if a.landed]
@@ -277,13 +223,13 @@ class Journal:
             return []
         query = " OR ".join(f'"{w}"' for w in words)
         rows = self.conn.execute(
-            f"SELECT {', '.join('a.' + c.strip() for c in _ATTEMPT_COLUMNS.split(','))} "
+            f"SELECT {', '.join('a.' + c.strip() for c in ATTEMPT_COLUMNS.split(','))} "
             "FROM attempts_fts f JOIN attempts a ON a.id = f.rowid "
             "WHERE attempts_fts MATCH ? AND a.outcome IS NOT NULL "
             "ORDER BY bm25(attempts_fts) LIMIT ?",
             (query, limit),
         ).fetchall()
-        return [_attempt(r) for r in rows]
+        return [attempt_record(r) for r in rows]
 
     # --- model calls and checks --------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The journal's schema, as numbered migrations applied in order on ``user_version``.
+"""The journal's schema (numbered migrations applied in order on ``user_version``) and
+the records read from it.
 
 Append a migration to change the schema; never edit one that has shipped.
 """
@@ -6,6 +7,8 @@ Append a migration to change the schema; never edit one that has shipped.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
 
 MIGRATIONS: list[str] = [
     # 1: runs, attempts, model calls, checks, and full-text search over attempts
@@ -85,3 +88,65 @@ def statements(script: str) -> list[str]:
     if "".join(buffer).strip():
         statements.append("\n".join(buffer))
     return statements
+
+
+@dataclass
+class AttemptRecord:
+    id: int
+    run_id: int
+    cycle: int
+    task: str
+    outcome: str | None
+    reason: str | None
+    repairs: int
+    base_commit: str | None
+    commit: str | None
+    branch: str | None
+    landed: bool
+    diff: str | None
+    lesson: str | None
+    started_at: float
+    ended_at: float | None
+    reverted_by: str | None = None  # the revert commit, once `selfforge undo` undid it
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "cycle": self.cycle,
+            "task": self.task,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "repairs": self.repairs,
+            "commit": self.commit,
+            "branch": self.branch,
+            "landed": self.landed,
+            "base_commit": self.base_commit,
+            "lesson": self.lesson,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "reverted_by": self.reverted_by,
+        }
+
+
+@dataclass
+class Totals:
+    runs: int = 0
+    attempts: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+ATTEMPT_COLUMNS = (
+    "id, run_id, cycle, task, outcome, reason, repairs, base_commit, commit_sha, branch, "
+    "landed, diff, lesson, started_at, ended_at, reverted_by"
+)
+
+
+def attempt_record(row: sqlite3.Row | tuple[Any, ...]) -> AttemptRecord:
+    values = list(row)
+    values[10] = bool(values[10])
+    return AttemptRecord(*values)
