@@ -73,3 +73,12 @@ def test_no_goals_says_how_to_add_them(tmp_path: Path) -> None:
     proc = cli("run", "--repo", str(repo), "--model", "script:x.json")
     assert proc.returncode == 2
     assert "--goal" in proc.stderr
+
+
+def test_files_the_checks_run_are_protected(tmp_path: Path) -> None:
+    text = '[checks]\ntest = "CI=1 sh scripts/test.sh && make lint"\nlint = "grep x *.py | wc"\n'
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC}, text)
+    protected = load_directives(repo).protected
+    assert "scripts/test.sh" in protected and "Makefile" in protected
+    assert "selfforge.toml" in protected
+    assert "*.py" not in protected and "calc.py" not in protected

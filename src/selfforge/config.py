@@ -116,6 +116,7 @@ class LoadedDirectives(BaseModel):
         ]
 
 
+_SCRIPT_SUFFIXES = (".sh", ".py", ".bash")
 _RUNNER_FILES = {
     "make": ["Makefile", "makefile", "GNUmakefile"],
     "tox": ["tox.ini"],
@@ -124,15 +125,22 @@ _RUNNER_FILES = {
 
 
 def _command_files(command: str | None) -> list[str]:
-    """Repository files a check command executes: ``sh run_tests.sh``, ``make test``…"""
-    if not command:
-        return []
-    files = []
-    for word in command.replace(";", " ").replace("&&", " ").split():
-        name = word.strip("'\"")
-        files += _RUNNER_FILES.get(name, [])
-        if name.endswith((".sh", ".py", ".bash", ".mk")) and not name.startswith(("/", "-")):
-            files.append(name.removeprefix("./"))
+    """Repository files a check command executes: ``sh run_tests.sh``, ``make test``…
+
+    Only what runs: each segment's program, or the script an interpreter is given."""
+    files: list[str] = []
+    for segment in re.split(r"&&|\|\||[;|]", command or ""):
+        words = [w.strip("'\"") for w in segment.split()]
+        while words and re.match(r"^[A-Za-z_]\w*=", words[0]):  # VAR=value prefixes
+            words.pop(0)
+        if not words:
+            continue
+        program = words[0]
+        files += _RUNNER_FILES.get(Path(program).name, [])
+        if program in ("sh", "bash", "python", "python3") and len(words) > 1:
+            program = words[1]
+        if program.endswith(_SCRIPT_SUFFIXES) and not program.startswith(("/", "-")):
+            files.append(program.removeprefix("./"))
     return files
 
 

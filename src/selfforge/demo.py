@@ -26,6 +26,8 @@ def replay_path() -> Path:
 
 def make_project(parent: Path | None = None) -> Path:
     """A fresh git repository holding the sample project, committed."""
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="selfforge-demo-", dir=parent))
     source = resources.files("selfforge") / "demo_data" / "project"
     for item in source.iterdir():

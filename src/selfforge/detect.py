@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 
-def detect_checks(root: Path) -> tuple[str | None, str | None]:
-    return detect_test(root), detect_lint(root)
+def detect_checks(root: Path, portable: bool = False) -> tuple[str | None, str | None]:
+    """``portable``: commands for a shared file (no paths into this machine's installs)."""
+    return detect_test(root), detect_lint(root, portable)
 
 
 def detect_test(root: Path) -> str | None:
@@ -30,12 +31,14 @@ def detect_test(root: Path) -> str | None:
     return None
 
 
-def detect_lint(root: Path) -> str | None:
+def detect_lint(root: Path, portable: bool = False) -> str | None:
     """ruff when it is configured in the project or installed."""
     args = "check --output-format concise ."
     if shutil.which("ruff"):
         return f"ruff {args}"
     if importlib.util.find_spec("ruff") is not None:  # installed beside selfforge only
+        if portable:
+            return f"ruff {args}"
         return f"{shlex.quote(sys.executable)} -m ruff {args}"
     configured = (
         (root / "ruff.toml").exists()

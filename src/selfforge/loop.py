@@ -42,6 +42,7 @@ class RunOptions:
     until: float | None = None  # wall-clock deadline (time.time())
     edit_format: str = "search_replace"
     context_window: int = 32_000
+    fresh_backlog: bool = False  # goals given on the command line: ignore older tasks
 
 
 @dataclass
@@ -118,6 +119,7 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
     planner = Planner(
         Backlog(journal), engine.caller if d.role_enabled("plan") else None, d.goals.items
     )
+    planner.fresh_only = options.fresh_backlog
     baseline: Observed | None = None
     baseline_commit = ""
     model_errors = 0
@@ -191,6 +193,17 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
                 d.checks.test, path, d.checks.timeout_s, on_start=ws.note_child_group
             )
             _require_runnable("test", result)
+            if result.timed_out:
+                raise SelfforgeError(
+                    f"the test command did not finish within {d.checks.timeout_s:g} s on the "
+                    "unmodified code; raise [checks] timeout_s in selfforge.toml"
+                )
+            if report is not None and report.collected and not report.passed:
+                engine.reporter.info(
+                    "  [yellow]warning[/]: no test passes on the unmodified code, so the "
+                    "tests cannot catch a regression; check [checks] test (does it need "
+                    "files git ignores, or another environment?)"
+                )
             observed.tests, observed.tests_result = report, result
             passed = len(report.passed) if report else None
             detail = (
@@ -216,7 +229,7 @@ def _require_runnable(kind: str, result: checks.CommandResult) -> None:
 
 def _lessons(journal: Journal, task: str) -> list[str]:
     return [
-        f"{a.task!r} was {a.outcome}: {a.lesson or a.reason}"
+        a.lesson if a.lesson else f"{a.task!r} was {a.outcome}: {a.reason}"
         for a in journal.similar_attempts(task, limit=3)
     ]
 
@@ -273,8 +286,9 @@ def _next_strategy(engine: Engine, planner: Planner, task: Task, result: Attempt
         engine.reporter.info("  [yellow]strategy[/]: retrying with whole-file edits")
     if failures >= 2 and engine.d.role_enabled("diagnose"):
         text = _diagnose(engine, task, result)
-        shown = escape(text[:120])
-        engine.reporter.info(f"  [yellow]strategy[/]: diagnosed; new instruction: {shown}")
+        if text != task.text:
+            shown = escape(text[:120])
+            engine.reporter.info(f"  [yellow]strategy[/]: diagnosed; new instruction: {shown}")
     backlog.update(task.id, attempts=failures, text=text)
 
 

@@ -102,10 +102,14 @@ class Planner:
         self.max_tasks = max_tasks
         self.seen_this_run: set[str] = set()
         self.note = ""  # why the last plan gave nothing usable, for the run's stop reason
+        self.fresh_only = False  # --goal: work only on tasks planned in this run
+        self.created: set[int] = set()
 
     def next_task(self, state: str, history: list[str], repo_map: str = "") -> Task | None:
         """The first open task; plan new ones when none is open. None: nothing left."""
         tasks = self.backlog.open_tasks()
+        if self.fresh_only:
+            tasks = [t for t in tasks if t.id in self.created]
         if not tasks:
             tasks = self.plan(state, history, repo_map)
         if tasks:
@@ -130,7 +134,9 @@ class Planner:
             self.note = _plan_note(reply.content, texts)
         open_now = {_norm(t.text) for t in self.backlog.open_tasks()}
         fresh = [t for t in texts if _norm(t) not in self.seen_this_run | open_now]
-        return [self.backlog.add(text) for text in fresh]
+        added = [self.backlog.add(text) for text in fresh]
+        self.created.update(t.id for t in added)
+        return added
 
 
 def split_task(planner: Planner, task: Task, reasons: list[str]) -> list[Task]:
@@ -150,7 +156,9 @@ def split_task(planner: Planner, task: Task, reasons: list[str]) -> list[Task]:
     steps = [
         text for text in parse_plan(reply.content, planner.max_tasks) if _norm(text) not in known
     ]
-    return [planner.backlog.add_first(text, source="split") for text in reversed(steps)][::-1]
+    added = [planner.backlog.add_first(text, source="split") for text in reversed(steps)][::-1]
+    planner.created.update(t.id for t in added)
+    return added
 
 
 def _plan_note(reply: str, tasks: list[str]) -> str:

@@ -53,6 +53,7 @@ def start_run(
         cycles=cycles or d.limits.cycles,
         until=parse_until(until),
         edit_format=choose_edit_format(loaded, spec),
+        fresh_backlog=bool(goals),
         context_window=getattr(the_model, "context_window", None)
         or (facts.context_window if facts else 32_000),
     )
@@ -62,7 +63,14 @@ def start_run(
             f"selfforge: {ws.root} with [bold]{spec}[/]; {options.cycles} cycle(s), "
             f"land mode {d.land.mode}"
         )
-    summary = run(ws, loaded, the_model, options, reporter)
+    try:
+        summary = run(ws, loaded, the_model, options, reporter)
+    except KeyboardInterrupt:
+        console.print(
+            "\n[yellow]interrupted[/]: the attempt in progress was dropped and "
+            "nothing of it landed; your repository is as it was"
+        )
+        raise SystemExit(130) from None
     if not quiet:
         print_summary(summary, ws)
     if summary.restart_cycles:

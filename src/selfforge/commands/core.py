@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from selfforge import git
@@ -41,13 +42,15 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
     target = root / DIRECTIVES_FILE
     if target.exists() and not force:
         raise UsageError(f"{target} exists; edit it, or pass --force to overwrite it")
-    test, lint = detect_checks(root)
+    test, lint = detect_checks(root, portable=True)  # the file is shared: no local paths
     goals = ["All tests pass", "No lint errors"] if lint else ["All tests pass"]
     target.write_text(render_default(test, lint, goals), encoding="utf-8")
-    console.print(f"wrote {target}")
-    console.print(f"  test: {test or '(none found: set [checks] test)'}")
-    console.print(f"  lint: {lint or '(none found: set [checks] lint)'}")
-    console.print("Edit the goals, then: selfforge run")
+    out = console.print
+    out(f"wrote {target}")
+    out(f"  test: {escape(test or '(none found: set [checks] test)')}")
+    out(f"  lint: {escape(lint or '(none found: set [checks] lint)')}")
+    out("Edit the goals, then commit the file (selfforge lands changes only onto a clean tree):")
+    out(f"  git add {DIRECTIVES_FILE} && git commit -m 'selfforge directives' && selfforge run")
 
 
 def run(
@@ -189,7 +192,7 @@ def status(repo: Path = RepoOpt, as_json: bool = typer.Option(False, "--json")) 
             "[yellow]note:[/]       an earlier run stopped without cleaning up; the next "
             "`selfforge run` recovers it (your files are untouched)"
         )
-    if "runs" not in info:
+    if not info.get("runs"):
         out("journal:    none yet (run `selfforge run`)")
         return
     last_run = info["last_run"] or {}
