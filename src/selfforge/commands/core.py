@@ -59,7 +59,9 @@ def run(
         None, "--goal", help="A goal (repeatable); replaces the directives' goals for this run."
     ),
     cycles: int = typer.Option(None, min=1, help="Attempts to make (default: [limits])."),
-    max_repairs: int = typer.Option(None, "--max-repairs", min=0),
+    max_repairs: int = typer.Option(
+        None, "--max-repairs", min=0, help="Repair rounds per attempt (default: [limits])."
+    ),
     model: str = typer.Option(None, help="PROVIDER:MODEL[@BASE_URL] or script:PATH."),
     land: str = typer.Option(None, help="merge (fast-forward when safe) or branch."),
     until: str = typer.Option(None, help="Stop starting attempts after this long, e.g. 2h, 30m."),
