@@ -48,7 +48,7 @@ def test_map_prints_the_files_then_the_map(tmp_path: Path) -> None:
 
 def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     not_git = cli("map", "--repo", str(tmp_path))
-    assert not_git.returncode == 2 and "not a git repository" in not_git.stderr
+    assert not_git.returncode == 2 and "not inside a git repository" in not_git.stderr
     repo = shop_repo(tmp_path / "shop")
     bad_budget = cli("map", "--repo", str(repo), "--tokens", "0")
     assert bad_budget.returncode == 2 and "--tokens" in bad_budget.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from selfforge import git
 from selfforge.errors import UsageError
 
 MAX_FILE_BYTES = 1_000_000
@@ -19,18 +20,7 @@ _SKIP_PREFIXES = (".selfforge/", ".git/")
 
 def git_root(repo: Path) -> Path:
     """The top of the git work tree containing ``repo``, or UsageError if there is none."""
-    if not repo.is_dir():
-        raise UsageError(f"{repo} is not a directory; pass --repo with a git repository")
-    proc = subprocess.run(
-        ["git", "rev-parse", "--show-toplevel"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise UsageError(f"{repo} is not a git repository; run `git init` there or pass --repo")
-    return Path(proc.stdout.strip())
+    return git.repo_root(repo)
 
 
 def list_files(repo_root: Path) -> list[str]:
