@@ -139,7 +139,7 @@ def test_many_files_index_in_parallel_and_match_a_serial_run(tmp_path: Path) -> 
 
 def test_not_a_git_repository_is_a_usage_error(tmp_path: Path) -> None:
     index = open_index(tmp_path / ".selfforge")
-    with pytest.raises(UsageError, match="not inside a git repository"):
+    with pytest.raises(UsageError, match="not a git repository"):
         index.update(tmp_path)
 
 
