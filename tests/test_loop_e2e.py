@@ -263,3 +263,27 @@ def test_landing_never_overwrites_an_ignored_file_of_the_user(tmp_path: Path, sc
     [attempt] = log_json(repo)
     assert attempt["outcome"] == "accepted" and attempt["branch"]
     assert "local_settings.py" in proc.stdout and "exists" in proc.stdout
+
+
+def test_the_lint_gate_still_holds_after_a_change_lands(tmp_path: Path, script) -> None:
+    lint = "grep -n -H 'import os' *.py | cut -d: -f1,2 | sed 's/$/: X001 imports os/'"
+    repo = make_repo(
+        tmp_path / "r",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC},
+        directives(lint=lint, cycles=2, goals=("Fix add()", "Tidy mul()")),
+    )
+    adds_import = """calc.py
+<<<<<<< SEARCH
+def mul(a, b):
+=======
+import os
+
+
+def mul(a, b):
+>>>>>>> REPLACE
+"""
+    spec = script(plan=["1. Fix add()\n2. Tidy mul()"], propose=[FIX_ADD, adds_import])
+    cli("run", "--repo", str(repo), "--model", spec, check=True)
+    first, second = log_json(repo)
+    assert first["outcome"] == "accepted"
+    assert second["outcome"] == "rejected" and "X001" in second["reason"]

@@ -72,7 +72,9 @@ class Stages:
             return gates.PASS
         result = self._run("lint", command)
         findings = checks.parse_lint(result.full_output, result.exit_code)
-        verdict = gates.lint_gate(self.baseline, Observed(lint=findings, lint_result=result))
+        # What the candidate shows becomes the next baseline if it lands: keep the lint.
+        self.observed = Observed(lint=findings, lint_result=result)
+        verdict = gates.lint_gate(self.baseline, self.observed)
         self._record(
             "lint",
             command,
@@ -129,7 +131,8 @@ class Stages:
             if not verdict.ok:
                 return verdict
         result, report = self._run_tests("tests", command, ignore=new_tests)
-        self.observed = Observed(tests=report, tests_result=result)
+        self.observed = self.observed or Observed()
+        self.observed.tests, self.observed.tests_result = report, result
         verdict = gates.tests_gate(self.baseline, self.observed)
         if verdict.ok:
             verdict = gates.collected_gate(self.baseline, self.observed)
