@@ -92,18 +92,20 @@ class Journal:
         )
         return int(cur.lastrowid or 0)
 
-    def end_run(self, run_id: int, status: str, stop_reason: str) -> None:
-        """Close the run, and any attempt it left open (it ended mid-attempt)."""
+    def end_run(self, run_id: int, status: str, stop_reason: str) -> int:
+        """Close the run, and any attempt it left open (it ended mid-attempt); returns how
+        many attempts that closed."""
         with self.transaction() as conn:
-            conn.execute(
+            closed = conn.execute(
                 "UPDATE attempts SET outcome = 'error', reason = ?, ended_at = ? "
                 "WHERE run_id = ? AND outcome IS NULL",
                 (f"{status}: {stop_reason}; nothing was landed", time.time(), run_id),
-            )
+            ).rowcount
             conn.execute(
                 "UPDATE runs SET ended_at = ?, status = ?, stop_reason = ? WHERE id = ?",
                 (time.time(), status, stop_reason, run_id),
             )
+        return closed
 
     def close_orphan_attempts(self) -> int:
         """Attempts left open by a run that is already closed (older journals had these)."""
@@ -117,22 +119,6 @@ class Journal:
     def running_runs(self) -> list[tuple[int, int | None]]:
         rows = self.conn.execute("SELECT id, pid FROM runs WHERE status = 'running'")
         return [(int(r[0]), r[1]) for r in rows]
-
-    def mark_interrupted(self, run_id: int) -> int:
-        """Close a run whose process died; returns how many attempts were left open."""
-        with self.transaction() as conn:
-            open_attempts = conn.execute(
-                "UPDATE attempts SET outcome = 'error', reason = 'interrupted: the run was "
-                "killed during this attempt; nothing was landed', ended_at = ? "
-                "WHERE run_id = ? AND outcome IS NULL",
-                (time.time(), run_id),
-            ).rowcount
-            conn.execute(
-                "UPDATE runs SET status = 'interrupted', ended_at = ?, "
-                "stop_reason = 'process died' WHERE id = ?",
-                (time.time(), run_id),
-            )
-        return open_attempts
 
     def run_info(self, run_id: int) -> dict[str, Any] | None:
         row = self.conn.execute(
@@ -200,12 +186,14 @@ class Journal:
     def set_lesson(self, attempt_id: int, lesson: str) -> None:
         self.conn.execute("UPDATE attempts SET lesson = ? WHERE id = ?", (lesson, attempt_id))
 
-    def attempts(self, run_id: int | None = None) -> list[AttemptRecord]:
+    def attempts(self, run_id: int | None = None, last: int | None = None) -> list[AttemptRecord]:
+        """Attempts oldest first: all, one run's, or only the ``last`` few."""
         sql = f"SELECT {ATTEMPT_COLUMNS} FROM attempts"
         args: tuple[Any, ...] = ()
         if run_id is not None:
             sql, args = sql + " WHERE run_id = ?", (run_id,)
-        return [attempt_record(r) for r in self.conn.execute(sql + " ORDER BY id", args)]
+        sql += " ORDER BY id DESC" + (f" LIMIT {int(last)}" if last is not None else "")
+        return [attempt_record(r) for r in self.conn.execute(sql, args)][::-1]
 
     def attempt(self, attempt_id: int) -> AttemptRecord | None:
         row = self.conn.execute(
@@ -214,7 +202,10 @@ class Journal:
         return attempt_record(row) if row else None
 
     def landed_attempts(self) -> list[AttemptRecord]:
-        return [a for a in self.attempts() if a.landed]
+        rows = self.conn.execute(
+            f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE landed = 1 ORDER BY id"
+        )
+        return [attempt_record(r) for r in rows]
 
     def similar_attempts(self, text: str, limit: int = 3) -> list[AttemptRecord]:
         """Past finished attempts most similar to ``text`` (FTS5 BM25), best first."""

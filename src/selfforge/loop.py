@@ -163,7 +163,7 @@ def _one_cycle(
     engine: Engine, planner: Planner, cycle: int, base: str, baseline: Observed
 ) -> tuple[Task, AttemptResult] | None:
     """Pick the next task (planning if needed) and attempt it; None: nothing left."""
-    history = [f"{a.outcome}: {a.task} ({a.reason})" for a in engine.journal.attempts()[-10:]]
+    history = [f"{a.outcome}: {a.task} ({a.reason})" for a in engine.journal.attempts(last=10)]
     task = planner.next_task(describe_state(baseline), history)
     if task is None:
         return None

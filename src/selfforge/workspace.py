@@ -306,7 +306,7 @@ def recover(ws: Workspace, journal: Journal) -> str:
     """
     found = ws.recover()
     for run_id, _pid in journal.running_runs():
-        found.attempts += journal.mark_interrupted(run_id)
+        found.attempts += journal.end_run(run_id, "interrupted", "the run's process died")
         found.runs.append(run_id)
     found.attempts += journal.close_orphan_attempts()
     return found.describe() if found else ""
