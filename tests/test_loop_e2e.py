@@ -287,3 +287,18 @@ def mul(a, b):
     first, second = log_json(repo)
     assert first["outcome"] == "accepted"
     assert second["outcome"] == "rejected" and "X001" in second["reason"]
+
+
+def test_the_commit_holds_exactly_the_checked_change(tmp_path: Path, script) -> None:
+    writes_artifact = TEST_CALC + (
+        "\n\ndef test_writes_a_report():\n    open('report.txt', 'w').write('made by the tests')\n"
+    )
+    repo = make_repo(
+        tmp_path / "r", {"calc.py": CALC, "test_calc.py": writes_artifact}, directives()
+    )
+    cli("run", "--repo", str(repo), "--model", script(propose=[FIX_ADD]), check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted"
+    files = git(repo, "show", "--name-only", "--format=", attempt["commit"]).split()
+    assert files == ["calc.py"]
+    assert not (repo / "report.txt").exists()

@@ -78,6 +78,7 @@ class Attempt(Stages):
         self.concerns = ""
         self.findings: list[str] = []
         self.observed: Observed | None = None
+        self.diff = ""  # the staged change of the current round, as checked
         self.wt = Path()
 
     # --- driver ------------------------------------------------------------------------
@@ -204,8 +205,9 @@ class Attempt(Stages):
             return Verdict(
                 False, "edits did not apply: " + first_line(applied.feedback()), applied.feedback()
             )
-        git.git("add", "-A", cwd=self.wt)
+        git.git("add", "-A", cwd=self.wt)  # the change under check is what is staged now
         changed = _name_status(self.wt, self.base)
+        self.diff = git.git("diff", "--cached", self.base, cwd=self.wt)
         if not changed:
             self._step("apply", False, "the edits changed nothing")
             return Verdict(
@@ -229,12 +231,12 @@ class Attempt(Stages):
         return gates.PASS
 
     def _land(self) -> AttemptResult:
-        diff = self._diff()
+        diff = self.diff
         message = (
             f"selfforge: {self.task}\n\nselfforge-run: {self.e.run_id}\n"
             f"selfforge-attempt: {self.id}\n"
         )
-        sha = git.commit_all(self.wt, message[:4000])
+        sha = git.commit_staged(self.wt, message[:4000])
         landed = self.e.ws.land(
             commit=sha, base_commit=self.base, mode=self.e.d.land.mode, name=self.task
         )

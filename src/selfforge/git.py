@@ -95,19 +95,12 @@ def identity_env(cwd: Path) -> dict[str, str]:
     return env
 
 
-def commit_all(cwd: Path, message: str) -> str:
-    """Stage everything in ``cwd`` (a selfforge worktree) and commit; return the sha."""
-    git("add", "-A", cwd=cwd)
-    env = {**os.environ, **identity_env(cwd), "LC_ALL": "C"}
-    proc = subprocess.run(
-        ["git", "commit", "-q", "--no-verify", "-m", message],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    if proc.returncode != 0:
-        raise GitError(f"git commit failed: {(proc.stderr or proc.stdout).strip()}")
+def commit_staged(cwd: Path, message: str) -> str:
+    """Commit what is staged in ``cwd`` (a selfforge worktree), exactly that; return the sha.
+
+    Not ``add -A``: files the checks wrote since the change was staged are no part of it.
+    """
+    git("commit", "-q", "--no-verify", "-m", message, cwd=cwd, env=identity_env(cwd))
     return git("rev-parse", "HEAD", cwd=cwd).strip()
 
 

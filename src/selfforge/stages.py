@@ -33,6 +33,7 @@ class Stages:
     concerns: str
     findings: list[str]
     observed: Observed | None
+    diff: str
 
     def _syntax(self, changed: dict[str, str]) -> Verdict:
         if not self.e.d.checks.syntax:
@@ -59,7 +60,7 @@ class Stages:
 
     def _integrity(self, changed: dict[str, str]) -> Verdict:
         allow = self.e.d.safety.allow_test_edits
-        verdict = gates.integrity_gate(changed, self._diff(), allow_test_edits=allow)
+        verdict = gates.integrity_gate(changed, self.diff, allow_test_edits=allow)
         if verdict.ok and not allow:
             verdict = gates.test_config_gate(self.wt, self.base, changed)
         if not verdict.ok:
@@ -99,7 +100,7 @@ class Stages:
             "critique",
             task=self.task,
             goals=self.e.d.goals.items,
-            diff=self._diff(),
+            diff=self.diff,
             findings=facts,
         )
         reply = self.e.caller.ask("critique", prompt, attempt_id=self.id)
@@ -156,7 +157,7 @@ class Stages:
                 "review",
                 focus=focus,
                 task=self.task,
-                diff=self._diff(),
+                diff=self.diff,
                 checks=self._observed_text(),
                 concerns=self.concerns,
             )
@@ -272,9 +273,6 @@ class Stages:
         summary = _report_summary(obs.tests)
         counts = ", ".join(f"{v} {k}" for k, v in summary.items())
         return f"tests: exit {obs.tests_result.exit_code}; {counts}; no regression vs baseline"
-
-    def _diff(self) -> str:
-        return git.git("diff", "--cached", self.base, cwd=self.wt)
 
     def _step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
         self.e.reporter.step(name, ok, detail, seconds)
