@@ -76,6 +76,7 @@ class Workspace:
         self.lock_path = self.state / "run.lock"
         self._lock_fd: int | None = None
         self.stale_record: dict[str, object] | None = None
+        self._record: dict[str, object] = {}  # what this process wrote into the lock file
 
     def prepare(self) -> None:
         """Create the state directory and keep it out of git, via .git/info/exclude."""
@@ -107,7 +108,8 @@ class Workspace:
         self._lock_fd = fd
         # A non-empty record means the last holder died without releasing it cleanly.
         self.stale_record = self.lock_holder()
-        self._write_lock({"pid": os.getpid(), "command": command, "since": time.time()})
+        self._record = {"pid": os.getpid(), "command": command, "since": time.time()}
+        self._write_lock()
         try:
             yield
         finally:
@@ -116,9 +118,9 @@ class Workspace:
             os.close(fd)
             self._lock_fd = None
 
-    def _write_lock(self, info: dict[str, object]) -> None:
+    def _write_lock(self) -> None:
         assert self._lock_fd is not None
-        data = json.dumps(info).encode()
+        data = json.dumps(self._record).encode()
         os.ftruncate(self._lock_fd, 0)
         os.pwrite(self._lock_fd, data, 0)
 
@@ -126,9 +128,8 @@ class Workspace:
         """Remember a running check's process group so recovery can stop it if we die."""
         if self._lock_fd is None:
             return
-        info = self.lock_holder() or {}
-        info["child_pgid"] = pgid
-        self._write_lock(info)
+        self._record["child_pgid"] = pgid
+        self._write_lock()
 
     def lock_holder(self) -> dict[str, object] | None:
         """The lock file's record, if a process currently holds the lock."""
