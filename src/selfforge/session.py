@@ -14,7 +14,7 @@ from selfforge.config import LoadedDirectives, load_directives
 from selfforge.errors import UsageError
 from selfforge.loop import RunOptions, RunSummary, run
 from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
-from selfforge.models.catalog import model_facts
+from selfforge.models.catalog import ModelFacts, model_facts
 from selfforge.ui import ConsoleReporter, Reporter, SilentReporter
 from selfforge.workspace import Workspace
 
@@ -52,7 +52,7 @@ def start_run(
     options = RunOptions(
         cycles=cycles or d.limits.cycles,
         until=parse_until(until),
-        edit_format=choose_edit_format(loaded, spec),
+        edit_format=choose_edit_format(loaded, spec, facts),
         fresh_backlog=bool(goals),
         context_window=getattr(the_model, "context_window", None)
         or (facts.context_window if facts else 32_000),
@@ -126,15 +126,16 @@ def build_model(spec: str, loaded: LoadedDirectives) -> Model:
     )
 
 
-def choose_edit_format(loaded: LoadedDirectives, spec: str) -> str:
+def choose_edit_format(loaded: LoadedDirectives, spec: str, facts: ModelFacts | None) -> str:
+    """The directives' format, else the catalog's for this model, else its family's.
+    ``facts`` is None for the scripted model, which is written in SEARCH/REPLACE."""
     from selfforge.edits import default_format_for
 
     configured = loaded.directives.model.edit_format
     if configured != "auto":
         return configured
-    if spec.startswith("script:"):
+    if facts is None:
         return "search_replace"
-    facts = model_facts(spec)
     return facts.edit_format or default_format_for(spec)
 
 
