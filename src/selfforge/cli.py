@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from selfforge.errors import SelfforgeError
+from selfforge.exit_codes import document_exit_codes
 
 COMMAND_MODULES: tuple[str, ...] = (
     "selfforge.commands.core",
@@ -28,7 +29,8 @@ app = typer.Typer(
     name="selfforge",
     help="Improve a git repository toward written goals, one checked commit at a time.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help text shows [limits] and [@BASE_URL] literally
 )
@@ -36,15 +38,32 @@ err_console = Console(stderr=True, soft_wrap=True)
 _state = {"debug": False}
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"selfforge {version('selfforge')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
+    _version: bool = typer.Option(
+        False,
+        "--version",
+        "-V",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
 ) -> None:
     _state["debug"] = debug
 
 
 for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
+document_exit_codes(app)
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ model session recorded for the demo and bundled with the package, and says so.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,9 @@ from importlib import resources
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
+from selfforge.errors import UsageError
 from selfforge.git import _FALLBACK_IDENTITY
 
 console = Console(highlight=False, soft_wrap=True)
@@ -24,11 +27,16 @@ def replay_path() -> Path:
     return Path(str(resources.files("selfforge") / "demo_data" / "replay.json"))
 
 
-def make_project(parent: Path | None = None) -> Path:
-    """A fresh git repository holding the sample project, committed."""
-    if parent is not None:
-        parent.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="selfforge-demo-", dir=parent))
+def make_project(where: Path | None = None) -> Path:
+    """A fresh git repository holding the sample project, committed: in ``where`` (new or
+    empty), else in a new temporary folder."""
+    if where is None:
+        root = Path(tempfile.mkdtemp(prefix="selfforge-demo-"))
+    else:
+        root = where.resolve()
+        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+            raise UsageError(f"--dir {where}: not an empty folder; name a new or empty one")
+        root.mkdir(parents=True, exist_ok=True)
     source = resources.files("selfforge") / "demo_data" / "project"
     for item in source.iterdir():
         if item.is_file():
@@ -44,12 +52,12 @@ def make_project(parent: Path | None = None) -> Path:
     return root
 
 
-def run_demo(model: str | None = None, *, replay: bool = False, parent: Path | None = None) -> Path:
+def run_demo(model: str | None = None, *, replay: bool = False, where: Path | None = None) -> Path:
     from selfforge.models import choose_default_spec
     from selfforge.session import start_run
 
     spec = model or (None if replay else choose_default_spec())
-    root = make_project(parent)
+    root = make_project(where)
     console.print("[bold]selfforge demo[/]")
     console.print(
         f"A sample project is at {root}: calc.py has a bug (add() subtracts), so "
@@ -66,15 +74,30 @@ def run_demo(model: str | None = None, *, replay: bool = False, parent: Path | N
     else:
         console.print(f"Using the model [bold]{spec}[/].")
     start_run(root, model=spec)
-    console.print(f"\n[bold]What happened[/] is in the journal at {root / '.selfforge'}:")
-    console.print(f"  selfforge log --repo {root}")
-    console.print(f"  selfforge show 1 --repo {root}    (the rejected candidate, with its prompts)")
-    console.print(f"  git -C {root} log --oneline")
-    console.print("\n[bold]On your own repository[/]:")
-    console.print("  cd your-repo && selfforge init       # writes selfforge.toml with your checks")
-    console.print("  export GEMINI_API_KEY=...             # or --model ollama:qwen2.5-coder:7b")
-    console.print("  selfforge run --cycles 5")
+    me = invocation()
+    out = console.print
+    out(f"\n[bold]What happened[/] is in the journal at {escape(str(root / '.selfforge'))}:")
+    out(escape(f"  {me} log --repo {root}"))
+    out(escape(f"  {me} show 1 --repo {root}    (the rejected candidate, with its prompts)"))
+    out(escape(f"  git -C {root} log --oneline"))
+    out("\n[bold]On your own repository[/]:")
+    out(escape(f"  cd your-repo && {me} init       # writes selfforge.toml with your checks"))
+    out("  export GEMINI_API_KEY=...             # or --model ollama:qwen2.5-coder:7b")
+    out(escape(f"  {me} run --cycles 5"))
     return root
+
+
+def invocation() -> str:
+    """How the user started selfforge, to repeat in hints: `selfforge` when that is what
+    the shell finds, else the path they typed (`.venv/bin/selfforge`), else `python -m`."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    name = Path(argv0).name
+    if name == "__main__.py" or not name.startswith("selfforge"):
+        return f"{shlex.quote(sys.executable)} -m selfforge"
+    found = shutil.which(name)
+    if found and Path(found).resolve() == Path(argv0).resolve():
+        return name
+    return shlex.quote(argv0)
 
 
 def _quoted_python() -> str:

@@ -135,7 +135,10 @@ class Vote:
 def parse_vote(text: str) -> Vote:
     """APPROVE: reason / REJECT: reason, on the first line that says either."""
     for line in text.splitlines():
-        m = re.match(r"^\W*(APPROVE|APPROVED|LGTM|REJECT|REJECTED)\b\W*(.*)$", line.strip(), re.I)
+        # Only separators after the verdict: a reason may itself start with "[" or "(".
+        m = re.match(
+            r"^\W*(APPROVE|APPROVED|LGTM|REJECT|REJECTED)\b[\s:;,.*\-—]*(.*)$", line.strip(), re.I
+        )
         if m:
             approve = m[1].upper() in ("APPROVE", "APPROVED", "LGTM")
             return Vote(approve, m[2].strip() or ("approved" if approve else "rejected"))

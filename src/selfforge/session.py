@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,13 @@ from selfforge.errors import UsageError
 from selfforge.loop import RunOptions, RunSummary, run
 from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
 from selfforge.models.catalog import ModelFacts, model_facts
-from selfforge.ui import ConsoleReporter, Reporter, SilentReporter
+from selfforge.ui import (
+    ConsoleReporter,
+    JsonReporter,
+    Reporter,
+    SilentReporter,
+    close_reporter,
+)
 from selfforge.workspace import Workspace
 
 console = Console(highlight=False, soft_wrap=True)
@@ -31,9 +38,15 @@ def start_run(
     land: str | None = None,
     until: str | None = None,
     quiet: bool = False,
+    as_json: bool = False,
     reporter: Reporter | None = None,
 ) -> dict[str, Any]:
-    """Run the loop as ``selfforge run`` does; return the JSON summary."""
+    """Run the loop as ``selfforge run`` does; return the JSON summary.
+
+    ``quiet``: no live view and no line per step, only the summary at the end.
+    ``as_json``: one JSON event per line on stdout (the summary last), nothing else.
+    """
+    quiet = quiet or as_json
     ws = Workspace(repo)
     loaded = apply_overrides(
         load_directives(ws.root), goals=goals, max_repairs=max_repairs, land=land
@@ -47,7 +60,8 @@ def start_run(
     spec = model or d.model.spec or choose_default_spec()
     if spec is None:
         raise UsageError(no_model_message())
-    the_model = build_model(spec, loaded)
+    waits: list[Reporter] = []  # model pacing notes go to whichever reporter is showing
+    the_model = build_model(spec, loaded, on_wait=lambda msg: _note_wait(waits, msg))
     facts = model_facts(spec) if not spec.startswith("script:") else None
     options = RunOptions(
         cycles=cycles or d.limits.cycles,
@@ -57,21 +71,28 @@ def start_run(
         context_window=getattr(the_model, "context_window", None)
         or (facts.context_window if facts else 32_000),
     )
-    reporter = reporter or (SilentReporter() if quiet else ConsoleReporter(console))
     if not quiet:
         console.print(
-            f"selfforge: {ws.root} with [bold]{spec}[/]; {options.cycles} cycle(s), "
-            f"land mode {d.land.mode}"
+            f"selfforge: {escape(str(ws.root))} with [bold]{escape(spec)}[/]; "
+            f"{options.cycles} cycle(s), land mode {d.land.mode}"
         )
+    reporter = reporter or choose_reporter(ws, options.cycles, quiet=quiet, as_json=as_json)
+    waits.append(reporter)
     try:
         summary = run(ws, loaded, the_model, options, reporter)
     except KeyboardInterrupt:
+        close_reporter(reporter)
         console.print(
             "\n[yellow]interrupted[/]: the attempt in progress was dropped and "
             "nothing of it landed; your repository is as it was"
         )
         raise SystemExit(130) from None
-    if not quiet:
+    finally:
+        close_reporter(reporter)
+    result = summary_json(summary)
+    if isinstance(reporter, JsonReporter):
+        reporter.emit("summary", **result)
+    elif not as_json:
         print_summary(summary, ws)
     if summary.restart_cycles:
         restart_with_new_code(
@@ -83,8 +104,29 @@ def start_run(
             land=land,
             until=options.until,
             quiet=quiet,
+            as_json=as_json,
         )
-    return summary_json(summary)
+    return result
+
+
+def choose_reporter(ws: Workspace, cycles: int, *, quiet: bool, as_json: bool) -> Reporter:
+    """JSON events, nothing, the live view on a terminal, or a plain line per step."""
+    if as_json:
+        return JsonReporter()
+    if quiet:
+        return SilentReporter()
+    if console.is_terminal and not console.is_dumb_terminal:
+        from selfforge.live import LiveReporter
+
+        return LiveReporter(console, cycles, ws.state / "journal.db")
+    return ConsoleReporter(console)
+
+
+def _note_wait(reporters: list[Reporter], message: str) -> None:
+    if reporters:
+        reporters[-1].info(f"  [dim]{escape(message)}[/]")
+    else:  # before the run began: stderr, so --json's stdout stays JSON
+        Console(stderr=True, highlight=False).print(f"  [dim]{escape(message)}[/]")
 
 
 def _use_detected_checks(loaded: LoadedDirectives, ws: Workspace, quiet: bool) -> None:
@@ -115,14 +157,16 @@ def apply_overrides(
     return loaded
 
 
-def build_model(spec: str, loaded: LoadedDirectives) -> Model:
+def build_model(
+    spec: str, loaded: LoadedDirectives, on_wait: Callable[[str], None] | None = None
+) -> Model:
     m = loaded.directives.model
     return from_spec(
         spec,
         requests_per_minute=m.requests_per_minute,
         timeout_s=m.timeout_s,
         max_retries=m.max_retries,
-        on_wait=lambda msg: console.print(f"  [dim]{escape(msg)}[/]"),
+        on_wait=on_wait or (lambda msg: console.print(f"  [dim]{escape(msg)}[/]")),
     )
 
 
@@ -197,6 +241,7 @@ def restart_with_new_code(
     land: str | None,
     until: float | None,
     quiet: bool,
+    as_json: bool = False,
 ) -> None:
     """Replace this process with ``selfforge run`` from the repository's new source."""
     import os
@@ -222,8 +267,10 @@ def restart_with_new_code(
         args += ["--land", land]
     if until is not None:
         args += ["--until", f"{max(1, int(until - time.time()))}s"]
-    if quiet:
+    if as_json:
         args.append("--json")
+    elif quiet:
+        args.append("--quiet")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ws.root / "src"), env.get("PYTHONPATH")]))
     save_state = getattr(model, "save_state", None)

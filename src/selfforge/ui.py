@@ -1,12 +1,21 @@
-"""What a person sees while a run goes on: one line per step, with its duration."""
+"""What a person (or a script) sees while a run goes on.
+
+Every reporter has the five ``Reporter`` methods the loop calls. ``choose_reporter``
+picks one: the live view on a terminal (``live.LiveReporter``), a plain line per step
+when the output is not a terminal, nothing with --quiet, one JSON event per line with
+--json. Text that came from a user or a model is escaped before Rich renders it.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+import json
+import sys
+import time
+from typing import IO, Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
-from rich.status import Status
+from rich.text import Text
 
 
 class Reporter(Protocol):
@@ -17,8 +26,30 @@ class Reporter(Protocol):
     def info(self, message: str) -> None: ...
 
 
-_MARKS = {True: "[green]✓[/]", False: "[red]✗[/]", None: "[dim]·[/]"}
-_OUTCOME_STYLE = {
+class BaseReporter:
+    """No-op defaults; ``close`` ends whatever the reporter keeps on screen."""
+
+    def begin(self, name: str) -> None:
+        pass
+
+    def attempt(self, cycle: int, task: str) -> None:
+        pass
+
+    def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
+        pass
+
+    def outcome(self, outcome: str, reason: str) -> None:
+        pass
+
+    def info(self, message: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+MARKS = {True: "[green]✓[/]", False: "[red]✗[/]", None: "[dim]·[/]"}
+OUTCOME_STYLE = {
     "accepted": "bold green",
     "rejected": "bold red",
     "no_edits": "yellow",
@@ -26,51 +57,45 @@ _OUTCOME_STYLE = {
 }
 
 
-class ConsoleReporter:
+def first_line(text: str) -> str:
+    """The first non-blank line, whole: the terminal may shorten it, nothing else does."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def step_line(name: str, ok: bool | None, detail: str, seconds: float) -> str:
+    took = f"{seconds:6.2f}s" if seconds else "       "
+    return f"  {MARKS[ok]} {escape(name):<14} {took}  [dim]{escape(first_line(detail))}[/]"
+
+
+def outcome_line(outcome: str, reason: str) -> str:
+    style = OUTCOME_STYLE.get(outcome, "bold")
+    return f"  [{style}]{escape(outcome)}[/]: {escape(reason)}"
+
+
+class ConsoleReporter(BaseReporter):
+    """A line per step, for output that is not a terminal (a log file, a pipe)."""
+
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False, soft_wrap=True)
-        self._live: Status | None = None
-
-    def begin(self, name: str) -> None:
-        """Show the running step on a terminal until its result line replaces it."""
-        self._end_live()
-        if self.console.is_terminal:
-            self._live = self.console.status(f"{name}…", spinner="dots")
-            self._live.start()
-
-    def _end_live(self) -> None:
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
 
     def attempt(self, cycle: int, task: str) -> None:
-        self._end_live()
         self.console.print(f"\n[bold]cycle {cycle}[/] {escape(task)}")
 
     def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
-        self._end_live()
-        took = f"{seconds:6.2f}s" if seconds else "       "
-        first = detail.splitlines()[0] if detail else ""
-        self.console.print(f"  {_MARKS[ok]} {name:<14} {took}  [dim]{escape(first)}[/]")
+        self.console.print(step_line(name, ok, detail, seconds))
 
     def outcome(self, outcome: str, reason: str) -> None:
-        self._end_live()
-        style = _OUTCOME_STYLE.get(outcome, "bold")
-        self.console.print(f"  [{style}]{outcome}[/]: {escape(reason)}")
+        self.console.print(outcome_line(outcome, reason))
 
     def info(self, message: str) -> None:
-        self._end_live()
-        self.console.print(message)
+        self.console.print(message)  # the loop's own markup; it escapes what it quotes
 
 
-class SilentReporter:
-    """For --json runs and tests: collects steps instead of printing them."""
+class SilentReporter(BaseReporter):
+    """For --quiet runs and tests: collects steps instead of printing them."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-
-    def begin(self, name: str) -> None:
-        pass
 
     def attempt(self, cycle: int, task: str) -> None:
         self.lines.append(f"cycle {cycle}: {task}")
@@ -83,3 +108,50 @@ class SilentReporter:
 
     def info(self, message: str) -> None:
         self.lines.append(message)
+
+
+class JsonReporter(BaseReporter):
+    """``run --json``: one JSON object per line, as things happen, flushed at once.
+
+    Each has ``event`` (begin, attempt, step, outcome, info, summary) and ``elapsed_s``
+    since the run started; texts are plain (no markup) and never shortened.
+    """
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.started = time.monotonic()
+
+    def emit(self, event: str, **fields: Any) -> None:
+        record = {"event": event, "elapsed_s": round(time.monotonic() - self.started, 3)}
+        record.update(fields)
+        self.stream.write(json.dumps(record) + "\n")
+        self.stream.flush()
+
+    def begin(self, name: str) -> None:
+        self.emit("begin", name=name)
+
+    def attempt(self, cycle: int, task: str) -> None:
+        self.emit("attempt", cycle=cycle, task=task)
+
+    def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
+        self.emit("step", name=name, ok=ok, detail=detail, seconds=round(seconds, 3))
+
+    def outcome(self, outcome: str, reason: str) -> None:
+        self.emit("outcome", outcome=outcome, reason=reason)
+
+    def info(self, message: str) -> None:
+        self.emit("info", message=plain(message))
+
+
+def plain(markup: str) -> str:
+    """Rich markup as the text a person would read."""
+    try:
+        return Text.from_markup(markup).plain
+    except Exception:  # not markup after all (an unbalanced tag): keep it as written
+        return markup
+
+
+def close_reporter(reporter: object) -> None:
+    close = getattr(reporter, "close", None)  # reporters written before close() existed
+    if callable(close):
+        close()

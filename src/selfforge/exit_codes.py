@@ -1,0 +1,61 @@
+"""The exit codes of every command, in one table: shown under each command's --help and
+in docs/cli.md (a test keeps the two equal).
+
+The rule everywhere: 0 the command did its job; 2 bad usage or bad directives; 1 anything
+else, with a one-line cause on stderr; 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import typer
+
+ONE = "1 any other failure, with a one-line cause"
+
+
+def _codes(done: str, usage: str = "", failure: str = "") -> str:
+    usage = f"2 bad usage or bad directives{', or ' + usage if usage else ''}"
+    return f"0 {done}; {usage}; {ONE}{f' ({failure})' if failure else ''}"
+
+
+EXIT_CODES: dict[str, str] = {
+    "init": _codes("selfforge.toml written", "selfforge.toml exists and no --force"),
+    "run": _codes(
+        "the run ended at a limit, even if every attempt was rejected or a budget or quota "
+        "stopped it",
+        failure="e.g. a check command that cannot run, the lock held by another run",
+    )
+    + "; 130 interrupted, nothing of the attempt in progress landed",
+    "log": _codes("listed (maybe nothing)", "a bad filter, or no journal yet"),
+    "show": _codes("shown", "no such attempt, or no journal yet"),
+    "status": _codes("status printed"),
+    "undo": _codes(
+        "the change was reverted",
+        "the change is not on the current branch",
+        "e.g. nothing to undo, a later commit touches the same lines, uncommitted changes",
+    ),
+    "demo": _codes("the demo ran", "--dir is not a new or empty folder"),
+    "rollback": _codes("restored"),
+    "apply-edits": "0 every edit applied; 1 some edit did not, and no file changed; 2 bad usage",
+    "index": _codes("index built"),
+    "map": _codes("map printed"),
+    "models": _codes("listed", "no model configured", "e.g. a key refused, no server"),
+    "doctor": "0 nothing to fix (warnings allowed); 1 something to fix, each with its fix; "
+    "2 bad usage",
+    "plan": _codes("done", "no such open task"),
+    "export": _codes("written"),
+}
+
+
+def epilog(command: str) -> str:
+    return f"Exit codes: {EXIT_CODES[command]}."
+
+
+def document_exit_codes(app: typer.Typer) -> None:
+    """Put each command's exit codes under its --help."""
+    for info in app.registered_commands:
+        name = info.name or (info.callback.__name__.replace("_", "-") if info.callback else "")
+        if name in EXIT_CODES and not info.epilog:
+            info.epilog = epilog(name)
+    for group in app.registered_groups:
+        if group.name in EXIT_CODES and group.typer_instance is not None:
+            group.typer_instance.info.epilog = epilog(group.name)

@@ -1,0 +1,142 @@
+"""Everyday CLI habits, through the real CLI on real repositories: --version, -h, show
+last/-N, log filters, exit codes under --help, status wording, check labels in `show`,
+text in square brackets kept, reasons never cut."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from selfforge.exit_codes import EXIT_CODES
+
+from conftest import (
+    CALC,
+    FIX_ADD,
+    FIX_ADD_BREAK_SUB,
+    TEST_CALC,
+    cli,
+    directives,
+    log_json,
+    make_repo,
+)
+
+
+@pytest.fixture
+def two_attempts(tmp_path: Path, script) -> Path:
+    """One rejected attempt (breaks test_sub), then one accepted."""
+    repo = make_repo(
+        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(cycles=2)
+    )
+    spec = script(propose=[FIX_ADD_BREAK_SUB, FIX_ADD], plan=["1. Fix add()"])
+    cli("run", "--repo", str(repo), "--model", spec, check=True)
+    assert [a["outcome"] for a in log_json(repo)] == ["rejected", "accepted"]
+    return repo
+
+
+def test_version_and_short_help() -> None:
+    version = cli("--version", check=True).stdout
+    assert re.fullmatch(r"selfforge \d+\.\d+\S*\n", version)
+    assert cli("-V", check=True).stdout == version
+    top = cli("-h", check=True).stdout
+    assert "Commands" in top and "run" in top and "--install-completion" in top
+    assert "selfforge run [OPTIONS]" in cli("run", "-h", check=True).stdout
+
+
+@pytest.mark.parametrize("command", ["run", "log", "show", "undo", "doctor", "apply-edits"])
+def test_every_command_documents_its_exit_codes(command: str) -> None:
+    text = " ".join(cli(command, "--help", check=True).stdout.split())
+    assert "Exit codes: " + " ".join(EXIT_CODES[command].split()) in text
+
+
+def test_shell_completion_script_is_offered() -> None:
+    proc = cli("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    assert proc.returncode == 0, proc.stderr
+    assert "complete" in proc.stdout and "selfforge" in proc.stdout
+
+
+def test_show_last_and_counting_back(two_attempts: Path) -> None:
+    repo = ["--repo", str(two_attempts)]
+    last = cli("show", "last", *repo, check=True).stdout
+    assert last.startswith("attempt 2 ")
+    assert cli("show", "-1", *repo, check=True).stdout == last
+    assert cli("show", "-2", *repo, check=True).stdout.startswith("attempt 1 ")
+    for bad, words in (("-3", "only 2 attempt(s)"), ("9", "no attempt 9"), ("x", "`last`")):
+        proc = cli("show", bad, *repo)
+        assert proc.returncode == 2 and words in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_log_filters(two_attempts: Path) -> None:
+    repo = ["--repo", str(two_attempts)]
+
+    def ids(*args: str) -> list[int]:
+        rows = json.loads(cli("log", "--json", *repo, *args, check=True).stdout)
+        return [row["id"] for row in rows]
+
+    assert ids() == [1, 2]
+    assert ids("-n", "1") == [2]
+    assert ids("--outcome", "accepted") == [2]
+    assert ids("--outcome", "rejected", "-n", "5") == [1]
+    assert ids("--since", "1h") == [1, 2]
+    assert ids("--since", "2000-01-01") == [1, 2]
+    assert ids("--since", "2999-01-01") == []
+    table = cli("log", *repo, "--outcome", "accepted", check=True).stdout
+    assert "1 of 2 attempt(s)" in table
+    for args, words in ((["--outcome", "won"], "accepted, rejected"), (["--since", "soon"], "2h")):
+        proc = cli("log", *repo, *args)
+        assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_status_words_the_last_run_and_never_prints_none(two_attempts: Path) -> None:
+    out = cli("status", "--repo", str(two_attempts), check=True).stdout
+    assert "None" not in out
+    assert re.search(r"last: run 1, finished \(started [\d-]+ [\d:]+\): the backlog", out) or (
+        "last: run 1, finished" in out
+    )
+    # A run whose process died before closing its record: say so, not "running — None".
+    db = two_attempts / ".selfforge" / "journal.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO runs (started_at, status, goals) VALUES (strftime('%s','now'), "
+            "'running', '[]')"
+        )
+    out = cli("status", "--repo", str(two_attempts), check=True).stdout
+    assert "None" not in out and "stopped without closing its record" in out
+
+
+def test_show_labels_a_passing_test_stage_pass_even_when_old_failures_exit_1(
+    tmp_path: Path, script
+) -> None:
+    """A suite with a test that already failed exits 1; the stage still passed."""
+    failing = TEST_CALC + "\n\ndef test_known_bad():\n    assert False\n"
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": failing}, directives())
+    cli("run", "--repo", str(repo), "--model", script(propose=[FIX_ADD]), check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted"
+    out = cli("show", "last", "--repo", str(repo), check=True).stdout
+    [tests_line] = [line for line in out.splitlines() if line.startswith("── check tests ")]
+    assert "pass" in tests_line and "exit 1" in tests_line and "fail (" not in tests_line
+
+
+def test_square_brackets_survive_and_reasons_are_whole(tmp_path: Path, script) -> None:
+    """A goal and a reviewer's reason with [brackets]; the reason longer than a screen."""
+    long_reason = "[checks] is wrong here: " + " ".join(f"point{i}" for i in range(120))
+    repo = make_repo(
+        tmp_path / "r",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC},
+        directives(goals=("Fix add() per [checks] and [bold]rules[/bold]",)),
+    )
+    spec = script(propose=[FIX_ADD], review=[f"REJECT: {long_reason}"])
+    cli("run", "--repo", str(repo), "--model", spec, check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "rejected"
+    assert long_reason in attempt["reason"] and len(attempt["reason"]) > 600
+    shown = cli("show", "1", "--repo", str(repo), check=True).stdout
+    assert long_reason in " ".join(shown.split())
+    assert "[bold]rules[/bold]" in shown and "[checks]" in shown
+    table = cli("log", "--repo", str(repo), check=True).stdout
+    assert "[checks]" in table
