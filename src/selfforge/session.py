@@ -202,12 +202,24 @@ def print_summary(summary: RunSummary, ws: Workspace) -> None:
         f"  {summary.count('accepted')} accepted, {summary.count('rejected')} rejected, "
         f"{summary.count('no_edits')} without edits, {summary.count('error')} errors"
     )
+    out(f"  model use: {_spend_text(ws, summary.run_id)}")
     for result in summary.results:
         if result.outcome == "accepted" and not result.landed and result.branch:
             out(f"  kept on branch [bold]{result.branch}[/]: git merge {result.branch}")
     out(f"  journal: {ws.state / 'journal.db'}  (selfforge log, selfforge show ID)")
     if summary.report_path:
         out(f"  report:  {summary.report_path}")
+
+
+def _spend_text(ws: Workspace, run_id: int) -> str:
+    from selfforge.journal import Journal
+
+    with Journal(ws.state / "journal.db") as journal:
+        cost, tokens = journal.run_spend(run_id)
+        info = journal.run_info(run_id) or {}
+    took = (info.get("ended_at") or time.time()) - (info.get("started_at") or time.time())
+    minutes, seconds = divmod(int(took), 60)
+    return f"{tokens:,} tokens, ${cost:.4f}; the run took {minutes}:{seconds:02d}"
 
 
 def summary_json(summary: RunSummary) -> dict[str, Any]:
