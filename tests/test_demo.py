@@ -10,9 +10,9 @@ from conftest import cli, git, log_json
 def test_demo_shows_a_rejection_then_an_acceptance_and_where_the_journal_is(
     tmp_path: Path,
 ) -> None:
-    project = tmp_path / "demo"
-    proc = cli("demo", "--replay", "--dir", str(project))
+    proc = cli("demo", "--replay", "--dir", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
+    [project] = [p for p in tmp_path.iterdir() if p.is_dir()]
     out = proc.stdout
     assert "replays a model session recorded for it" in out
     assert "1 accepted, 1 rejected" in out

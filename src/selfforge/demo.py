@@ -17,7 +17,6 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from selfforge.errors import UsageError
 from selfforge.git import _FALLBACK_IDENTITY
 
 console = Console(highlight=False, soft_wrap=True)
@@ -27,16 +26,13 @@ def replay_path() -> Path:
     return Path(str(resources.files("selfforge") / "demo_data" / "replay.json"))
 
 
-def make_project(where: Path | None = None) -> Path:
-    """A fresh git repository holding the sample project, committed: in ``where`` (new or
-    empty), else in a new temporary folder."""
-    if where is None:
-        root = Path(tempfile.mkdtemp(prefix="selfforge-demo-"))
-    else:
-        root = where.resolve()
-        if root.exists() and (not root.is_dir() or any(root.iterdir())):
-            raise UsageError(f"--dir {where}: not an empty folder; name a new or empty one")
-        root.mkdir(parents=True, exist_ok=True)
+def make_project(parent: Path | None = None) -> Path:
+    """A fresh git repository holding the sample project, committed, in a new folder
+    inside ``parent`` (default: the system's temporary folder). The smoke run of a
+    self-change relies on that new folder being the only one in ``parent``."""
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="selfforge-demo-", dir=parent))
     source = resources.files("selfforge") / "demo_data" / "project"
     for item in source.iterdir():
         if item.is_file():
@@ -52,12 +48,12 @@ def make_project(where: Path | None = None) -> Path:
     return root
 
 
-def run_demo(model: str | None = None, *, replay: bool = False, where: Path | None = None) -> Path:
+def run_demo(model: str | None = None, *, replay: bool = False, parent: Path | None = None) -> Path:
     from selfforge.models import choose_default_spec
     from selfforge.session import start_run
 
     spec = model or (None if replay else choose_default_spec())
-    root = make_project(where)
+    root = make_project(parent)
     console.print("[bold]selfforge demo[/]")
     console.print(
         f"A sample project is at {root}: calc.py has a bug (add() subtracts), so "

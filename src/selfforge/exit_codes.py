@@ -33,7 +33,7 @@ EXIT_CODES: dict[str, str] = {
         "the change is not on the current branch",
         "e.g. nothing to undo, a later commit touches the same lines, uncommitted changes",
     ),
-    "demo": _codes("the demo ran", "--dir is not a new or empty folder"),
+    "demo": _codes("the demo ran"),
     "rollback": _codes("restored"),
     "apply-edits": "0 every edit applied; 1 some edit did not, and no file changed; 2 bad usage",
     "index": _codes("index built"),

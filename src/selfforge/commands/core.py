@@ -96,16 +96,17 @@ def demo(
     replay: bool = typer.Option(
         False, help="Replay the recorded session even if a model is configured."
     ),
-    where: Path = typer.Option(
+    parent: Path = typer.Option(
         None,
         "--dir",
-        help="Make the sample project here (a new or empty folder; default: a temporary one).",
+        help="Make the sample project in a new selfforge-demo-* folder inside this one "
+        "(default: the system's temporary folder).",
     ),
 ) -> None:
     """Watch selfforge work on a small sample project; no setup or key needed."""
     from selfforge.demo import run_demo
 
-    run_demo(model=model, replay=replay, where=where)
+    run_demo(model=model, replay=replay, parent=parent)
 
 
 def rollback(repo: Path = RepoOpt) -> None:
