@@ -1,5 +1,11 @@
 """``selfforge undo``: revert the last landed change with a revert commit.
 
+The change is found by content, not by branch name, so it does not matter how it reached
+the branch: the commit the journal recorded if it is an ancestor of HEAD (fast-forward,
+or a merge of the ``selfforge/…`` branch), else the newest commit on HEAD whose message
+carries its ``Selfforge-Attempt`` trailer (rebased, squashed or cherry-picked by hand),
+else a commit on HEAD with the same patch (``git patch-id``; a message edited too).
+
 The revert is made in a worktree first; if later commits touched the same lines it
 conflicts there and undo refuses, naming them. Only a clean revert is fast-forwarded
 onto the user's branch, by the same landing rules as any change.
@@ -7,25 +13,18 @@ onto the user's branch, by the same landing rules as any change.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from selfforge import git
 from selfforge.errors import SelfforgeError, UsageError
-from selfforge.journal import Journal
+from selfforge.journal import AttemptRecord, Journal
 from selfforge.workspace import Workspace, recover
 
 
 def undo_last(ws: Workspace) -> str:
     with ws.locked("selfforge undo"), Journal(ws.state / "journal.db") as journal:
         recovered = recover(ws, journal)
-        landed = [a for a in journal.landed_attempts() if a.commit]
-        target = next((a for a in reversed(landed) if a.reverted_by is None), None)
-        if target is None or target.commit is None:
-            raise SelfforgeError("nothing to undo: no landed change that is not already reverted")
-        sha = target.commit
-        if not git.ok("merge-base", "--is-ancestor", sha, "HEAD", cwd=ws.root):
-            raise UsageError(
-                f"commit {sha[:10]} is not on your current branch; "
-                "check out the branch it landed on, then retry"
-            )
+        target, sha = _newest_on_head(ws.root, journal)
         if not git.is_clean(ws.root):
             raise SelfforgeError(
                 "your working tree has uncommitted changes; commit or stash "
@@ -47,6 +46,72 @@ def undo_last(ws: Workspace) -> str:
         journal.mark_reverted(target.id, new_head)
     done = f"reverted attempt {target.id} ({target.task}): {result.message}"
     return f"{recovered}\n{done}" if recovered else done
+
+
+def _newest_on_head(root: Path, journal: Journal) -> tuple[AttemptRecord, str]:
+    """The newest accepted, not yet reverted attempt whose change is on HEAD, and the
+    commit on HEAD that holds it."""
+    candidates = [
+        a for a in journal.attempts() if a.outcome == "accepted" and a.commit and not a.reverted_by
+    ]
+    if not candidates:
+        raise SelfforgeError("nothing to undo: no landed change that is not already reverted")
+    for attempt in reversed(candidates):
+        sha = find_on_head(root, attempt)
+        if sha:
+            return attempt, sha
+    landed = [a for a in candidates if a.landed]
+    if landed:
+        raise UsageError(
+            f"the change of attempt {landed[-1].id} ({(landed[-1].commit or '')[:10]}) is not on "
+            "your current branch; check out the branch it landed on, then retry"
+        )
+    raise SelfforgeError(
+        "nothing to undo: no change selfforge kept on a branch was merged into this one"
+    )
+
+
+def find_on_head(root: Path, attempt: AttemptRecord) -> str | None:
+    """The commit on HEAD holding ``attempt``'s change: by sha, by trailer, by patch."""
+    if attempt.commit and git.ok("merge-base", "--is-ancestor", attempt.commit, "HEAD", cwd=root):
+        return attempt.commit
+    since = [f"{attempt.base_commit}..HEAD"] if _is_ancestor(root, attempt.base_commit) else []
+    found = git.git(
+        "log",
+        "--format=%H%x01%(trailers:key=Selfforge-Attempt,valueonly,separator=%x02)"
+        "%x01%(trailers:key=Selfforge-Run,valueonly,separator=%x02)",
+        "-i",
+        f"--grep=^selfforge-attempt: *{attempt.id}$",
+        "HEAD",
+        *since,
+        cwd=root,
+    )
+    for line in found.splitlines():
+        sha, attempts, runs = [*line.split("\x01"), "", ""][:3]
+        # The run trailer, when there is one, must match too: ids restart in a new journal.
+        if str(attempt.id) in attempts.split("\x02") and (
+            not runs.strip() or str(attempt.run_id) in runs.split("\x02")
+        ):
+            return sha
+    if attempt.diff:
+        return _same_patch(root, attempt.diff, since or ["HEAD", "-n", "500"])
+    return None
+
+
+def _same_patch(root: Path, diff: str, revisions: list[str]) -> str | None:
+    wanted = git.git("patch-id", "--stable", cwd=root, input_text=diff).split()
+    if not wanted:
+        return None
+    log = git.git("log", "-p", "--no-merges", "--format=commit %H", *revisions, cwd=root)
+    for line in git.git("patch-id", "--stable", cwd=root, input_text=log).splitlines():
+        patch_id, _, sha = line.partition(" ")
+        if patch_id == wanted[0]:
+            return sha.strip()
+    return None
+
+
+def _is_ancestor(root: Path, sha: str | None) -> bool:
+    return bool(sha) and git.ok("merge-base", "--is-ancestor", str(sha), "HEAD", cwd=root)
 
 
 def _conflict_message(ws: Workspace, sha: str, head: str) -> str:
