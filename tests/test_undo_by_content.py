@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, log_json, make_repo
 
 
