@@ -1,51 +1,280 @@
-"""What ``selfforge init`` finds: the test command and the linter."""
+"""What ``selfforge init`` (and a run without directives) finds in a project: its
+virtualenv, its test runner and the command that runner really runs, and the lint tools
+the project actually has.
+
+- virtualenv: ``.venv``, ``venv``, ``env`` (a ``pyvenv.cfg`` beside ``bin/python``), or
+  the environment poetry, hatch, pipenv or uv keep elsewhere (asked of the tool itself).
+- tests: the ``pytest`` / ``unittest`` command of tox's ``[testenv] commands``, a
+  ``noxfile.py`` session, or a ``make test`` recipe, run with the project's Python;
+  ``make test`` itself when its recipe is something else; else pytest or unittest from
+  the project's files.
+- lint: ruff, then flake8, when installed in the project's virtualenv, or configured in
+  the project and installed on PATH. A tool only this machine has is not the project's.
+"""
 
 from __future__ import annotations
 
-import importlib.util
+import configparser
+import os
+import re
 import shlex
 import shutil
-import sys
+import subprocess
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+_RUNNER_TIMEOUT_S = 20
+_PYTEST = re.compile(
+    r"(?:^|\s)(?:\S*/)?(?:python3?\s+-m\s+)?(?:coverage\s+run\s+-m\s+)?(pytest|py\.test)\b(?P<args>.*)"
+)
+_DROPPED_ARGS = re.compile(r"^(\{.*\}|--cov\S*|-n|--numprocesses\S*|\$\S*)$")
+
+
+@dataclass
+class Project:
+    root: Path
+    venv: Path | None = None  # the virtualenv's folder
+    venv_kind: str = ""  # ".venv", "poetry", "hatch", "pipenv", "uv", …
+    python: str = "python"  # how a check command starts the project's Python
+    runner: str = ""  # pytest | unittest | tox | nox | make
+    test: str | None = None
+    test_source: str = ""  # where the test command came from, in words
+    lint: str | None = None
+    lint_tools: list[str] = field(default_factory=list)  # installed for this project
+    lint_source: str = ""
 
 
 def detect_checks(root: Path, portable: bool = False) -> tuple[str | None, str | None]:
     """``portable``: commands for a shared file (no paths into this machine's installs)."""
-    return detect_test(root), detect_lint(root, portable)
+    found = detect_project(root, portable)
+    return found.test, found.lint
 
 
-def detect_test(root: Path) -> str | None:
-    """pytest when the project shows signs of it."""
+def detect_project(root: Path, portable: bool = False) -> Project:
+    project = Project(root)
+    _find_venv(project, portable)
+    _find_tests(project)
+    _find_lint(project, portable)
+    return project
+
+
+# --- the virtualenv -------------------------------------------------------------------
+
+
+def _find_venv(p: Project, portable: bool) -> None:
+    for name in (".venv", "venv", "env", ".env"):
+        if _is_venv(p.root / name):
+            p.venv, p.venv_kind, p.python = p.root / name, name, f"{name}/bin/python"
+            return
+    pyproject = _pyproject(p.root)
+    tools = pyproject.get("tool", {})
+    asks = []
+    if (p.root / "poetry.lock").exists() or "poetry" in tools:
+        asks.append(("poetry", ["poetry", "env", "info", "-p"], "poetry run python"))
+    if "hatch" in tools or (p.root / "hatch.toml").exists():
+        asks.append(("hatch", ["hatch", "env", "find"], "hatch run python"))
+    if (p.root / "Pipfile").exists():
+        asks.append(("pipenv", ["pipenv", "--venv"], "pipenv run python"))
+    if (p.root / "uv.lock").exists() and os.environ.get("UV_PROJECT_ENVIRONMENT"):
+        found = Path(os.environ["UV_PROJECT_ENVIRONMENT"])
+        if _is_venv(found):
+            p.venv, p.venv_kind, p.python = found, "uv", "uv run python"
+            return
+    for kind, argv, runner in asks:
+        if shutil.which(argv[0]) is None:
+            continue
+        try:
+            out = subprocess.run(
+                argv, cwd=p.root, capture_output=True, text=True, timeout=_RUNNER_TIMEOUT_S
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        for line in out.splitlines():
+            if line.strip() and _is_venv(Path(line.strip())):
+                p.venv, p.venv_kind = Path(line.strip()), kind
+                p.python = runner if portable else shlex.quote(str(p.venv / "bin" / "python"))
+                return
+    p.python = "python" if shutil.which("python") else "python3"
+
+
+def _is_venv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").is_file() and (path / "bin" / "python").exists()
+
+
+def _has_module(p: Project, module: str) -> bool:
+    """Is ``module`` installed in the project's virtualenv?"""
+    if p.venv is None:
+        return False
+    return (
+        any(p.venv.glob(f"lib/python*/site-packages/{module}"))
+        or (p.venv / "bin" / module).exists()
+    )
+
+
+# --- the tests ------------------------------------------------------------------------
+
+
+def _find_tests(p: Project) -> None:
+    for finder in (_from_tox, _from_nox, _from_make):
+        if finder(p):
+            return
+    if _uses_pytest(p.root):
+        p.runner, p.test_source = "pytest", "pytest signs in the project"
+    elif _uses_unittest(p.root):
+        p.runner, p.test_source = "unittest", "unittest test files"
+    else:
+        return
+    if p.runner == "pytest" or (p.venv is not None and _has_module(p, "pytest")):
+        p.runner, p.test = "pytest", f"{p.python} -m pytest -q"
+    else:
+        p.test = f"{p.python} -m unittest -v"
+
+
+def _pytest_command(p: Project, line: str) -> str | None:
+    """``pytest ARGS`` (in any spelling) as the project's Python runs it."""
+    m = _PYTEST.search(line)
+    if not m:
+        return None
+    try:
+        words = shlex.split(m["args"])
+    except ValueError:
+        words = []
+    args: list[str] = []
+    skip_next = False
+    for word in words:
+        if skip_next or _DROPPED_ARGS.match(word) or word.startswith("{"):
+            skip_next = False
+            continue
+        if word in ("-n", "--numprocesses", "--cov", "--cov-report"):
+            skip_next = True
+            continue
+        args.append(word)
+    if "-q" not in args and "-v" not in args:
+        args.insert(0, "-q")
+    return " ".join([p.python, "-m", "pytest", *map(shlex.quote, args)])
+
+
+def _from_tox(p: Project) -> bool:
+    parser = configparser.ConfigParser(interpolation=None)
+    for name, section in (("tox.ini", "testenv"), ("setup.cfg", "testenv")):
+        path = p.root / name
+        if not path.exists():
+            continue
+        try:
+            parser.read(path, encoding="utf-8")
+        except configparser.Error:
+            continue
+        commands = parser.get(section, "commands", fallback="")
+        for line in commands.splitlines():
+            if command := _pytest_command(p, line):
+                p.runner, p.test, p.test_source = "tox", command, f"{name} [{section}] commands"
+                return True
+    return False
+
+
+def _from_nox(p: Project) -> bool:
+    path = p.root / "noxfile.py"
+    if not path.exists():
+        return False
+    text = path.read_text(encoding="utf-8", errors="replace")
+    m = re.search(r"session\.run\(\s*((?:[\"'][^\"']*[\"']\s*,?\s*)+)", text)
+    if not m:
+        return False
+    words = re.findall(r"[\"']([^\"']*)[\"']", m[1])
+    command = _pytest_command(p, " ".join(words))
+    if command:
+        p.runner, p.test, p.test_source = "nox", command, "noxfile.py session.run(...)"
+    return command is not None
+
+
+def _from_make(p: Project) -> bool:
+    path = next(
+        (p.root / n for n in ("Makefile", "makefile", "GNUmakefile") if (p.root / n).exists()), None
+    )
+    if path is None:
+        return False
+    text = path.read_text(encoding="utf-8", errors="replace")
+    m = re.search(r"^test\s*:[^\n]*\n((?:\t[^\n]*\n?)*)", text, re.M)
+    if not m:
+        return False
+    recipe = [line.strip().lstrip("@-") for line in m[1].splitlines() if line.strip()]
+    if len(recipe) == 1 and (command := _pytest_command(p, recipe[0])):
+        p.runner, p.test, p.test_source = (
+            "make",
+            command,
+            f"the recipe of `make test` in {path.name}",
+        )
+    else:
+        p.runner, p.test, p.test_source = "make", "make test", f"the `test` target of {path.name}"
+    return True
+
+
+def _uses_pytest(root: Path) -> bool:
     if (root / "pytest.ini").exists() or (root / "conftest.py").exists():
-        return "python -m pytest -q"
-    pyproject = _pyproject(root)
-    if "pytest" in pyproject.get("tool", {}) or (root / "tox.ini").exists():
-        return "python -m pytest -q"
+        return True
+    if "pytest" in _pyproject(root).get("tool", {}):
+        return True
     for folder in ("tests", "test"):
         if (root / folder).is_dir() and any((root / folder).rglob("test*.py")):
-            return "python -m pytest -q"
-    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
-        return "python -m pytest -q"
-    return None
+            return not _uses_unittest(root)
+    return (any(root.glob("test_*.py")) or any(root.glob("*_test.py"))) and not _uses_unittest(root)
 
 
-def detect_lint(root: Path, portable: bool = False) -> str | None:
-    """ruff when it is configured in the project or installed."""
-    args = "check --output-format concise ."
-    if shutil.which("ruff"):
-        return f"ruff {args}"
-    if importlib.util.find_spec("ruff") is not None:  # installed beside selfforge only
-        if portable:
-            return f"ruff {args}"
-        return f"{shlex.quote(sys.executable)} -m ruff {args}"
-    configured = (
-        (root / "ruff.toml").exists()
-        or (root / ".ruff.toml").exists()
-        or ("ruff" in _pyproject(root).get("tool", {}))
-    )
-    return f"ruff {args}" if configured else None
+def _uses_unittest(root: Path) -> bool:
+    files = [*root.glob("test*.py"), *root.glob("tests/test*.py"), *root.glob("test/test*.py")]
+    texts = [f.read_text(encoding="utf-8", errors="replace") for f in files[:20]]
+    return bool(texts) and all("unittest" in t and "pytest" not in t for t in texts)
+
+
+# --- lint -----------------------------------------------------------------------------
+
+_LINTERS = {  # tool: its arguments, in order of preference
+    "ruff": "check --output-format concise .",
+    "flake8": ".",
+}
+
+
+def _find_lint(p: Project, portable: bool) -> None:
+    for tool, args in _LINTERS.items():
+        exe = _venv_tool(p, tool, portable)
+        if exe:
+            source = f"installed in {p.venv_kind}"
+        elif _configured(p.root, tool) and shutil.which(tool):
+            exe, source = tool, "configured in the project and installed on PATH"
+        else:
+            continue
+        p.lint_tools.append(tool)
+        if p.lint is None:
+            p.lint, p.lint_source = f"{exe} {args}", source
+
+
+def _venv_tool(p: Project, tool: str, portable: bool) -> str | None:
+    if p.venv is None or not (p.venv / "bin" / tool).exists():
+        return None
+    if p.venv.parent == p.root:  # relative: checks anchor it to the checkout
+        return f"{p.venv.name}/bin/{tool}"
+    if portable and p.python.endswith(" run python"):
+        return p.python.removesuffix("python") + tool  # "poetry run ruff"
+    return shlex.quote(str(p.venv / "bin" / tool))
+
+
+def _configured(root: Path, tool: str) -> bool:
+    if tool == "ruff":
+        return (
+            (root / "ruff.toml").exists()
+            or (root / ".ruff.toml").exists()
+            or "ruff" in _pyproject(root).get("tool", {})
+        )
+    if tool == "flake8":
+        if (root / ".flake8").exists():
+            return True
+        for name in ("setup.cfg", "tox.ini"):
+            path = root / name
+            if path.exists() and "[flake8]" in path.read_text(encoding="utf-8", errors="replace"):
+                return True
+    return False
 
 
 def _pyproject(root: Path) -> dict[str, Any]:

@@ -30,23 +30,39 @@ def register(app: typer.Typer) -> None:
 
 
 def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite.")) -> None:
-    """Write selfforge.toml with the detected test and lint commands."""
+    """Write selfforge.toml with the project's test command, virtualenv and lint tools."""
     from selfforge.config import DIRECTIVES_FILE, render_default
-    from selfforge.detect import detect_checks
+    from selfforge.demo import invocation
+    from selfforge.detect import detect_project
 
     root = git.repo_root(repo)
     target = root / DIRECTIVES_FILE
     if target.exists() and not force:
         raise UsageError(f"{target} exists; edit it, or pass --force to overwrite it")
-    test, lint = detect_checks(root, portable=True)  # the file is shared: no local paths
-    goals = ["All tests pass", "No lint errors"] if lint else ["All tests pass"]
-    target.write_text(render_default(test, lint, goals), encoding="utf-8")
+    found = detect_project(root, portable=True)  # the file is shared: no local paths
+    goals = ["All tests pass", "No lint errors"] if found.lint else ["All tests pass"]
+    target.write_text(render_default(found.test, found.lint, goals), encoding="utf-8")
     out = console.print
-    out(f"wrote {target}")
-    out(f"  test: {escape(test or '(none found: set [checks] test)')}")
-    out(f"  lint: {escape(lint or '(none found: set [checks] lint)')}")
+    out(f"wrote {escape(str(target))}")
+    venv = (
+        f"{found.venv_kind} ({found.venv})"
+        if found.venv
+        else "none found; checks use " + (found.python)
+    )
+    out(f"  virtualenv: {escape(venv)}")
+    if found.test:
+        out(f"  test:       {escape(found.test)}  [dim](from {escape(found.test_source)})[/]")
+    else:
+        out(escape("  test:       (none found: set [checks] test)"))
+    if found.lint:
+        out(f"  lint:       {escape(found.lint)}  [dim]({escape(found.lint_source)})[/]")
+    else:
+        out(escape("  lint:       (no lint tool installed for this project: set [checks] lint)"))
+    me = invocation()
     out("Edit the goals, then commit the file (selfforge lands changes only onto a clean tree):")
-    out(f"  git add {DIRECTIVES_FILE} && git commit -m 'selfforge directives' && selfforge run")
+    out(escape(f"  git add {DIRECTIVES_FILE} && git commit -m 'selfforge directives'"))
+    out(escape(f"  {me} doctor    # runs the checks once and says what to fix"))
+    out(escape(f"  {me} run"))
 
 
 def run(

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-import re
-import shlex
 import shutil
 import stat
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from selfforge.doctor import Finding
 from selfforge.errors import SelfforgeError, UsageError
 
 console = Console(highlight=False, soft_wrap=True)
@@ -21,7 +21,6 @@ RepoOpt = typer.Option(Path("."), "--repo", help="The git repository (default: h
 ModelOpt = typer.Option(None, "--model", help="PROVIDER:MODEL[@BASE_URL] (default: configured).")
 # Listing models is cheap and free on every provider; do not let it hang doctor.
 PROBE_TIMEOUT_S = 15.0
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def register(app: typer.Typer) -> None:
@@ -44,19 +43,16 @@ def models(model: str = ModelOpt, repo: Path = RepoOpt) -> None:
         console.print(f"  {name}{'  <- configured' if name == chosen else ''}")
 
 
-@dataclass(frozen=True)
-class Finding:
-    status: str  # "ok" | "warn" | "fail"
-    what: str
-    detail: str = ""
-
-
 def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
-    """Check git, the directives' check commands, the model key and connection."""
+    """A checklist: git, directives, virtualenv, the test and lint commands run once, the
+    model, the sandbox; a fix for each failure."""
     findings = diagnose(repo, model)
     marks = {"ok": "[green]ok  [/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"}
     for f in findings:
-        console.print(f"{marks[f.status]} {f.what}" + (f": {f.detail}" if f.detail else ""))
+        detail = f": {f.detail}" if f.detail else ""
+        console.print(f"{marks[f.status]} {escape(f.what + detail)}")
+        if f.fix and f.status != "ok":
+            console.print(f"       [bold]fix:[/] {escape(f.fix)}")
     failed = sum(f.status == "fail" for f in findings)
     if failed:
         console.print(f"{failed} problem(s) to fix before `selfforge run`.")
@@ -65,11 +61,18 @@ def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
 
 
 def diagnose(repo: Path, model: str | None) -> list[Finding]:
+    from selfforge.doctor import check_sandbox, check_venv
+
     findings = [_check_git(repo)]
+    if findings[0].status == "fail":
+        return findings
     root = repo.resolve()
-    findings += _check_directives(root)
+    findings.append(check_venv(root))
+    directives, found = _check_directives(root)
+    findings += found
     findings += _check_model(model, root)
     findings += _check_keys_file()
+    findings.append(check_sandbox(directives))
     return findings
 
 
@@ -84,17 +87,31 @@ def _check_git(repo: Path) -> Finding:
     return Finding("ok", "git", proc.stdout.strip())
 
 
-def _check_directives(root: Path) -> list[Finding]:
+def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
+    """The directives (None when unreadable) and what is wrong with them; the test and
+    lint commands are run once each, as the loop would."""
     from selfforge.config import load_directives
+    from selfforge.detect import detect_checks
+    from selfforge.doctor import check_lint, check_tests
     from selfforge.models.secrets import mask
 
     try:
         loaded = load_directives(root)
     except SelfforgeError as exc:
-        return [Finding("fail", "directives", exc.message)]
+        return None, [Finding("fail", "directives", exc.message, "fix the line it names")]
+    checks = loaded.directives.checks
     if loaded.path is None:
-        return [Finding("warn", "directives", "no selfforge.toml; `selfforge init` writes one")]
-    found = [Finding("ok", "directives", str(loaded.path))]
+        found = [
+            Finding(
+                "warn",
+                "directives",
+                "no selfforge.toml; a run uses what `selfforge init` would write",
+                "run `selfforge init`",
+            )
+        ]
+        checks.test, checks.lint = detect_checks(root)
+    else:
+        found = [Finding("ok", "directives", str(loaded.path))]
     if mask(loaded.text) != loaded.text:
         found.append(
             Finding(
@@ -104,29 +121,20 @@ def _check_directives(root: Path) -> list[Finding]:
                 "environment or the user keys file instead",
             )
         )
-    checks = loaded.directives.checks
-    for name, command in (("test", checks.test), ("lint", checks.lint)):
-        if command:
-            found.append(_check_command(name, command, root))
-    return found
-
-
-def _check_command(name: str, command: str, root: Path) -> Finding:
-    try:
-        words = shlex.split(command)
-    except ValueError as exc:
-        return Finding("fail", f"{name} check", f"cannot parse {command!r}: {exc}")
-    # Skip leading VAR=value assignments, as a shell would.
-    program = next((w for w in words if not _ASSIGNMENT.match(w)), "")
-    if program and (shutil.which(program) or shutil.which(program, path=str(root))):
-        return Finding("ok", f"{name} check", command)
-    if program and (root / program).exists():
-        return Finding("ok", f"{name} check", command)
-    return Finding(
-        "fail",
-        f"{name} check",
-        f"{program or command!r} not found on PATH; install it or fix [checks] {name}",
-    )
+    if checks.test:
+        found.append(check_tests(checks.test, root, checks.timeout_s))
+    else:
+        found.append(
+            Finding(
+                "warn",
+                "test check",
+                "none: only syntax and lint guard a change",
+                "set [checks] test in selfforge.toml",
+            )
+        )
+    if checks.lint:
+        found.append(check_lint(checks.lint, root, checks.timeout_s))
+    return loaded.directives, found
 
 
 def _check_model(model: str | None, root: Path) -> list[Finding]:

@@ -1,0 +1,127 @@
+"""`init` and `doctor` know the project: its virtualenv, its test runner's real command,
+the lint tools it has; `doctor` runs the checks once and gives a fix per failure."""
+
+from __future__ import annotations
+
+import shutil
+import site
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import CALC, TEST_CALC, cli, git, make_repo
+
+FAILING = TEST_CALC  # add() subtracts: test_add fails, the other two pass
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A repo with tests/ and a real virtualenv in .venv that can import pytest."""
+    repo = make_repo(tmp_path / "p", {"calc.py": CALC, "tests/test_calc.py": FAILING})
+    (repo / "tests" / "conftest.py").write_text(
+        "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1]))\n"
+    )
+    (repo / ".gitignore").write_text(".venv/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "conftest")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    [packages] = (repo / ".venv" / "lib").glob("python*/site-packages")
+    # The test environment's packages (pytest) become the project's, as if installed there.
+    (packages / "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    return repo
+
+
+def _init(repo: Path) -> tuple[str, str]:
+    proc = cli("init", "--force", "--repo", str(repo), check=True)
+    return proc.stdout, (repo / "selfforge.toml").read_text()
+
+
+def _line(toml: str, key: str) -> str | None:
+    found = [ln for ln in toml.splitlines() if ln.startswith(f"{key} = ")]
+    return found[0].split(" = ", 1)[1].strip('"') if found else None
+
+
+def test_init_uses_the_project_venv_and_no_lint_tool_it_lacks(project: Path) -> None:
+    out, toml = _init(project)
+    assert _line(toml, "test") == ".venv/bin/python -m pytest -q"
+    assert _line(toml, "lint") is None  # ruff may be on this machine; the project has none
+    assert "virtualenv: .venv" in out and "no lint tool installed for this project" in out
+    assert "[checks]" in out  # escaped, not eaten as markup
+
+
+def test_init_picks_up_a_lint_tool_installed_in_the_venv(project: Path) -> None:
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    (project / ".venv" / "bin" / "ruff").symlink_to(ruff)
+    out, toml = _init(project)
+    assert _line(toml, "lint") == ".venv/bin/ruff check --output-format concise ."
+    assert "installed in .venv" in out
+
+
+@pytest.mark.parametrize(
+    ("files", "expected", "source"),
+    [
+        (
+            {
+                "tox.ini": "[tox]\nenvlist = py\n[testenv]\ndeps = pytest\ncommands =\n"
+                "    pytest {posargs} --cov=calc -x tests\n"
+            },
+            ".venv/bin/python -m pytest -q -x tests",
+            "tox.ini [testenv] commands",
+        ),
+        (
+            {
+                "noxfile.py": "import nox\n\n@nox.session\ndef tests(session):\n"
+                "    session.install('pytest')\n    session.run('pytest', '-x', 'tests')\n"
+            },
+            ".venv/bin/python -m pytest -q -x tests",
+            "noxfile.py",
+        ),
+        (
+            {"Makefile": "PYTHON ?= python\n\ntest:\n\t$(PYTHON) -m pytest tests\n"},
+            ".venv/bin/python -m pytest -q tests",
+            "make test",
+        ),
+        ({"Makefile": "test:\n\ttox -e py311\n\tcoverage report\n"}, "make test", "Makefile"),
+    ],
+)
+def test_init_reads_the_runner_s_real_command(
+    project: Path, files: dict[str, str], expected: str, source: str
+) -> None:
+    for name, text in files.items():
+        (project / name).write_text(text)
+    out, toml = _init(project)
+    assert _line(toml, "test") == expected
+    assert source in out
+
+
+def test_doctor_runs_the_checks_once_and_lists_them(project: Path, script) -> None:
+    (project / ".venv" / "bin" / "ruff").symlink_to(
+        shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    )
+    _init(project)
+    proc = cli("doctor", "--repo", str(project), "--model", script())
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "ok   virtualenv: .venv" in out
+    assert (
+        "ok   test check: `.venv/bin/python -m pytest -q`: 3 collected, 2 passed, 1 failed" in out
+    )
+    assert "ok   lint check: `.venv/bin/ruff check --output-format concise .`: " in out
+    assert "model: script:" in out and "sandbox" in out and out.rstrip().endswith("ready.")
+    assert git(project, "worktree", "list").count("\n") == 1  # its worktree is gone
+
+
+def test_doctor_says_how_to_fix_what_fails(project: Path, script) -> None:
+    (project / "selfforge.toml").write_text(
+        '[checks]\ntest = "python -m pytest -q nothing_here_test.py"\n'
+        'lint = "no-such-linter-xyz ."\n'
+    )
+    proc = cli("doctor", "--repo", str(project), "--model", script())
+    out = proc.stdout
+    assert proc.returncode == 1
+    assert "FAIL test check" in out and "fix:" in out
+    assert "FAIL lint check: 'no-such-linter-xyz' not found on PATH" in out
+    assert "fix [checks] lint in selfforge.toml" in out  # brackets shown, not eaten
+    assert "problem(s) to fix" in out and "Traceback" not in proc.stderr
