@@ -1,0 +1,62 @@
+"""The documentation lives in the repository and stays true: every link resolves inside
+it, nothing points outside it, and the examples of the contracts are accepted by the code."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from selfforge.config import parse_directives
+from selfforge.models import from_spec
+from selfforge.models.base import Request
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").rglob("*.md"))]
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+CONTRACTS = ["cli", "models", "scripted-model", "edit-formats", "directives", "state"]
+
+
+def _blocks(page: str, language: str) -> list[str]:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return re.findall(rf"```{language}\n(.*?)```", text, re.S)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_resolves_inside_the_repository(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert "shared/DESIGN.md" not in text and "/work/" not in text
+    for target in _LINK.findall(text):
+        if target.startswith(("http://", "https://", "mailto:", "#")):
+            continue
+        resolved = (page.parent / target.split("#")[0]).resolve()
+        assert resolved.is_relative_to(ROOT), f"{page.name}: {target} leaves the repository"
+        assert resolved.exists(), f"{page.name}: {target} does not exist"
+
+
+def test_the_readme_and_the_index_link_every_contract_and_guide() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    for name in CONTRACTS:
+        assert f"(docs/{name}.md)" in readme and f"({name}.md)" in index
+    for guide in sorted((ROOT / "docs" / "guides").glob("*.md")):
+        assert f"(docs/guides/{guide.name})" in readme
+        assert f"(guides/{guide.name})" in index
+
+
+def test_the_scripted_model_example_is_a_valid_script(tmp_path: Path) -> None:
+    [example] = _blocks("scripted-model.md", "json")
+    path = tmp_path / "script.json"
+    path.write_text(example)
+    model = from_spec(f"script:{path}")
+    reply = model.complete(Request(role="review", messages=[], hints={}))
+    assert reply.content == json.loads(example)["review"][0]
+
+
+def test_the_directives_example_is_accepted(tmp_path: Path) -> None:
+    [example] = _blocks("directives.md", "toml")
+    directives = parse_directives(example, tmp_path / "selfforge.toml")
+    assert directives.goals.items[0] == "All tests pass"
+    assert directives.roles.enabled[1] == "propose"
