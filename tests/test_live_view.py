@@ -20,7 +20,9 @@ import pytest
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, make_repo
 
 SLOW_TESTS = f"sleep 3 && {sys.executable} -m pytest -q"
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="needs tmux (.ci/run installs it)"
+)
 
 
 @pytest.fixture
@@ -71,7 +73,7 @@ def test_the_live_view_moves_during_a_slow_baseline_and_ends_with_a_summary(
     assert len(clocks) >= 2, clocks  # the stage's clock moved while the tests ran
     assert any("1 cycle(s)" in f and "tokens" in f and "$0.0000" in f for f in baseline)
     during = [f for f in frames if "cycle 1/1 ·" in f]
-    assert during and any("checking: the full test suite" in f for f in during)
+    assert during and any("checking: the full test suite (sleep 3 && " in f for f in during)
     assert any("task: Fix add()" in f for f in during)
     assert any(re.search(r"cycle 1/1 · [1-9][\d,]* tokens", f) for f in during)
     assert "run 1 finished" in last and "1 accepted, 0 rejected" in last

@@ -36,17 +36,23 @@ _LABELS = {
 # What runs after a step that ends without the next one announcing itself.
 _AFTER = {
     "propose": "applying the edits",
+    "repair": "applying the edits",
     "apply": "checking: syntax and integrity",
+    "tests": "landing: committing the change",
+    "review": "landing: committing the change",
     "land": "reflecting: writing a lesson",
 }
 
 
-def label(name: str) -> str:
+def label(name: str, commands: dict[str, str] | None = None) -> str:
+    """What a step's name means, with the command it runs when there is one."""
     if name.startswith("repair"):
         return f"{name}: waiting for the model's repaired edit"
     if name.startswith("review:"):
         return f"reviewing: the {name.partition(':')[2]} reviewer votes"
-    return _LABELS.get(name, name)
+    text = _LABELS.get(name, name)
+    command = (commands or {}).get(name.partition(":")[0])
+    return f"{text} ({first_line(command)})" if command and name != "baseline" else text
 
 
 class Spend:
@@ -93,8 +99,14 @@ def clock(seconds: float) -> str:
 
 
 class LiveReporter(BaseReporter):
-    def __init__(self, console: Console, cycles: int, journal: Path) -> None:
-        self.console, self.cycles = console, cycles
+    def __init__(
+        self,
+        console: Console,
+        cycles: int,
+        journal: Path,
+        commands: dict[str, str] | None = None,  # "lint", "tests": the check commands
+    ) -> None:
+        self.console, self.cycles, self.commands = console, cycles, commands or {}
         self.spend = Spend(journal)
         self.run_started = self.stage_started = time.monotonic()
         self.stage, self.cycle, self.task = "starting", 0, ""
@@ -136,7 +148,7 @@ class LiveReporter(BaseReporter):
         return Group(*lines)
 
     def begin(self, name: str) -> None:
-        self._set_stage(label(name))
+        self._set_stage(label(name, self.commands))
 
     def attempt(self, cycle: int, task: str) -> None:
         self.cycle, self.task = cycle, task
@@ -145,7 +157,7 @@ class LiveReporter(BaseReporter):
 
     def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
         self.console.print(step_line(name, ok, detail, seconds), no_wrap=True, overflow="ellipsis")
-        after = _AFTER.get(name.split(" ")[0])
+        after = _AFTER.get(name.split(" ")[0].split(":")[0])
         if after and ok is not False:
             self._set_stage(after)
 

@@ -76,7 +76,10 @@ def start_run(
             f"selfforge: {escape(str(ws.root))} with [bold]{escape(spec)}[/]; "
             f"{options.cycles} cycle(s), land mode {d.land.mode}"
         )
-    reporter = reporter or choose_reporter(ws, options.cycles, quiet=quiet, as_json=as_json)
+    commands = {"lint": d.checks.lint or "", "tests": d.checks.test or ""}
+    reporter = reporter or choose_reporter(
+        ws, options.cycles, quiet=quiet, as_json=as_json, commands=commands
+    )
     waits.append(reporter)
     try:
         summary = run(ws, loaded, the_model, options, reporter)
@@ -109,7 +112,14 @@ def start_run(
     return result
 
 
-def choose_reporter(ws: Workspace, cycles: int, *, quiet: bool, as_json: bool) -> Reporter:
+def choose_reporter(
+    ws: Workspace,
+    cycles: int,
+    *,
+    quiet: bool,
+    as_json: bool,
+    commands: dict[str, str] | None = None,
+) -> Reporter:
     """JSON events, nothing, the live view on a terminal, or a plain line per step."""
     if as_json:
         return JsonReporter()
@@ -118,7 +128,7 @@ def choose_reporter(ws: Workspace, cycles: int, *, quiet: bool, as_json: bool) -
     if console.is_terminal and not console.is_dumb_terminal:
         from selfforge.live import LiveReporter
 
-        return LiveReporter(console, cycles, ws.state / "journal.db")
+        return LiveReporter(console, cycles, ws.state / "journal.db", commands)
     return ConsoleReporter(console)
 
 
