@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "selfforge.commands.context",
     "selfforge.commands.models",
     "selfforge.commands.autonomy",
+    "selfforge.commands.bench",
 )
 
 app = typer.Typer(

@@ -1,0 +1,239 @@
+"""``bench mine``: find commits whose changed tests fail on the parent's code and pass on
+their own, and record each as an instance with FAIL_TO_PASS and PASS_TO_PASS test ids.
+
+Commits are read newest first (``git rev-list --no-merges``); the instances keep that
+order and the first ``limit`` that qualify are kept, whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from selfforge.bench import mutate
+from selfforge.bench.records import Instance
+from selfforge.bench.testrun import run_tests
+from selfforge.errors import GitError, UsageError
+from selfforge.git import git, repo_root
+
+TEST_DIRS = {"test", "tests", "testing"}
+CODE_SUFFIXES = {".py", ".pyi"}
+DEFAULT_TEST_CMD = "python -m pytest"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    commit: str
+    parent: str
+    test_files: tuple[str, ...]
+    code_files: tuple[str, ...]
+
+    @property
+    def test_modules(self) -> list[str]:
+        return [f for f in self.test_files if is_test_module(f)]
+
+
+def is_test_path(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return (
+        any(p in TEST_DIRS for p in parts[:-1])
+        or is_test_module(path)
+        or (parts[-1] == "conftest.py")
+    )
+
+
+def is_test_module(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def candidates(repo: Path, since: str | None = None) -> list[Candidate]:
+    """Non-merge commits, newest first, that change a test module and Python code."""
+    args = ["-c", "core.quotePath=false", "log", "--no-merges", "--no-renames"]
+    args += ["--format=@@%H %P", "--name-only"]
+    if since:
+        args.append(f"--since={since}")
+    out = git(*args, "HEAD", cwd=repo)
+    found = []
+    for block in out.split("@@")[1:]:
+        lines = [x for x in block.splitlines() if x.strip()]
+        shas = lines[0].split()
+        if len(shas) != 2:  # a root commit has no parent to replay from
+            continue
+        files = lines[1:]
+        tests = tuple(f for f in files if is_test_path(f))
+        code = tuple(
+            f for f in files if not is_test_path(f) and PurePosixPath(f).suffix in CODE_SUFFIXES
+        )
+        if code and any(is_test_module(f) for f in tests):
+            found.append(Candidate(shas[0], shas[1], tests, code))
+    return found
+
+
+def mine_one(
+    repo: str,
+    candidate: Candidate,
+    test_cmd: str | None,
+    timeout_s: float,
+    mutations: int,
+    scope: str = "module",
+) -> Instance | None:
+    """Replay one candidate in a scratch clone; the instance, or None if it does not hold."""
+    scratch = Path(tempfile.mkdtemp(prefix="selfforge-mine-"))
+    try:
+        git("clone", "-q", "--shared", "--no-checkout", repo, str(scratch), cwd=scratch.parent)
+        return _mine_in(scratch, repo, candidate, test_cmd, timeout_s, mutations, scope)
+    except GitError:
+        return None  # e.g. a commit whose files git cannot check out here
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _mine_in(
+    root: Path,
+    repo: str,
+    c: Candidate,
+    test_cmd: str | None,
+    timeout_s: float,
+    mutations: int,
+    scope: str,
+) -> Instance | None:
+    status = git("diff", "--name-status", "--no-renames", c.parent, c.commit, cwd=root)
+    if any(
+        line.startswith("D") and line.split("\t")[1] in c.code_files for line in status.splitlines()
+    ):
+        return None  # a deleted code file: the gold change is not an edit to propose
+    modules = [m for m in c.test_modules if _exists(root, c.commit, m)]
+    if not modules:
+        return None
+    git("checkout", "-q", "--detach", c.parent, cwd=root)
+    _apply(root, c.parent, c.commit, list(c.test_files))
+    cmd = test_cmd or _default_test_cmd(root)
+    before = run_tests(root, cmd, modules, timeout_s)
+    git("checkout", "-q", "-f", "--detach", c.commit, cwd=root)
+    after = run_tests(root, cmd, modules, timeout_s)
+    fail_to_pass = sorted(after.passed - before.passed)
+    pass_to_pass = sorted(after.passed & before.passed)
+    if not fail_to_pass or after.exit_code is None:
+        return None
+    targets = modules
+    if scope == "class":  # only the test classes holding a FAIL_TO_PASS test: faster runs
+        targets = sorted({node_of(t, modules) for t in fail_to_pass})
+        pass_to_pass = [t for t in pass_to_pass if node_of(t, modules) in targets]
+    code_patch = git("diff", "-U5", c.parent, c.commit, "--", *c.code_files, cwd=root)
+    if "\nBinary files " in code_patch or not code_patch.strip():
+        return None
+    listed = set(fail_to_pass) | set(pass_to_pass)
+
+    def breaks_a_test() -> bool:
+        return not listed <= run_tests(root, cmd, targets, timeout_s).passed
+
+    added = mutate.added_lines(
+        git("diff", "-U0", c.parent, c.commit, "--", *c.code_files, cwd=root)
+    )
+    mutation = mutate.find_breaking(root, added, breaks_a_test, mutations) if mutations else None
+    negative = git("diff", "-U5", c.parent, "--", *c.code_files, cwd=root) if mutation else None
+    name = re.sub(r"\.git$", "", Path(repo.rstrip("/")).name) or "repo"
+    return Instance(
+        instance_id=f"{name}-{c.commit[:10]}",
+        repo=repo,
+        commit=c.commit,
+        parent=c.parent,
+        message=git("log", "-1", "--format=%B", c.commit, cwd=root).strip(),
+        test_files=list(c.test_files),
+        test_targets=targets,
+        code_files=list(c.code_files),
+        test_patch=git("diff", "--binary", c.parent, c.commit, "--", *c.test_files, cwd=root),
+        code_patch=code_patch,
+        fail_to_pass=fail_to_pass,
+        pass_to_pass=pass_to_pass,
+        test_cmd=cmd,
+        test_time_s=round(after.duration_s, 3),
+        negative_patch=negative,
+        mutation=mutation.describe() if mutation else None,
+    )
+
+
+def node_of(test_id: str, modules: list[str]) -> str:
+    """The pytest node of a junit test id's class: ``tests/test_a.py::Suite``, or its file."""
+    classname = test_id.split("::")[0]
+    for module in modules:
+        dotted = module.removesuffix(".py").replace("/", ".")
+        if classname == dotted:
+            return module
+        if classname.startswith(dotted + "."):
+            return module + "::" + classname[len(dotted) + 1 :].replace(".", "::")
+    return modules[0] if len(modules) == 1 else classname
+
+
+def _exists(root: Path, commit: str, path: str) -> bool:
+    return bool(git("ls-tree", "--name-only", commit, "--", path, cwd=root).strip())
+
+
+def _apply(root: Path, parent: str, commit: str, files: list[str]) -> None:
+    """Bring ``files`` to their state in ``commit`` (added, changed or deleted)."""
+    patch = git("diff", "--binary", parent, commit, "--", *files, cwd=root)
+    if patch:
+        git("apply", "--index", "--whitespace=nowarn", "-", cwd=root, input_text=patch)
+
+
+def _default_test_cmd(root: Path) -> str:
+    """pytest with the interpreter running the bench; a src layout needs src importable."""
+    if (root / "src").is_dir():
+        return f"PYTHONPATH=src {DEFAULT_TEST_CMD}"
+    return DEFAULT_TEST_CMD
+
+
+def mine(
+    repo: Path,
+    *,
+    since: str | None = None,
+    limit: int | None = None,
+    workers: int = 1,
+    test_cmd: str | None = None,
+    timeout_s: float = 300,
+    mutations: int = 5,
+    scope: str = "module",
+    on_progress: Callable[[int, int, int], None] | None = None,
+) -> list[Instance]:
+    """Instances in history order (newest first); ``on_progress(done, total, found)``."""
+    root = repo_root(repo)
+    found_candidates = candidates(root, since)
+    if not found_candidates:
+        raise UsageError(
+            f"no commit in {root} changes both Python code and a test module"
+            + (f" since {since}" if since else "")
+            + "; mine another repository or an earlier --since"
+        )
+    instances: list[Instance] = []
+    total = len(found_candidates)
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        window: list[Future[Instance | None]] = []
+        pending: Iterator[Candidate] = iter(found_candidates)
+        done = 0
+        while True:
+            while len(window) < max(1, workers) * 2:
+                nxt = next(pending, None)
+                if nxt is None:
+                    break
+                window.append(
+                    pool.submit(mine_one, str(root), nxt, test_cmd, timeout_s, mutations, scope)
+                )
+            if not window:
+                break
+            instance = window.pop(0).result()  # in history order: the output is reproducible
+            done += 1
+            if instance is not None:
+                instances.append(instance)
+            if on_progress:
+                on_progress(done, total, len(instances))
+            if limit is not None and len(instances) >= limit:
+                for future in window:
+                    future.cancel()
+                break
+    return instances

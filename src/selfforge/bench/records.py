@@ -1,0 +1,163 @@
+"""Bench records: an instance mined from history, a job to run, the result of one job.
+
+Instances and results are JSON lines; a file ending in ``.gz`` is read and written
+gzipped (the committed benchmark keeps its long PASS_TO_PASS lists small that way).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from selfforge.errors import UsageError
+
+Mode = Literal["model", "gold", "negative"]
+
+
+class Instance(BaseModel):
+    """One commit whose changed tests fail on its parent's code and pass on its own."""
+
+    instance_id: str
+    repo: str  # where it was mined from (a path or URL that `git clone` accepts)
+    commit: str
+    parent: str
+    message: str  # the commit message: the task text unless issue_text is given
+    issue_text: str | None = None
+    test_files: list[str]  # every changed file under the tests
+    test_targets: list[str]  # what pytest runs: the changed test files, or their classes
+    code_files: list[str]
+    test_patch: str
+    code_patch: str  # the gold change: what `--gold` proposes
+    fail_to_pass: list[str]
+    pass_to_pass: list[str]
+    test_cmd: str  # e.g. "python -m pytest"; `python` means the bench's interpreter
+    test_time_s: float  # the changed tests' run time on the commit, when mined
+    negative_patch: str | None = None  # gold plus one mutation that breaks a listed test
+    mutation: str | None = None  # what the mutation changed, e.g. "more.py:120 '<' -> '>='"
+
+    @property
+    def task(self) -> str:
+        return (self.issue_text or self.message).strip()
+
+
+class Job(BaseModel):
+    """One instance to replay in one mode with one model."""
+
+    instance: Instance
+    mode: Mode
+    model: str  # the model spec; for gold/negative the scripted model is written per job
+    max_repairs: int | None = None
+    work_dir: str  # the job makes (and removes) its clone below this folder
+    keep_clone: bool = False
+    timeout_s: float = 900
+
+    @property
+    def key(self) -> str:
+        return result_key(self.instance.instance_id, self.mode, self.model)
+
+
+class Result(BaseModel):
+    instance_id: str
+    mode: Mode
+    model: str
+    solved: bool = False  # landed, every FAIL_TO_PASS and PASS_TO_PASS passes
+    landed: bool = False
+    outcome: str = ""  # the last attempt's outcome, or "error"
+    attempts: int = 0
+    repairs: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    wall_s: float = 0.0  # the whole job: clone, tests, selfforge, verification
+    selfforge_s: float = 0.0  # the selfforge run alone
+    selfforge_test_runs: int = 0  # test-command runs selfforge made (baseline, candidate)
+    selfforge_tests_s: float = 0.0  # ... and their time, as selfforge measured it
+    overhead_s: float | None = None  # selfforge's own time: selfforge_s - selfforge_tests_s
+    baseline_tests_s: float = 0.0  # the bench's own run of the tests before selfforge
+    verify_tests_s: float = 0.0  # ... and after it lands
+    reasons: list[str] = Field(default_factory=list)  # each attempt's verdict
+    fail_to_pass_failing: list[str] = Field(default_factory=list)
+    pass_to_pass_failing: list[str] = Field(default_factory=list)
+    error: str | None = None  # the harness failed; the verdict says nothing then
+
+    @property
+    def key(self) -> str:
+        return result_key(self.instance_id, self.mode, self.model)
+
+
+def result_key(instance_id: str, mode: str, model: str) -> str:
+    """Gold and negative jobs are the same whatever model; model jobs differ per model."""
+    return f"{instance_id}:{mode}" + (f":{model}" if mode == "model" else "")
+
+
+def _open_text(path: Path, mode: str) -> io.TextIOBase:
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
+    return open(path, mode, encoding="utf-8")
+
+
+def read_instances(path: Path) -> list[Instance]:
+    if not path.is_file():
+        raise UsageError(f"no instances file {path}; write one with `selfforge bench mine`")
+    instances = []
+    with _open_text(path, "r") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                instances.append(Instance.model_validate_json(line))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "line"
+                raise UsageError(
+                    f"{path}:{number}: not an instance ({where}: {first['msg']}); "
+                    "write the file with `selfforge bench mine`"
+                ) from None
+    ids = [i.instance_id for i in instances]
+    if len(set(ids)) != len(ids):
+        raise UsageError(f"{path}: an instance id appears twice; keep one line per instance")
+    return instances
+
+
+def write_instances(path: Path, instances: Iterable[Instance]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with _open_text(tmp, "w") as fh:
+        for instance in instances:
+            fh.write(instance.model_dump_json() + "\n")
+    tmp.replace(path)
+
+
+def read_results(path: Path) -> list[Result]:
+    """Finished results; a line cut short by a killed run is dropped from the file."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):  # killed mid-write: the partial line goes
+        data = data[: data.rfind(b"\n") + 1]
+        path.write_bytes(data)
+    results = []
+    for number, line in enumerate(data.decode("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            results.append(Result.model_validate_json(line))
+        except ValidationError:
+            raise UsageError(
+                f"{path}:{number}: not a bench result; pass another --results file"
+            ) from None
+    return results
+
+
+def append_result(path: Path, result: Result) -> None:
+    """One whole line per write, flushed to disk: a kill loses at most the job running."""
+    import os
+
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(result.model_dump_json() + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())

@@ -1,0 +1,186 @@
+"""One job in one fresh clone: tests first, then selfforge's normal loop, then the grade.
+
+    clone at parent -> commit the instance's tests -> the bench runs the tests (they must
+    reproduce) -> ``selfforge run`` with the task -> the bench runs them again -> Result
+
+Runs inside an executor's worker (a pool process or a Ray task): everything it needs
+travels in the Job, everything it reports is in the Result.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from selfforge.bench.records import Instance, Job, Result
+from selfforge.bench.testrun import check_command, run_tests
+from selfforge.errors import SelfforgeError
+from selfforge.git import git
+
+BENCH_IDENTITY = ["-c", "user.name=selfforge bench", "-c", "user.email=bench@localhost"]
+# The task is the commit message as written: no planner rewrites it.
+ROLES = ["propose", "critique", "review", "reflect"]
+
+
+def run_job(job: Job) -> Result:
+    """Never raises for a harness failure: the Result carries ``error`` instead."""
+    started = time.monotonic()
+    inst = job.instance
+    result = Result(instance_id=inst.instance_id, mode=job.mode, model=job.model)
+    Path(job.work_dir).mkdir(parents=True, exist_ok=True)
+    place = Path(tempfile.mkdtemp(prefix=f"{inst.instance_id}-{job.mode}-", dir=job.work_dir))
+    try:
+        _replay(place, job, result)
+    except SelfforgeError as exc:
+        result.outcome, result.error = "error", exc.message
+    except Exception as exc:  # the harness must report, not die, whatever one job hits
+        result.outcome, result.error = "error", f"{type(exc).__name__}: {exc}"
+    finally:
+        if not job.keep_clone:
+            shutil.rmtree(place, ignore_errors=True)
+    result.wall_s = round(time.monotonic() - started, 3)
+    return result
+
+
+def _replay(place: Path, job: Job, result: Result) -> None:
+    inst = job.instance
+    clone = place / "repo"
+    prepare_clone(inst, clone, job.timeout_s)
+    listed = set(inst.fail_to_pass) | set(inst.pass_to_pass)
+    before = run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s)
+    result.baseline_tests_s = round(before.duration_s, 3)
+    already = sorted(set(inst.fail_to_pass) & before.passed)
+    broken = sorted(set(inst.pass_to_pass) - before.passed)
+    if already or broken:
+        result.outcome = "error"
+        result.error = (
+            f"the instance does not reproduce here: {len(already)} FAIL_TO_PASS test(s) pass "
+            f"and {len(broken)} PASS_TO_PASS test(s) fail before any change "
+            f"(e.g. {(already + broken)[0]}); mine it again in this environment"
+        )
+        return
+    spec = model_spec(job, place)
+    from selfforge.session import start_run
+
+    timer = TestTimer()
+    t0 = time.monotonic()
+    summary = start_run(
+        clone,
+        goals=[inst.task],
+        cycles=1,
+        max_repairs=job.max_repairs,
+        model=spec,
+        land="merge",
+        quiet=True,
+        reporter=timer,
+    )
+    result.selfforge_s = round(time.monotonic() - t0, 3)
+    result.selfforge_test_runs, result.selfforge_tests_s = timer.runs, round(timer.seconds, 3)
+    result.overhead_s = round(result.selfforge_s - timer.seconds, 3)
+    _read_summary(summary, clone, result)
+    if not result.landed:
+        result.fail_to_pass_failing = sorted(inst.fail_to_pass)
+        return
+    after = run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s)
+    result.verify_tests_s = round(after.duration_s, 3)
+    result.fail_to_pass_failing = sorted(set(inst.fail_to_pass) - after.passed)
+    result.pass_to_pass_failing = sorted(set(inst.pass_to_pass) - after.passed)
+    result.solved = listed <= after.passed
+
+
+class TestTimer:
+    """A silent Reporter that adds up the test runs selfforge reports (baseline, candidate,
+    focused or affected passes), so its own time can be told apart from the tests'."""
+
+    def __init__(self) -> None:
+        self.runs, self.seconds = 0, 0.0
+
+    def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
+        if name.startswith("test") or detail.startswith("tests"):
+            self.runs += 1
+            self.seconds += seconds
+
+    def begin(self, name: str) -> None:
+        pass
+
+    def attempt(self, cycle: int, task: str) -> None:
+        pass
+
+    def outcome(self, outcome: str, reason: str) -> None:
+        pass
+
+    def info(self, message: str) -> None:
+        pass
+
+
+def prepare_clone(inst: Instance, clone: Path, timeout_s: float) -> None:
+    """A clone at the parent with the instance's tests (and the bench's directives) committed."""
+    local = Path(inst.repo).is_dir()
+    shared = ["--shared"] if local else []
+    git("clone", "-q", *shared, "--no-checkout", inst.repo, str(clone), cwd=clone.parent)
+    git("checkout", "-q", "-B", "bench", inst.parent, cwd=clone)
+    if inst.test_patch.strip():
+        git("apply", "--index", "--whitespace=nowarn", "-", cwd=clone, input_text=inst.test_patch)
+    (clone / "selfforge.toml").write_text(directives(inst, timeout_s), encoding="utf-8")
+    git("add", "selfforge.toml", cwd=clone)
+    git(
+        *BENCH_IDENTITY,
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        f"bench: the tests of {inst.commit[:12]} (tests first)",
+        cwd=clone,
+    )
+
+
+def directives(inst: Instance, timeout_s: float) -> str:
+    """selfforge.toml for the replay: the instance's test modules are the test check."""
+    test = check_command(inst.test_cmd, inst.test_targets)
+    return "\n".join(
+        [
+            "[goals]",
+            f"items = [{json.dumps(inst.task)}]",
+            "[checks]",
+            f"test = {json.dumps(test)}",
+            f"timeout_s = {float(timeout_s)}",
+            "[roles]",
+            f"enabled = {json.dumps(ROLES)}",
+            "[land]",
+            'mode = "merge"',
+            "",
+        ]
+    )
+
+
+def model_spec(job: Job, place: Path) -> str:
+    """Gold and negative jobs propose the instance's own change through the scripted model."""
+    if job.mode == "model":
+        return job.model
+    patch = job.instance.code_patch if job.mode == "gold" else job.instance.negative_patch
+    if not patch:
+        raise SelfforgeError(f"{job.instance.instance_id} has no {job.mode} patch")
+    script = place / "script.json"
+    script.write_text(json.dumps({"propose": [patch]}), encoding="utf-8")
+    return f"script:{script}"
+
+
+def _read_summary(summary: dict[str, Any], clone: Path, result: Result) -> None:
+    from selfforge.journal import Journal
+
+    attempts = summary.get("attempts") or []
+    result.attempts = len(attempts)
+    result.repairs = sum(int(a.get("repairs") or 0) for a in attempts)
+    result.landed = any(a.get("landed") for a in attempts)
+    result.outcome = attempts[-1]["outcome"] if attempts else "none"
+    result.reasons = [str(a.get("reason") or "") for a in attempts]
+    if not attempts and summary.get("stop_reason"):
+        result.reasons = [str(summary["stop_reason"])]
+    with Journal(clone / ".selfforge" / "journal.db") as journal:
+        totals = journal.totals()
+    result.tokens = totals.input_tokens + totals.output_tokens
+    result.cost_usd = round(totals.cost_usd, 6)

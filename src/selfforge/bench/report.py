@@ -1,0 +1,200 @@
+"""The bench report: a Markdown summary with SVG plots, from the results JSONL alone.
+
+For model jobs the figure is the solve rate; for the judge's self-test it is two error
+rates: gold changes it rejected (false rejections) and negatives it landed (false
+acceptances).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+from selfforge.bench.records import Result
+
+
+@dataclass
+class Group:
+    label: str  # "gold", "negative", or the model spec
+    results: list[Result]
+
+    @property
+    def graded(self) -> list[Result]:
+        return [r for r in self.results if r.error is None]
+
+    @property
+    def landed(self) -> int:
+        return sum(r.landed for r in self.graded)
+
+    @property
+    def solved(self) -> int:
+        return sum(r.solved for r in self.graded)
+
+    @property
+    def good(self) -> int:
+        """Solved, or for negatives rejected: the count the rate is over."""
+        if self.label == "negative":
+            return len(self.graded) - self.landed
+        return self.solved
+
+    @property
+    def rate(self) -> float:
+        return self.good / len(self.graded) if self.graded else 0.0
+
+    @property
+    def cost(self) -> float:
+        return sum(r.cost_usd for r in self.results)
+
+    def median(self, values: list[float]) -> float | None:
+        return statistics.median(values) if values else None
+
+
+def groups(results: list[Result]) -> list[Group]:
+    by_label: dict[str, list[Result]] = {}
+    for r in results:
+        by_label.setdefault(r.mode if r.mode != "model" else r.model, []).append(r)
+    return [Group(label, rs) for label, rs in by_label.items()]
+
+
+def overheads(results: list[Result]) -> list[float]:
+    return [r.overhead_s for r in results if r.overhead_s is not None and r.error is None]
+
+
+def write_report(results: list[Result], out_dir: Path, source: str = "") -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    gs = groups(results)
+    labels = [_rate_label(g) for g in gs]
+    (out_dir / "solve_rate.svg").write_text(
+        bar_chart(
+            "Solved (gold: landed; negatives: rejected)", labels, [100 * g.rate for g in gs], "%"
+        )
+    )
+    per_solved = [g.cost / g.solved if g.solved else 0.0 for g in gs]
+    (out_dir / "cost_per_solved.svg").write_text(
+        bar_chart("Cost per solved task", labels, per_solved, "$")
+    )
+    walls = [g.median([r.wall_s for r in g.graded]) or 0.0 for g in gs]
+    (out_dir / "time.svg").write_text(bar_chart("Median wall time per job", labels, walls, "s"))
+    path = out_dir / "report.md"
+    path.write_text(markdown(results, gs, source), encoding="utf-8")
+    return path
+
+
+def _rate_label(g: Group) -> str:
+    return {"gold": "gold landed", "negative": "negatives rejected"}.get(g.label, g.label)
+
+
+def markdown(results: list[Result], gs: list[Group], source: str) -> str:
+    lines = ["# selfforge bench report", ""]
+    if source:
+        lines += [f"Results: `{source}` ({len(results)} jobs).", ""]
+    lines += [
+        "| run | jobs | harness errors | landed | solved | rate | cost $ | $ / solved "
+        "| tokens | median wall s | median overhead s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for g in gs:
+        over = g.median(overheads(g.results))
+        wall = g.median([r.wall_s for r in g.graded])
+        lines.append(
+            f"| {g.label} | {len(g.results)} | {len(g.results) - len(g.graded)} | {g.landed} "
+            f"| {g.solved} | {100 * g.rate:.0f}% | {g.cost:.4f} "
+            f"| {(g.cost / g.solved if g.solved else 0):.4f} "
+            f"| {sum(r.tokens for r in g.results)} | {_num(wall)} | {_num(over)} |"
+        )
+    lines += ["", *judge_section(gs), "## Plots", ""]
+    lines += [
+        "![solve rate](solve_rate.svg)",
+        "![cost per solved task](cost_per_solved.svg)",
+        "![time](time.svg)",
+        "",
+        "## Jobs",
+        "",
+        "| instance | run | solved | landed | attempts | repairs | tokens | cost $ | wall s "
+        "| overhead s | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        label = r.mode if r.mode != "model" else r.model
+        verdict = r.error or "; ".join(x for x in r.reasons if x) or r.outcome
+        lines.append(
+            f"| {r.instance_id} | {label} | {_yes(r.solved)} | {_yes(r.landed)} | {r.attempts} "
+            f"| {r.repairs} | {r.tokens} | {r.cost_usd:.4f} | {r.wall_s:.1f} "
+            f"| {_num(r.overhead_s)} | {_cell(verdict)} |"
+        )
+    lines += [
+        "",
+        "Overhead: selfforge's own time per job, beyond the test runs it made (their time "
+        "as selfforge measured it; usually two: the baseline and the candidate).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def judge_section(gs: list[Group]) -> list[str]:
+    by = {g.label: g for g in gs}
+    lines: list[str] = []
+    if "gold" not in by and "negative" not in by:
+        return lines
+    lines += ["## The judge", ""]
+    if "gold" in by:
+        g = by["gold"]
+        missed = [r for r in g.graded if not r.landed]
+        lines.append(
+            f"- Gold changes landed: {g.landed} of {len(g.graded)} "
+            f"({100 * g.rate:.0f}%); false rejections: {len(missed)}"
+        )
+        lines += [f"  - {r.instance_id}: {_cell('; '.join(r.reasons))}" for r in missed]
+    if "negative" in by:
+        g = by["negative"]
+        wrong = [r for r in g.graded if r.landed]
+        lines.append(
+            f"- Negatives rejected: {len(g.graded) - len(wrong)} of {len(g.graded)} "
+            f"({100 * g.rate:.0f}%); false acceptances: {len(wrong)}"
+        )
+        lines += [f"  - {r.instance_id}" for r in wrong]
+    return [*lines, ""]
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")[:200]
+
+
+def bar_chart(title: str, labels: list[str], values: list[float], unit: str) -> str:
+    """A horizontal bar chart as a standalone SVG (no plotting library needed)."""
+    bar_h, gap, left, width = 22, 10, 220, 360
+    top = 40
+    height = top + len(labels) * (bar_h + gap) + 20
+    peak = max([*values, 1e-9])
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 120}" '
+        f'height="{height}" font-family="sans-serif" font-size="13">',
+        f'<text x="10" y="24" font-size="15" font-weight="bold">{escape(title)}</text>',
+    ]
+    for i, (label, value) in enumerate(zip(labels, values, strict=True)):
+        y = top + i * (bar_h + gap)
+        w = 0 if value <= 0 else max(1.0, width * value / peak)
+        shown = (
+            f"{value:.0f}%"
+            if unit == "%"
+            else f"{unit}{value:.4f}"
+            if unit == "$"
+            else f"{value:.2f} {unit}"
+        )
+        parts += [
+            f'<text x="{left - 8}" y="{y + 16}" text-anchor="end">{escape(label[:32])}</text>',
+            f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="#4c78a8"/>',
+            f'<text x="{left + w + 6:.1f}" y="{y + 16}">{escape(shown)}</text>',
+        ]
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"

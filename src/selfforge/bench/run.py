@@ -1,0 +1,123 @@
+"""``bench run``: schedule jobs on an executor, append each result as it finishes.
+
+Resumable: a job whose result is already in the results file is skipped. The global
+budget is checked before each job starts: once the results' spend reaches it, nothing
+new starts, the jobs running finish, and a rerun with a higher budget continues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge.bench.executors import Executor
+from selfforge.bench.records import Instance, Job, Mode, Result, append_result, read_results
+from selfforge.errors import UsageError
+
+
+@dataclass
+class Progress:
+    total: int
+    done: int = 0
+    solved: int = 0  # model and gold jobs
+    rejected: int = 0  # negative jobs the judge rejected, as it should
+    spent_usd: float = 0.0
+    errors: int = 0
+
+
+@dataclass
+class BenchRun:
+    results: list[Result] = field(default_factory=list)  # previous and new, in job order
+    new: int = 0
+    stop_reason: str = "every job finished"
+
+
+def make_jobs(
+    instances: list[Instance],
+    modes: list[Mode],
+    model: str,
+    work_dir: Path,
+    *,
+    max_repairs: int | None = None,
+    keep_clone: bool = False,
+    timeout_s: float = 900,
+) -> list[Job]:
+    jobs = []
+    for instance in instances:
+        for mode in modes:
+            if mode == "negative" and not instance.negative_patch:
+                continue  # mining found no mutation that breaks a test: nothing to propose
+            jobs.append(
+                Job(
+                    instance=instance,
+                    mode=mode,
+                    model=model if mode == "model" else f"script:{mode}",
+                    # The scripted gold has nothing to repair with: one proposal is the test.
+                    max_repairs=0 if mode != "model" else max_repairs,
+                    work_dir=str(work_dir),
+                    keep_clone=keep_clone,
+                    timeout_s=timeout_s,
+                )
+            )
+    if not jobs:
+        raise UsageError("no job to run: the instances file is empty or has no negatives")
+    return jobs
+
+
+def run_bench(
+    jobs: list[Job],
+    results_path: Path,
+    executor: Executor,
+    *,
+    workers: int,
+    budget_usd: float | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> BenchRun:
+    previous = {r.key: r for r in read_results(results_path)}
+    finished = [previous[j.key] for j in jobs if j.key in previous]
+    todo = [j for j in jobs if j.key not in previous]
+    progress = Progress(total=len(jobs), done=len(finished))
+    for result in finished:
+        _count(progress, result)
+    if on_progress:
+        on_progress(progress)
+    outcome = BenchRun()
+    new: dict[str, Result] = {}
+    try:
+        while todo or executor.running():
+            while todo and executor.running() < workers:
+                if budget_usd is not None and progress.spent_usd >= budget_usd:
+                    outcome.stop_reason = (
+                        f"the budget of ${budget_usd:.2f} is spent "
+                        f"(${progress.spent_usd:.4f}); rerun with a higher --budget-usd "
+                        "to continue"
+                    )
+                    todo = []
+                    break
+                executor.submit(todo.pop(0))
+            if not executor.running():
+                break
+            job, result = executor.next_done()
+            append_result(results_path, result)
+            new[job.key] = result
+            progress.done += 1
+            _count(progress, result)
+            if on_progress:
+                on_progress(progress)
+    finally:
+        executor.close()
+    outcome.new = len(new)
+    outcome.results = [
+        new.get(j.key) or previous[j.key] for j in jobs if j.key in new or j.key in previous
+    ]
+    return outcome
+
+
+def _count(progress: Progress, result: Result) -> None:
+    progress.spent_usd += result.cost_usd
+    progress.errors += int(result.error is not None)
+    if result.error is None and result.mode == "negative":
+        progress.rejected += int(not result.landed)
+    else:
+        progress.solved += int(result.solved)

@@ -1,0 +1,213 @@
+"""bench mine, bench run, bench report: replay a repository's history through selfforge."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from selfforge.errors import UsageError
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+bench_app = typer.Typer(
+    help="Replay a repository's history through selfforge: mine instances from its "
+    "commits, run them with a model (or the gold changes, to test the judge), report.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(bench_app, name="bench")
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+    )
+
+
+@bench_app.command("mine")
+def mine_command(
+    repo: Path = typer.Option(Path("."), "--repo", help="The git repository to mine."),
+    out: Path = typer.Option(
+        Path("bench-instances.jsonl"), "--out", help="Instances file (JSONL; .gz to compress)."
+    ),
+    since: str = typer.Option(None, help="Only commits after this date, e.g. 2024-01-01."),
+    limit: int = typer.Option(None, min=1, help="Stop after this many instances."),
+    workers: int = typer.Option(1, min=1, help="Commits replayed at once."),
+    test_cmd: str = typer.Option(
+        None,
+        "--test-cmd",
+        help="pytest command for the repository (default: python -m pytest, with "
+        "PYTHONPATH=src for a src layout; `python` is this interpreter).",
+    ),
+    timeout: float = typer.Option(300, min=1, help="Seconds per test run."),
+    mutations: int = typer.Option(
+        5, min=0, help="Mutations tried per instance to make a negative (0: none)."
+    ),
+    scope: str = typer.Option(
+        "module",
+        help="What the instance's tests are: module (the changed test files) or class "
+        "(only their test classes that hold a FAIL_TO_PASS test: faster replays).",
+    ),
+) -> None:
+    """Find commits whose changed tests fail on the parent's code and pass on their own."""
+    from selfforge.bench.mine import mine
+    from selfforge.bench.records import write_instances
+
+    if scope not in ("module", "class"):
+        raise UsageError(f"--scope {scope!r}: use module or class")
+    with _progress() as bar:
+        task = bar.add_task("mining commits", total=None, status="")
+
+        def show(done: int, total: int, found: int) -> None:
+            bar.update(task, completed=done, total=total, status=f"{found} instance(s)")
+
+        instances = mine(
+            repo,
+            since=since,
+            limit=limit,
+            workers=workers,
+            test_cmd=test_cmd,
+            timeout_s=timeout,
+            mutations=mutations,
+            scope=scope,
+            on_progress=show,
+        )
+    write_instances(out, instances)
+    negatives = sum(1 for i in instances if i.negative_patch)
+    console.print(
+        f"wrote {len(instances)} instance(s) to {out} ({negatives} with a negative); "
+        f"replay them with: selfforge bench run --instances {out} --gold --negatives"
+    )
+
+
+@bench_app.command("run")
+def run_command(
+    instances: Path = typer.Option(..., "--instances", help="Instances file from `bench mine`."),
+    model: str = typer.Option(None, help="PROVIDER:MODEL[@BASE_URL] or script:PATH."),
+    gold: bool = typer.Option(False, "--gold", help="Propose each commit's own change."),
+    negatives: bool = typer.Option(
+        False, "--negatives", help="Propose the gold change plus a mutation that breaks a test."
+    ),
+    workers: int = typer.Option(max(1, (os.cpu_count() or 2) // 2), min=1, help="Jobs at once."),
+    budget_usd: float = typer.Option(
+        None, "--budget-usd", min=0, help="Start no new job once the results cost this much."
+    ),
+    results: Path = typer.Option(
+        None, "--results", help="Results JSONL (default: beside the instances); resumes."
+    ),
+    report: Path = typer.Option(None, "--report", help="Report folder (default: beside results)."),
+    backend: str = typer.Option("pool", help="pool (local processes) or ray."),
+    ray_address: str = typer.Option(
+        None, "--ray-address", help="A running Ray cluster (auto, ray://HOST:10001)."
+    ),
+    max_repairs: int = typer.Option(None, "--max-repairs", min=0, help="Repairs per attempt."),
+    only: list[str] = typer.Option(None, "--only", help="Run just this instance id (repeatable)."),
+    limit: int = typer.Option(None, min=1, help="Run the first N instances."),
+    work_dir: Path = typer.Option(None, "--work-dir", help="Where clones go (default: temp)."),
+    keep: bool = typer.Option(False, "--keep", help="Keep each job's clone for inspection."),
+    timeout: float = typer.Option(900, min=1, help="Seconds per test run in a job."),
+) -> None:
+    """Replay instances through selfforge, each in a fresh clone; write results and a report."""
+    from selfforge.bench.executors import make_executor
+    from selfforge.bench.records import Mode, read_instances
+    from selfforge.bench.report import write_report
+    from selfforge.bench.run import make_jobs, run_bench
+
+    modes: list[Mode] = []
+    if model:
+        modes.append("model")
+    if gold:
+        modes.append("gold")
+    if negatives:
+        modes.append("negative")
+    if not modes:
+        raise UsageError(
+            "nothing to run: pass --model SPEC, or --gold / --negatives to test the judge"
+        )
+    loaded = read_instances(instances)
+    if only:
+        unknown = sorted(set(only) - {i.instance_id for i in loaded})
+        if unknown:
+            raise UsageError(f"--only {unknown[0]}: no such instance in {instances}")
+        loaded = [i for i in loaded if i.instance_id in set(only)]
+    loaded = loaded[:limit] if limit else loaded
+    results = results or instances.with_name(_stem(instances) + "-results.jsonl")
+    report = report or results.with_name(_stem(results) + "-report")
+    scratch = work_dir or Path(tempfile.gettempdir()) / "selfforge-bench"
+    jobs = make_jobs(
+        loaded,
+        modes,
+        model or "",
+        scratch.absolute(),
+        max_repairs=max_repairs,
+        keep_clone=keep,
+        timeout_s=timeout,
+    )
+    executor = make_executor(backend, workers, ray_address)
+    with _progress() as bar:
+        task = bar.add_task("bench", total=len(jobs), status="")
+
+        def show(p) -> None:  # type: ignore[no-untyped-def]
+            status = f"solved {p.solved}"
+            if "negative" in modes:
+                status += f", negatives rejected {p.rejected}"
+            status += f", errors {p.errors}, ${p.spent_usd:.4f}"
+            bar.update(task, completed=p.done, status=status)
+
+        try:
+            outcome = run_bench(
+                jobs, results, executor, workers=workers, budget_usd=budget_usd, on_progress=show
+            )
+        except KeyboardInterrupt:
+            bar.stop()
+            err_console.print(
+                f"[yellow]interrupted[/]: finished jobs are kept in {escape(str(results))}; "
+                "run the same command again to continue"
+            )
+            raise SystemExit(130) from None
+    path = write_report(outcome.results, report, str(results))
+    console.print(
+        f"{outcome.new} job(s) run now, {len(outcome.results)} in all: {outcome.stop_reason}"
+    )
+    console.print(f"results: {results}\nreport:  {path}")
+
+
+@bench_app.command("report")
+def report_command(
+    results: Path = typer.Argument(..., help="Results JSONL from `bench run`."),
+    out: Path = typer.Option(None, "--out", help="Report folder (default: beside the results)."),
+) -> None:
+    """Write the Markdown report and plots for a results file."""
+    from selfforge.bench.records import read_results
+    from selfforge.bench.report import write_report
+
+    if not results.is_file():
+        raise UsageError(f"no results file {results}; write one with `selfforge bench run`")
+    path = write_report(
+        read_results(results), out or results.with_name(_stem(results) + "-report"), str(results)
+    )
+    console.print(f"report: {path}")
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".jsonl", ".json"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+__all__ = ["register"]
