@@ -20,6 +20,7 @@ from selfforge.bench.records import Instance, Job, Result
 from selfforge.bench.testrun import check_command, run_tests
 from selfforge.errors import SelfforgeError
 from selfforge.git import git
+from selfforge.ui import BaseReporter
 
 BENCH_IDENTITY = ["-c", "user.name=selfforge bench", "-c", "user.email=bench@localhost"]
 # The task is the commit message as written: no planner rewrites it.
@@ -75,7 +76,7 @@ def _replay(place: Path, job: Job, result: Result) -> None:
         max_repairs=job.max_repairs,
         model=spec,
         land="merge",
-        quiet=True,
+        as_json=True,  # with a reporter of ours: prints nothing
         reporter=timer,
     )
     result.selfforge_s = round(time.monotonic() - t0, 3)
@@ -92,7 +93,7 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     result.solved = listed <= after.passed
 
 
-class TestTimer:
+class TestTimer(BaseReporter):
     """A silent Reporter that adds up the test runs selfforge reports (baseline, candidate,
     focused or affected passes), so its own time can be told apart from the tests'."""
 
@@ -103,18 +104,6 @@ class TestTimer:
         if name.startswith("test") or detail.startswith("tests"):
             self.runs += 1
             self.seconds += seconds
-
-    def begin(self, name: str) -> None:
-        pass
-
-    def attempt(self, cycle: int, task: str) -> None:
-        pass
-
-    def outcome(self, outcome: str, reason: str) -> None:
-        pass
-
-    def info(self, message: str) -> None:
-        pass
 
 
 def prepare_clone(inst: Instance, clone: Path, timeout_s: float) -> None:
