@@ -43,6 +43,12 @@ EXIT_CODES: dict[str, str] = {
     "2 bad usage",
     "plan": _codes("done", "no such open task"),
     "export": _codes("written"),
+    "bench": _codes(
+        "mined, or every job ran (whatever the verdicts) or the budget stopped new ones, and "
+        "the report is written",
+        "no instances file, or nothing to run",
+    )
+    + "; 130 interrupted, the finished jobs are kept",
 }
 
 

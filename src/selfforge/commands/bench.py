@@ -97,6 +97,9 @@ def mine_command(
 @bench_app.command("run")
 def run_command(
     instances: Path = typer.Option(..., "--instances", help="Instances file from `bench mine`."),
+    repo: str = typer.Option(
+        None, "--repo", help="Clone from here instead of each instance's recorded repo."
+    ),
     model: str = typer.Option(None, help="PROVIDER:MODEL[@BASE_URL] or script:PATH."),
     gold: bool = typer.Option(False, "--gold", help="Propose each commit's own change."),
     negatives: bool = typer.Option(
@@ -139,6 +142,10 @@ def run_command(
             "nothing to run: pass --model SPEC, or --gold / --negatives to test the judge"
         )
     loaded = read_instances(instances)
+    if repo:
+        local = Path(repo)
+        source = str(local.absolute()) if local.exists() else repo
+        loaded = [i.model_copy(update={"repo": source}) for i in loaded]
     if only:
         unknown = sorted(set(only) - {i.instance_id for i in loaded})
         if unknown:
