@@ -5,8 +5,22 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
-from selfforge.commit_message import Evidence, Vote, commit_message, subject
+from selfforge import checks
+from selfforge.commit_message import (
+    Evidence,
+    Vote,
+    commit_message,
+    landing_message,
+    restate,
+    subject,
+)
+from selfforge.config import Directives
+from selfforge.gates import Observed
+from selfforge.journal import Journal
+
+from conftest import CALC, git, make_repo
 
 
 def _message(**overrides: object) -> str:
@@ -81,3 +95,54 @@ def test_no_tests_no_lint_no_review_still_says_what_it_knows() -> None:
     text = _message(evidence=Evidence(repairs=2), cost_usd=None)
     assert "passed after 2 repair round(s)" in text
     assert "Selfforge-Cost: unknown" in text and "tests:" not in text
+
+
+def test_restate_keeps_tree_parents_and_author(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC})
+    (repo / "calc.py").write_text(CALC.replace("a - b", "a + b", 1))
+    git(repo, "commit", "-qam", "selfforge: wip", "--author", "Bot <bot@example.com>")
+    before = git(repo, "show", "-s", "--format=%T %P %an %ae %ad", "HEAD")
+    sha = restate(repo, git(repo, "rev-parse", "HEAD").strip(), _message())
+    assert git(repo, "show", "-s", "--format=%T %P %an %ae %ad", sha) == before
+    assert git(repo, "log", "-1", "--format=%B", sha) == _message() + "\n"
+
+
+def test_landing_message_reads_votes_and_cost_from_the_journal(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.db")
+    run = journal.start_run(
+        pid=1, base_branch="main", base_commit="0" * 40, model="m", goals=[], land_mode="merge"
+    )
+    attempt = journal.start_attempt(run, 1, "Fix add()", "0" * 40)
+    prompt = (
+        "Review this change as security reviewer. ... Judge only through your focus (security)."
+    )
+    for role, reply, cost in (("propose", "edits", 0.01), ("review", "APPROVE: [ok] safe", 0.002)):
+        journal.record_call(
+            run_id=run,
+            attempt_id=attempt,
+            role=role,
+            model="m",
+            prompt=prompt,
+            response=reply,
+            error=None,
+            cost_usd=cost,
+        )
+    directives = Directives()
+    directives.roles.reviewers = ["security"]
+    engine = SimpleNamespace(
+        d=directives,
+        journal=journal,
+        run_id=run,
+        caller=SimpleNamespace(model=SimpleNamespace(spec="m")),
+    )
+    report = checks.TestReport({"t::a": "passed", "t::b": "passed"})
+    baseline = Observed(tests=checks.TestReport({"t::a": "passed", "t::b": "failed"}), lint=[])
+    text = landing_message(
+        engine, attempt, "Fix add()", baseline, Observed(tests=report, lint=[]), ["calc.py"], 1
+    )
+    flat = " ".join(text.split())
+    assert "now passing: t::b" in flat and "lint: 0 finding(s) (before: 0)" in flat
+    assert "review: 1 of 1 approved (quorum 1): security: [ok] safe" in flat
+    assert "passed after 1 repair round(s)" in flat
+    assert f"Selfforge-Attempt: {attempt}\nSelfforge-Run: {run}\n" in text
+    assert "Selfforge-Cost: $0.0120" in text

@@ -16,19 +16,25 @@
     Selfforge-Cost: $0.0123
 
 ``commit_message`` is pure: it takes the facts, it returns the text. ``gather`` collects
-those facts from what an attempt has at hand (the journal, the baseline, the candidate).
-The trailers are how ``selfforge undo`` finds a change however it reached the branch.
+those facts from what an attempt has at hand (the journal, the baseline, the candidate);
+``landing_message`` does both for an attempt about to land. ``restate`` gives a commit
+that was made before it was checked its final message: same tree, same parents, so what
+lands is exactly what was checked. The trailers are how ``selfforge undo`` finds a change
+however it reached the branch.
 """
 
 from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from selfforge.gates import Observed
     from selfforge.journal import Journal
 
@@ -162,6 +168,50 @@ def gather(
             evidence.votes.append(Vote(vote.approve, vote.reason, _focus(call["prompt"] or "")))
     costs = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
     return evidence, (sum(costs) if costs else (0.0 if calls else None))
+
+
+def landing_message(
+    engine: Any,
+    attempt_id: int,
+    task: str,
+    baseline: Observed | None,
+    observed: Observed | None,
+    changed: Iterable[str],
+    repairs: int = 0,
+) -> str:
+    """The message for an attempt that passed every gate. ``engine`` is the run's
+    ``attempt.Engine`` (its journal, run id, directives and model are read)."""
+    directives = engine.d
+    reviewing = directives.role_enabled("review")
+    quorum = min(directives.roles.quorum, len(directives.roles.reviewers or [""]))
+    evidence, cost = gather(
+        engine.journal, attempt_id, baseline, observed, repairs, quorum if reviewing else None
+    )
+    return commit_message(
+        task=task,
+        attempt_id=attempt_id,
+        run_id=engine.run_id,
+        model=getattr(engine.caller.model, "spec", "unknown"),
+        cost_usd=cost,
+        changed=sorted(changed),
+        evidence=evidence,
+    )
+
+
+def restate(cwd: Path, commit: str, message: str) -> str:
+    """``commit`` with ``message`` instead: same tree, parents and author; a new sha."""
+    from selfforge import git
+
+    fields = git.git("show", "-s", "--format=%T%n%P%n%an%n%ae%n%ad", "--date=raw", commit, cwd=cwd)
+    tree, parents, name, email, date = fields.splitlines()[:5]
+    env = {
+        **git.identity_env(cwd),
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_AUTHOR_DATE": date,
+    }
+    args = [arg for parent in parents.split() for arg in ("-p", parent)]
+    return git.git("commit-tree", tree, *args, cwd=cwd, input_text=message, env=env).strip()
 
 
 def _focus(prompt: str) -> str:
