@@ -140,3 +140,12 @@ def test_square_brackets_survive_and_reasons_are_whole(tmp_path: Path, script) -
     assert "[bold]rules[/bold]" in shown and "[checks]" in shown
     table = cli("log", "--repo", str(repo), check=True).stdout
     assert "[checks]" in table
+
+
+def test_the_loop_s_own_messages_keep_their_section_names(tmp_path: Path, script) -> None:
+    """No test passes on the unmodified code: the warning names [checks] test, visibly."""
+    all_fail = "def test_a():\n    assert False\n\n\ndef test_b():\n    assert False\n"
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": all_fail}, directives())
+    for args in ([], ["--json"]):
+        proc = cli("run", *args, "--repo", str(repo), "--model", script(), check=True)
+        assert "check [checks] test" in proc.stdout

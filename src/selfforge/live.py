@@ -20,7 +20,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from selfforge.ui import BaseReporter, first_line, outcome_line, step_line
+from selfforge.ui import BaseReporter, first_line, outcome_line, protect_sections, step_line
 
 # What a step's name means to a person watching.
 _LABELS = {
@@ -168,7 +168,7 @@ class LiveReporter(BaseReporter):
         self._set_stage("planning the next step")
 
     def info(self, message: str) -> None:
-        self.console.print(message)
+        self.console.print(protect_sections(message))
 
     def close(self) -> None:
         self._live.stop()

@@ -9,6 +9,7 @@ when the output is not a terminal, nothing with --quiet, one JSON event per line
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from typing import IO, Any, Protocol
@@ -57,6 +58,18 @@ OUTCOME_STYLE = {
 }
 
 
+# Directive sections the loop names in its messages ("raise [checks] timeout_s"): Rich
+# would take them for style tags and print nothing.
+_SECTION = re.compile(
+    r"(?<!\\)\[(goals|checks|limits|model|roles|land|safety|sandbox|tool\.selfforge[\w.]*)\]"
+)
+
+
+def protect_sections(markup: str) -> str:
+    """Markup whose ``[checks]``-style section names print as written."""
+    return _SECTION.sub(r"\\[\1]", markup)
+
+
 def first_line(text: str) -> str:
     """The first non-blank line, whole: the terminal may shorten it, nothing else does."""
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
@@ -88,7 +101,7 @@ class ConsoleReporter(BaseReporter):
         self.console.print(outcome_line(outcome, reason))
 
     def info(self, message: str) -> None:
-        self.console.print(message)  # the loop's own markup; it escapes what it quotes
+        self.console.print(protect_sections(message))  # the loop's markup; quotes escaped
 
 
 class SilentReporter(BaseReporter):
@@ -146,7 +159,7 @@ class JsonReporter(BaseReporter):
 def plain(markup: str) -> str:
     """Rich markup as the text a person would read."""
     try:
-        return Text.from_markup(markup).plain
+        return Text.from_markup(protect_sections(markup)).plain
     except Exception:  # not markup after all (an unbalanced tag): keep it as written
         return markup
 
