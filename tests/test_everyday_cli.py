@@ -149,3 +149,10 @@ def test_the_loop_s_own_messages_keep_their_section_names(tmp_path: Path, script
     for args in ([], ["--json"]):
         proc = cli("run", *args, "--repo", str(repo), "--model", script(), check=True)
         assert "check [checks] test" in proc.stdout
+
+
+def test_plan_shows_task_text_in_brackets(calc_repo: Path) -> None:
+    repo = ["--repo", str(calc_repo)]
+    added = cli("plan", "add", "Read [checks] and [bold]x[/bold]", *repo, check=True).stdout
+    assert "[checks] and [bold]x[/bold]" in added
+    assert "[checks]" in cli("plan", *repo, check=True).stdout

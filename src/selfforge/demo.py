@@ -68,7 +68,7 @@ def run_demo(model: str | None = None, *, replay: bool = False, parent: Path | N
             "tier) or run Ollama to see a live model."
         )
     else:
-        console.print(f"Using the model [bold]{spec}[/].")
+        console.print(f"Using the model [bold]{escape(spec)}[/].")
     start_run(root, model=spec)
     me = invocation()
     out = console.print

@@ -215,10 +215,11 @@ def print_summary(summary: RunSummary, ws: Workspace) -> None:
     out(f"  model use: {_spend_text(ws, summary.run_id)}")
     for result in summary.results:
         if result.outcome == "accepted" and not result.landed and result.branch:
-            out(f"  kept on branch [bold]{result.branch}[/]: git merge {result.branch}")
-    out(f"  journal: {ws.state / 'journal.db'}  (selfforge log, selfforge show ID)")
+            branch = escape(result.branch)
+            out(f"  kept on branch [bold]{branch}[/]: git merge {branch}")
+    out(f"  journal: {escape(str(ws.state / 'journal.db'))}  (selfforge log, selfforge show ID)")
     if summary.report_path:
-        out(f"  report:  {summary.report_path}")
+        out(f"  report:  {escape(str(summary.report_path))}")
 
 
 def _spend_text(ws: Workspace, run_id: int) -> str:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from selfforge.errors import UsageError
@@ -64,7 +65,12 @@ def plan_show(
         status = f"[{styles.get(row['status'], 'white')}]{row['status']}[/]"
         position = str(row["position"] or "")
         table.add_row(
-            position, str(row["id"]), status, str(row["attempts"]), row["text"], row["note"] or ""
+            position,
+            str(row["id"]),
+            status,
+            str(row["attempts"]),
+            escape(row["text"]),
+            escape(row["note"] or ""),
         )
     console.print(table)
 
@@ -85,7 +91,7 @@ def plan_add(
         backlog = _backlog(journal)
         task = backlog.add_first(text.strip()) if top else backlog.add(text.strip(), source="user")
         position = _position(backlog, task.id)
-    console.print(f"added task {task.id} at position {position}: {task.text}")
+    console.print(f"added task {task.id} at position {position}: {escape(task.text)}")
 
 
 @plan_app.command("drop")
@@ -99,7 +105,7 @@ def plan_drop(
         backlog = _backlog(journal)
         task = _open_task(backlog, task_id)
         backlog.drop(task.id)
-    console.print(f"dropped task {task.id}: {task.text}")
+    console.print(f"dropped task {task.id}: {escape(task.text)}")
 
 
 @plan_app.command("move")
@@ -119,7 +125,7 @@ def plan_move(
                 f"--to {to} is out of range; there are {count} open task(s): use 1..{count}"
             )
         backlog.move(task.id, to)
-    console.print(f"moved task {task.id} to position {to}: {task.text}")
+    console.print(f"moved task {task.id} to position {to}: {escape(task.text)}")
 
 
 def _repo(ctx: typer.Context, repo: Path | None) -> Path:
@@ -190,7 +196,7 @@ def export_command(
         raise UsageError(f"--out {out}: directory {target.parent} does not exist; create it first")
     with target.open("w", encoding="utf-8") as stream:
         count = export.write_jsonl(records, stream)
-    console.print(f"exported {count} {fmt} record(s) to {target}")
+    console.print(f"exported {count} {fmt} record(s) to {escape(str(target))}")
 
 
 def _backlog(journal: Journal) -> Backlog:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from selfforge.errors import UsageError
 from selfforge.workspace import Workspace
@@ -65,6 +66,6 @@ def map_command(
     if task.strip():
         console.print("files for the task, best first:")
         for path in view.files:
-            console.print(f"  {path}")
+            console.print(f"  {escape(str(path))}")
         console.print()
     console.print(view.text, end="", markup=False)

@@ -40,7 +40,7 @@ def models(model: str = ModelOpt, repo: Path = RepoOpt) -> None:
     chosen = parse_spec(spec).model
     console.print(f"{len(names)} model(s) from {spec.partition(':')[0]}:")
     for name in sorted(names):
-        console.print(f"  {name}{'  <- configured' if name == chosen else ''}")
+        console.print(f"  {escape(name)}{'  <- configured' if name == chosen else ''}")
 
 
 def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
