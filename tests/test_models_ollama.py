@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import time
 
 import pytest
@@ -13,6 +12,7 @@ from selfforge.models import Message, Request
 from selfforge.models.base import (
     AuthError,
     BadRequest,
+    ContextTooLong,
     MalformedResponse,
     ModelTimeout,
     ServerError,
@@ -31,18 +31,23 @@ def test_sends_num_ctx_capped_by_the_models_trained_length(httpserver) -> None:
     model = fake.model()
     reply = model.complete(ask())
     assert reply.content == "edit" and reply.cost_usd == 0.0
-    assert fake.requests[0]["options"] == {"num_ctx": 16384}
+    # The catalog's 8192-token cap is lowered to a quarter of the window in force.
+    assert fake.requests[0]["options"] == {
+        "num_ctx": 16384,
+        "num_predict": 4096,
+        "temperature": 0.2,
+    }
     assert fake.requests[0]["stream"] is False
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (120, 30)
     assert model.context_window == 16384
 
 
-def test_warns_when_the_prompt_exceeds_the_window(httpserver, caplog) -> None:
+def test_a_prompt_larger_than_the_window_is_refused_before_it_is_sent(httpserver) -> None:
     fake = fake_ollama(httpserver, ["edit"])
-    fake.context_length = 64
-    with caplog.at_level(logging.WARNING, logger="selfforge.models"):
+    fake.context_length = 256
+    with pytest.raises(ContextTooLong, match=r"window is 256.*-c 2048"):
         fake.model().complete(ask("word " * 400))
-    assert "Ollama will drop its beginning" in caplog.text
+    assert fake.requests == []  # Ollama would have dropped the prompt's beginning
 
 
 def test_model_not_pulled_says_how_to_pull_it(httpserver) -> None:

@@ -11,7 +11,7 @@ import pytest
 from werkzeug import Response
 
 from selfforge.models import Message, Request, from_spec
-from selfforge.models.base import QuotaExhausted, ServerError
+from selfforge.models.base import ModelUnreachable, QuotaExhausted, ServerError
 from selfforge.models.openai_compat import usage_from
 
 from provider_fakes import TEST_KEY, fake_gemini, fake_ollama, fake_openai
@@ -22,7 +22,8 @@ def ask() -> Request:
 
 
 def _dropping_server(drops: int) -> tuple[str, list[int]]:
-    """A TCP server that closes the first ``drops`` connections without answering."""
+    """A TCP server that closes the first ``drops`` POSTs without answering (and answers
+    the context-size probes, GETs, with 404)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
@@ -31,8 +32,10 @@ def _dropping_server(drops: int) -> tuple[str, list[int]]:
     def serve() -> None:
         while len(seen) < drops:
             conn, _ = listener.accept()
-            conn.recv(65536)
-            seen.append(1)
+            if conn.recv(65536).startswith(b"GET"):
+                conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+            else:
+                seen.append(1)
             conn.close()
         listener.close()
 
@@ -54,13 +57,22 @@ def test_dropped_connections_are_retried_then_reported(tmp_path) -> None:
     assert len(seen) == 3
 
 
-def test_connection_refused_names_the_server(tmp_path) -> None:
+def test_connection_refused_is_unreachable_naming_host_and_cause(tmp_path) -> None:
     model = from_spec(
         "ollama:qwen2.5-coder:7b@http://127.0.0.1:9",
         env={"SELFFORGE_CONFIG_DIR": str(tmp_path)},
-        max_retries=0,
     )
-    with pytest.raises(ServerError, match=r"Ollama qwen2\.5-coder:7b: connection failed"):
+    with pytest.raises(ModelUnreachable) as caught:
+        model.complete(ask())
+    assert "Ollama qwen2.5-coder:7b: cannot reach 127.0.0.1:9 (connection refused)" in str(
+        caught.value
+    )
+    assert not caught.value.retryable  # the run stops instead of backing off for minutes
+
+
+def test_unknown_host_is_unreachable(tmp_path) -> None:
+    model = from_spec("openai:m@http://no-such-host.invalid:8080/v1", max_retries=0)
+    with pytest.raises(ModelUnreachable, match=r"no-such-host\.invalid:8080 \(no such host\)"):
         model.complete(ask())
 
 

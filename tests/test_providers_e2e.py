@@ -113,6 +113,6 @@ def test_a_dead_server_is_a_clear_error(tmp_path: Path) -> None:
     proc = cli("run", "--repo", str(repo), "--model", spec, env={"OPENAI_API_KEY": TEST_KEY})
     output = proc.stdout + proc.stderr
     assert "Traceback" not in output
-    assert "127.0.0.1:9" in output
-    attempts = log_json(repo)
-    assert attempts and all(a["outcome"] == "error" for a in attempts)
+    assert "cannot reach 127.0.0.1:9 (connection refused)" in output
+    assert proc.returncode == 1  # not a finished run: nothing was attempted
+    assert not (repo / ".selfforge" / "journal.db").exists()

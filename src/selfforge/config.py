@@ -42,15 +42,33 @@ class Limits(_Section):
     stall_after: int = Field(default=3, ge=1)  # rejections in a row before changing strategy
 
 
+ROLE_NAMES = ("plan", "propose", "critique", "review", "reflect", "diagnose")
+
+
+class RoleGeneration(_Section):
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+
 class ModelSettings(_Section):
     spec: str | None = None
+    # None: the catalog's for the model (see models/catalog.toml); per_role wins over both.
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    per_role: dict[str, RoleGeneration] = Field(default_factory=dict)
+
+    @field_validator("per_role")
+    @classmethod
+    def _known_per_role(cls, value: dict[str, RoleGeneration]) -> dict[str, RoleGeneration]:
+        unknown = [r for r in value if r not in ROLE_NAMES]
+        if unknown:
+            raise ValueError(f"unknown role(s) {unknown}; roles are {list(ROLE_NAMES)}")
+        return value
+
     requests_per_minute: float | None = Field(default=None, gt=0)
     timeout_s: float | None = Field(default=None, gt=0)  # None: the catalog's, per provider
     max_retries: int | None = Field(default=None, ge=0)  # None: the catalog's [retry]
     edit_format: Literal["auto", "search_replace", "whole_file", "udiff"] = "auto"
-
-
-ROLE_NAMES = ("plan", "propose", "critique", "review", "reflect", "diagnose")
 
 
 class Roles(_Section):

@@ -16,6 +16,7 @@ from selfforge.errors import UsageError
 from selfforge.loop import RunOptions, RunSummary, run
 from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
 from selfforge.models.catalog import ModelFacts, model_facts
+from selfforge.models.generation import Generation, RoleSettings
 from selfforge.ui import (
     ConsoleReporter,
     JsonReporter,
@@ -176,8 +177,17 @@ def build_model(
         requests_per_minute=m.requests_per_minute,
         timeout_s=m.timeout_s,
         max_retries=m.max_retries,
+        generation=generation_settings(loaded),
         on_wait=on_wait or (lambda msg: console.print(f"  [dim]{escape(msg)}[/]")),
     )
+
+
+def generation_settings(loaded: LoadedDirectives) -> Generation:
+    m = loaded.directives.model
+    per_role = {
+        role: RoleSettings(r.max_output_tokens, r.temperature) for role, r in m.per_role.items()
+    }
+    return Generation(m.max_output_tokens, m.temperature, per_role)
 
 
 def choose_edit_format(loaded: LoadedDirectives, spec: str, facts: ModelFacts | None) -> str:

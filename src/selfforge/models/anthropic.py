@@ -48,6 +48,7 @@ class AnthropicClient:
             usage=usage_from(data.get("usage") or {}),
             model=str(self.endpoint.spec),
             latency_s=time.monotonic() - started,
+            truncated=data.get("stop_reason") == "max_tokens",
         )
 
     def list_models(self) -> list[str]:
@@ -67,6 +68,8 @@ class AnthropicClient:
         }
         if system:
             body["system"] = system
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
         return body
 
     def error(self, response: httpx.Response) -> ModelError:

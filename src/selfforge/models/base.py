@@ -43,6 +43,7 @@ class Request:
     messages: list[Message]
     hints: dict[str, Any] = field(default_factory=dict)
     max_output_tokens: int | None = None
+    temperature: float | None = None
 
 
 @dataclass
@@ -52,6 +53,9 @@ class Reply:
     model: str = ""
     latency_s: float = 0.0
     cost_usd: float | None = None
+    # The server stopped at the output limit (finish_reason "length", MAX_TOKENS, ...):
+    # the content is a prefix of what the model meant to say.
+    truncated: bool = False
 
 
 @runtime_checkable
@@ -117,6 +121,28 @@ class BadRequest(ModelError):
     kind = "bad_request"
 
 
+class ContextTooLong(BadRequest):
+    """The prompt and the output cap do not fit the model's window: never resent as is."""
+
+    kind = "context_size"
+
+
+class ModelUnreachable(ModelError):
+    """No server answers at the model's address (refused, no such host): the run stops.
+
+    Raised after a few seconds of quick retries, never after the long backoff that a
+    busy server gets: nothing will change by waiting for a server that is not running.
+    """
+
+    kind = "unreachable"
+
+
+class ReplyTruncated(ModelError):
+    """A reply cut at the output limit where a partial answer must not be used."""
+
+    kind = "truncated"
+
+
 class MalformedResponse(ModelError):
     kind = "malformed"
     retryable = True
@@ -130,4 +156,7 @@ ERROR_KINDS: dict[str, type[ModelError]] = {
     "quota": QuotaExhausted,
     "bad_request": BadRequest,
     "malformed": MalformedResponse,
+    "context_size": ContextTooLong,
+    "unreachable": ModelUnreachable,
+    "truncated": ReplyTruncated,
 }

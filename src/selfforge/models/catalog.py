@@ -46,6 +46,7 @@ class ModelEntry(BaseModel):
     context_window: int | None = None
     edit_format: str | None = None
     max_output_tokens: int | None = None
+    temperature: float | None = None
     requests_per_minute: float | None = None
     input_usd_per_mtok: float | None = None
     output_usd_per_mtok: float | None = None
@@ -75,6 +76,7 @@ class ModelFacts:
     requests_per_minute: float | None
     max_output_tokens: int
     prices: Prices | None = None
+    temperature: float | None = None  # None: send none, the server's default applies
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,7 @@ def model_facts(spec: str | ModelSpec, env: Mapping[str, str] | None = None) -> 
         requests_per_minute=rpm,
         max_output_tokens=int(merged.get("max_output_tokens", 8192)),
         prices=_prices(merged),
+        temperature=merged.get("temperature"),
     )
 
 

@@ -15,6 +15,7 @@ from selfforge.models.catalog import (
     model_facts,
     provider_config,
 )
+from selfforge.models.generation import Generation
 from selfforge.models.http import Endpoint, KeyInfo, pacer_for
 from selfforge.models.managed import ManagedModel, RetryPolicy
 from selfforge.models.secrets import find_key, keys_file
@@ -44,6 +45,7 @@ def build(
     budget: Budget | None = None,
     env: Mapping[str, str] | None = None,
     on_wait: Callable[[str], None] | None = None,
+    generation: Generation | None = None,
 ) -> ManagedModel:
     """A network model. ``requests_per_minute``: None = the catalog's pacing, 0 = none;
     timeout and retry settings left None come from the catalog (provider, [retry])."""
@@ -64,6 +66,7 @@ def build(
         policy=_policy(env, max_retries, backoff_base_s, backoff_cap_s, max_wait_s),
         budget=budget,
         on_wait=on_wait,
+        generation=generation,
     )
 
 

@@ -51,11 +51,13 @@ class GeminiClient:
         started = time.monotonic()
         url = f"{self.api}/models/{self.model}:generateContent"
         data = self.transport.call_json("POST", url, request_body(request), self.error)
+        candidates = data.get("candidates") or [{}]
         return Reply(
             content=reply_text(data, self.label),
             usage=usage_from(data.get("usageMetadata") or {}),
             model=str(self.endpoint.spec),
             latency_s=time.monotonic() - started,
+            truncated=candidates[0].get("finishReason") == "MAX_TOKENS",
         )
 
     def list_models(self) -> list[str]:
@@ -132,8 +134,13 @@ def request_body(request: Request) -> dict[str, Any]:
     }
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
+    config: dict[str, Any] = {}
     if request.max_output_tokens:
-        body["generationConfig"] = {"maxOutputTokens": request.max_output_tokens}
+        config["maxOutputTokens"] = request.max_output_tokens
+    if request.temperature is not None:
+        config["temperature"] = request.temperature
+    if config:
+        body["generationConfig"] = config
     return body
 
 

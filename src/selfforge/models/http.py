@@ -21,9 +21,11 @@ from pydantic import SecretStr
 from selfforge.models.base import (
     AuthError,
     BadRequest,
+    ContextTooLong,
     MalformedResponse,
     ModelError,
     ModelTimeout,
+    ModelUnreachable,
     RateLimited,
     Reply,
     Request,
@@ -34,6 +36,18 @@ from selfforge.models.secrets import mask
 from selfforge.models.spec import ModelSpec
 
 DETAIL_LIMIT = 300
+# A refused connection is retried this many times, quickly, before the model counts as
+# unreachable: long enough to ride out a server restart, short enough to stop a run fast.
+CONNECT_TRIES = 3
+CONNECT_TIMEOUT_S = 5.0
+# How servers say the prompt does not fit: llama.cpp, OpenAI, vLLM, LM Studio, Anthropic,
+# Gemini, in that order.
+_CONTEXT_SIZE = re.compile(
+    r"exceed_context_size|context_length_exceeded|maximum context length|"
+    r"exceeds? the (?:available )?context|context (?:size|length|window) (?:of|is|exceeded)|"
+    r"prompt is too long|input token count.{0,40}exceeds",
+    re.IGNORECASE,
+)
 
 
 class Client(Protocol):
@@ -56,14 +70,22 @@ class Transport:
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     _client: httpx.Client | None = field(default=None, repr=False)
 
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+
     def request(self, method: str, url: str, body: Any = None) -> httpx.Response:
-        try:
-            return self._http().request(method, url, json=body)
-        except httpx.TimeoutException:
-            raise ModelTimeout(f"{self.label}: no answer within {self.timeout_s:g}s") from None
-        except httpx.TransportError as exc:
-            # str(exc) names the host and errno; the URL carries no key (keys go in headers).
-            raise ServerError(f"{self.label}: connection failed ({mask(str(exc))})") from None
+        for attempt in range(CONNECT_TRIES):
+            try:
+                return self._http().request(method, url, json=body)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if attempt + 1 == CONNECT_TRIES:
+                    raise unreachable(self.label, url, exc) from None
+                self.sleep(0.5 * 2**attempt)
+            except httpx.TimeoutException:
+                raise ModelTimeout(f"{self.label}: no answer within {self.timeout_s:g}s") from None
+            except httpx.TransportError as exc:
+                # str(exc) names the host and errno; the URL carries no key (keys go in headers).
+                raise ServerError(f"{self.label}: connection failed ({mask(str(exc))})") from None
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     def call_json(
         self, method: str, url: str, body: Any, on_error: Callable[[httpx.Response], ModelError]
@@ -81,9 +103,28 @@ class Transport:
 
     def _http(self) -> httpx.Client:
         if self._client is None:
-            timeout = httpx.Timeout(self.timeout_s, connect=min(10.0, self.timeout_s))
+            timeout = httpx.Timeout(self.timeout_s, connect=min(CONNECT_TIMEOUT_S, self.timeout_s))
             self._client = httpx.Client(timeout=timeout, headers=self.headers)
         return self._client
+
+
+def unreachable(label: str, url: str, exc: Exception) -> ModelUnreachable:
+    """The error for a server that does not answer at all, naming the host and cause."""
+    parsed = httpx.URL(url)
+    host = f"{parsed.host}:{parsed.port}" if parsed.port else parsed.host
+    text = str(exc)
+    if isinstance(exc, httpx.ConnectTimeout):
+        cause = f"no connection within {CONNECT_TIMEOUT_S:g}s"
+    elif "refused" in text.lower():
+        cause = "connection refused"
+    elif any(m in text.lower() for m in ("name or service", "nodename nor", "name resolution")):
+        cause = "no such host"
+    else:
+        cause = mask(text) or type(exc).__name__
+    return ModelUnreachable(
+        f"{label}: cannot reach {host} ({cause}); start the model server there, "
+        "or point --model at the right address (PROVIDER:MODEL@http://HOST:PORT/v1)"
+    )
 
 
 def json_body(response: httpx.Response, label: str) -> dict[str, Any]:
@@ -121,8 +162,11 @@ def status_error(
     detail: str,
     key: KeyInfo,
     retry_after_s: float | None = None,
+    code: str = "",
 ) -> ModelError:
     """The ModelError for a non-2xx status, with a message that says what to do."""
+    if status in (400, 413, 422) and _CONTEXT_SIZE.search(f"{code} {detail}"):
+        return context_too_long(label, detail)
     detail = snippet(detail)
     if status in (401, 403):
         return auth_error(label, status, detail, key)
@@ -138,6 +182,14 @@ def status_error(
             "(`selfforge models --model SPEC` lists what the server offers) and the @BASE_URL"
         )
     return BadRequest(f"{label}: the request was rejected ({status}): {detail}")
+
+
+def context_too_long(label: str, detail: str) -> ContextTooLong:
+    return ContextTooLong(
+        f"{label}: the prompt does not fit the model's context window ({snippet(detail)}); "
+        "raise the server's context (llama.cpp -c 8192, vLLM --max-model-len 8192, Ollama "
+        "num_ctx, LM Studio's context length) or lower max_output_tokens in [model]"
+    )
 
 
 def auth_error(label: str, status: int, detail: str, key: KeyInfo) -> AuthError:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from selfforge.models.base import ModelError, QuotaExhausted, RateLimited, Reply, Request, Usage
 from selfforge.models.budget import Budget
 from selfforge.models.catalog import ModelFacts
+from selfforge.models.generation import Generation, fit_request, output_cap
 from selfforge.models.http import Client, Pacer
 from selfforge.models.pricing import cost_usd
 from selfforge.models.quota import reset_after_seconds
@@ -57,6 +58,7 @@ class ManagedModel:
         budget: Budget | None = None,
         on_wait: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        generation: Generation | None = None,
     ) -> None:
         self.client = client
         self.parsed = spec
@@ -67,11 +69,14 @@ class ManagedModel:
         self.budget = budget
         self.on_wait = on_wait
         self._sleep = sleep
+        self.generation = generation or Generation()
+        self._window: int | None = None
 
     def complete(self, request: Request) -> Reply:
         if self.budget is not None:
             estimated = estimate_tokens("\n".join(m.content for m in request.messages))
             self.budget.check(request, estimated, self.estimate_cost(request, estimated))
+        request = self.prepare(request)
         reply = self._with_retries(request)
         reply.cost_usd = cost_usd(self.parsed, reply.usage, self.facts)
         if self.budget is not None:
@@ -86,8 +91,34 @@ class ManagedModel:
 
     @property
     def context_window(self) -> int:
-        """The window in force: for Ollama the num_ctx sent, else the catalog's."""
-        return int(getattr(self.client, "num_ctx", self.facts.context_window))
+        """The window in force: what a local server says it runs the model with (for
+        Ollama the num_ctx sent), else the catalog's. Asked once; raises
+        ModelUnreachable when the server does not answer."""
+        if self._window is None:
+            ask = getattr(self.client, "server_context_window", None)
+            try:
+                self._window = (ask() if ask else None) or self.facts.context_window
+            except ModelError as exc:
+                if not exc.retryable:
+                    raise
+                return self.facts.context_window  # a busy server: ask again next call
+        return self._window
+
+    def max_output_tokens(self, role: str) -> int:
+        """The output cap a role's calls carry (see generation.output_cap)."""
+        return output_cap(self.generation, role, self.facts.max_output_tokens, self.context_window)
+
+    def temperature(self, role: str) -> float | None:
+        configured = self.generation.user_temperature(role)
+        return self.facts.temperature if configured is None else configured
+
+    def prepare(self, request: Request) -> Request:
+        """The request with this model's generation settings, fitted to its window."""
+        if request.max_output_tokens is None:
+            request.max_output_tokens = self.max_output_tokens(request.role)
+        if request.temperature is None:
+            request.temperature = self.temperature(request.role)
+        return fit_request(request, self.context_window, self.spec)
 
     def list_models(self) -> list[str]:
         return self.client.list_models()

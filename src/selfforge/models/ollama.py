@@ -2,24 +2,30 @@
 
 Ollama silently drops the start of a prompt longer than its context (``num_ctx``), and
 its default is small. So every request sends ``options.num_ctx``: the catalog's window
-for the model, capped by the model's trained length from ``/api/show``; and a prompt
-that still does not fit is logged as a warning before it is sent.
+for the model, capped by the model's trained length and by a Modelfile's own
+``num_ctx`` (both from ``/api/show``: whoever set the latter chose what the machine can
+hold). A prompt that still does not fit is refused before it is sent
+(``generation.fit_request``).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any
 
 import httpx
 
-from selfforge.models.base import MalformedResponse, ModelError, Reply, Request, Usage
+from selfforge.models.base import (
+    MalformedResponse,
+    ModelError,
+    ModelUnreachable,
+    Reply,
+    Request,
+    Usage,
+)
 from selfforge.models.http import Endpoint, Transport, json_body, retry_after, snippet, status_error
 from selfforge.models.tokens import estimate_tokens
 from selfforge.models.turns import strip_thinking
-
-log = logging.getLogger("selfforge.models")
 
 
 class OllamaClient:
@@ -40,15 +46,20 @@ class OllamaClient:
         window = self.endpoint.facts.context_window
         if self._num_ctx is None:
             try:
-                trained = self.trained_context_length()
+                limits = [n for n in self.model_context_lengths() if n]
             except ModelError:
                 return window  # server unreachable: ask again on the next call
-            self._num_ctx = min(window, trained) if trained else window
+            self._num_ctx = min([window, *limits])
         return self._num_ctx
+
+    def server_context_window(self) -> int:
+        """The num_ctx every request sends; raises ModelUnreachable if nothing answers."""
+        if self._num_ctx is None:
+            self.model_context_lengths()  # raises when the server is down
+        return self.num_ctx
 
     def send(self, request: Request) -> Reply:
         prompt = "\n".join(m.content for m in request.messages)
-        self._warn_if_too_long(estimate_tokens(prompt), request)
         started = time.monotonic()
         data = self.transport.call_json(
             "POST", f"{self.base}/api/chat", self._body(request), self.error
@@ -64,6 +75,7 @@ class OllamaClient:
             usage=usage_from(data, prompt, content),
             model=str(self.endpoint.spec),
             latency_s=time.monotonic() - started,
+            truncated=data.get("done_reason") == "length",
         )
 
     def list_models(self) -> list[str]:
@@ -72,19 +84,26 @@ class OllamaClient:
         return [str(m.get("name") or m.get("model")) for m in models]
 
     def trained_context_length(self) -> int | None:
-        """The model's context length as Ollama reports it, or None if it does not say.
-        Raises a ModelError when the server cannot be reached."""
-        response = self.transport.request(
-            "POST", f"{self.base}/api/show", {"model": self.endpoint.spec.model}
-        )
+        """The model's trained context length as Ollama reports it, or None."""
+        return self.model_context_lengths()[0]
+
+    def model_context_lengths(self) -> tuple[int | None, int | None]:
+        """(trained context_length, the Modelfile's num_ctx) from /api/show, None where
+        it does not say. Raises ModelUnreachable when the server cannot be reached."""
         try:
-            info = json_body(response, self.label).get("model_info") or {}
-        except MalformedResponse:
-            return None
+            response = self.transport.request(
+                "POST", f"{self.base}/api/show", {"model": self.endpoint.spec.model}
+            )
+            data = json_body(response, self.label)
+        except ModelUnreachable:
+            raise
+        except ModelError:
+            return None, None
+        info = data.get("model_info") or {}
         lengths = [
             int(v) for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)
         ]
-        return lengths[0] if lengths else None
+        return (lengths[0] if lengths else None), _num_ctx_parameter(data.get("parameters"))
 
     def close(self) -> None:
         self.transport.close()
@@ -93,25 +112,14 @@ class OllamaClient:
         options: dict[str, Any] = {"num_ctx": self.num_ctx}
         if request.max_output_tokens:
             options["num_predict"] = request.max_output_tokens
+        if request.temperature is not None:
+            options["temperature"] = request.temperature
         return {
             "model": self.endpoint.spec.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "stream": False,
             "options": options,
         }
-
-    def _warn_if_too_long(self, prompt_tokens: int, request: Request) -> None:
-        reserve = request.max_output_tokens or 0
-        if prompt_tokens + reserve > self.num_ctx:
-            log.warning(
-                "%s: the %s prompt is about %d tokens but the context is %d; Ollama will drop "
-                "its beginning. Use a model with a larger window, or raise context_window for "
-                "it in models.toml if the model supports more",
-                self.label,
-                request.role,
-                prompt_tokens,
-                self.num_ctx,
-            )
 
     def error(self, response: httpx.Response) -> ModelError:
         try:
@@ -130,6 +138,15 @@ class OllamaClient:
         return status_error(
             self.label, response.status_code, message, self.endpoint.key_info, delay
         )
+
+
+def _num_ctx_parameter(parameters: Any) -> int | None:
+    """``num_ctx`` from the Modelfile parameters text ("num_ctx 4096\nstop ...")."""
+    for line in str(parameters or "").splitlines():
+        name, _, value = line.strip().partition(" ")
+        if name == "num_ctx" and value.strip().isdigit():
+            return int(value.strip())
+    return None
 
 
 def usage_from(data: dict[str, Any], prompt: str, content: str) -> Usage:

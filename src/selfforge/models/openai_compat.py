@@ -17,11 +17,13 @@ import httpx
 from selfforge.models.base import (
     MalformedResponse,
     ModelError,
+    ModelUnreachable,
     QuotaExhausted,
     Reply,
     Request,
     Usage,
 )
+from selfforge.models.catalog import load_catalog
 from selfforge.models.gemini import error_details, gemini_quota_error, retry_delay
 from selfforge.models.http import (
     Endpoint,
@@ -68,11 +70,55 @@ class OpenAIClient:
             usage=usage_from(data.get("usage"), prompt, content),
             model=str(self.endpoint.spec),
             latency_s=time.monotonic() - started,
+            truncated=finish_reason(data) == "length",
         )
 
     def list_models(self) -> list[str]:
         data = self.transport.call_json("GET", f"{self.base}/models", None, self.error)
         return [str(m.get("id")) for m in data.get("data") or []]
+
+    def server_context_window(self) -> int | None:
+        """The window the server runs the model with, or None for hosted APIs and servers
+        that do not say. Raises ModelUnreachable when nothing answers.
+
+        llama.cpp: ``meta.n_ctx`` in /v1/models, else ``/props``; vLLM: ``max_model_len``
+        in /v1/models; LM Studio: ``loaded_context_length`` in /api/v0/models.
+        """
+        host = (httpx.URL(self.base).host or "").lower()
+        if host in load_catalog().host_keys:
+            return None  # a hosted API: the catalog knows its windows
+        root = self.base.removesuffix("/v1")
+        for url, read in (
+            (f"{self.base}/models", self._window_in_models),
+            (f"{root}/props", _window_in_props),
+            (f"{root}/api/v0/models", self._window_in_models),
+        ):
+            try:
+                window = read(self.transport.call_json("GET", url, None, self.error))
+            except ModelError as exc:
+                if exc.retryable or isinstance(exc, ModelUnreachable):
+                    raise  # the server is in trouble, not missing the endpoint
+                continue  # this server does not have that endpoint
+            if window:
+                return window
+        return None
+
+    def _window_in_models(self, data: dict[str, Any]) -> int | None:
+        entries = [m for m in data.get("data") or [] if isinstance(m, dict)]
+        mine = [m for m in entries if m.get("id") == self.endpoint.spec.model]
+        if not mine and len(entries) == 1:  # llama.cpp serves one model, whatever it is called
+            mine = entries
+        for entry in mine:
+            meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+            for value in (
+                meta.get("n_ctx"),
+                entry.get("max_model_len"),
+                entry.get("loaded_context_length"),
+                entry.get("max_context_length"),
+            ):
+                if isinstance(value, int) and value > 0:
+                    return value
+        return None
 
     def close(self) -> None:
         self.transport.close()
@@ -83,6 +129,8 @@ class OpenAIClient:
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "stream": False,
         }
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
         if request.max_output_tokens:
             # OpenAI's reasoning models reject max_tokens; most other servers ignore
             # max_completion_tokens, so each gets the name it understands.
@@ -113,7 +161,7 @@ class OpenAIClient:
             )
             if quota is not None:
                 return quota
-        return status_error(self.label, status, message, key, delay)
+        return status_error(self.label, status, message, key, delay, code)
 
     def _quota(self, code: str, message: str, delay: float | None) -> QuotaExhausted | None:
         if code == "insufficient_quota":
@@ -132,6 +180,21 @@ class OpenAIClient:
             resets=resets,
             limit="per-day",
         )
+
+
+def finish_reason(data: dict[str, Any]) -> str:
+    choices = data.get("choices")
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        return ""
+    return str(choices[0].get("finish_reason") or "")
+
+
+def _window_in_props(data: dict[str, Any]) -> int | None:
+    settings = data.get("default_generation_settings")
+    for value in ((settings or {}).get("n_ctx"), data.get("n_ctx")):
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def _openrouter_reset(err: dict[str, Any]) -> float | None:

@@ -77,6 +77,7 @@ class ScriptModel:
         item: Any = queue.pop(0) if queue else None
         if item is not None:
             self.consumed[request.role] = self.consumed.get(request.role, 0) + 1
+        truncated = False
         if item is None:
             content, usage = default_reply(request), None
         elif isinstance(item, str):
@@ -85,6 +86,7 @@ class ScriptModel:
             if "error" in item:
                 _raise_scripted_error(str(item["error"]), self.path)
             content, usage = str(item.get("content", "")), item.get("usage")
+            truncated = bool(item.get("truncated", False))
         prompt_text = "\n".join(m.content for m in request.messages)
         usage_rec = Usage(
             input_tokens=int((usage or {}).get("input_tokens", _estimate_tokens(prompt_text))),
@@ -98,6 +100,7 @@ class ScriptModel:
             model=self.spec,
             latency_s=time.monotonic() - started,
             cost_usd=0.0,
+            truncated=truncated,
         )
 
 
