@@ -241,11 +241,12 @@ class Journal:
         cost_usd: float | None = None,
         latency_s: float = 0.0,
         sections: dict[str, int] | None = None,
+        note: str | None = None,
     ) -> int:
         cur = self.conn.execute(
             "INSERT INTO model_calls (run_id, attempt_id, role, model, prompt, response, error,"
             " input_tokens, output_tokens, cached_tokens, thinking_tokens, cost_usd, latency_s,"
-            " sections, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " sections, created_at, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 run_id,
                 attempt_id,
@@ -262,9 +263,17 @@ class Journal:
                 latency_s,
                 json.dumps(sections) if sections else None,
                 time.time(),
+                note,
             ),
         )
         return int(cur.lastrowid or 0)
+
+    def recent_lessons(self, limit: int = 50) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT lesson FROM attempts WHERE lesson IS NOT NULL ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        return [str(r[0]) for r in rows]
 
     def calls(self, attempt_id: int) -> list[dict[str, Any]]:
         cur = self.conn.execute(

@@ -73,6 +73,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE attempts ADD COLUMN reverted_by TEXT;
     """,
+    # 5: why a reply was cut or dropped (truncated at the output limit, a junk lesson)
+    """
+    ALTER TABLE model_calls ADD COLUMN note TEXT;
+    """,
 ]
 
 

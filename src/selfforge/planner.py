@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from selfforge.journal import Journal
+from selfforge.junk import task_junk
 from selfforge.roles import Caller, parse_plan, render
 
 
@@ -130,13 +131,25 @@ class Planner:
                 max_tasks=self.max_tasks,
             )
             reply = self.caller.ask("plan", prompt, hints={"goals": self.goals})
-            texts = parse_plan(reply.content, self.max_tasks)
+            texts = self.usable(parse_plan(reply.content, self.max_tasks))
             self.note = _plan_note(reply.content, texts)
         open_now = {_norm(t.text) for t in self.backlog.open_tasks()}
         fresh = [t for t in texts if _norm(t) not in self.seen_this_run | open_now]
         added = [self.backlog.add(text) for text in fresh]
         self.created.update(t.id for t in added)
         return added
+
+    def usable(self, texts: list[str]) -> list[str]:
+        """The tasks worth attempting; junk is journaled as a dropped task with its reason."""
+        kept = []
+        for text in texts:
+            why = task_junk(text)
+            if why is None:
+                kept.append(text)
+            else:
+                task = self.backlog.add(text)
+                self.backlog.update(task.id, status="dropped", note=f"junk from the planner: {why}")
+        return kept
 
 
 def split_task(planner: Planner, task: Task, reasons: list[str]) -> list[Task]:
@@ -154,7 +167,9 @@ def split_task(planner: Planner, task: Task, reasons: list[str]) -> list[Task]:
     reply = planner.caller.ask("plan", prompt, hints={"goals": planner.goals})
     known = {_norm(t.text) for t in planner.backlog.all_tasks()} | planner.seen_this_run
     steps = [
-        text for text in parse_plan(reply.content, planner.max_tasks) if _norm(text) not in known
+        text
+        for text in planner.usable(parse_plan(reply.content, planner.max_tasks))
+        if _norm(text) not in known
     ]
     added = [planner.backlog.add_first(text, source="split") for text in reversed(steps)][::-1]
     planner.created.update(t.id for t in added)
@@ -167,7 +182,7 @@ def _plan_note(reply: str, tasks: list[str]) -> str:
         return ""
     if not text:
         return "the planner's reply was empty"
-    return f"the planner's reply listed no tasks: {text[:160]!r}"
+    return f"the planner's reply listed no usable task: {text[:160]!r}"
 
 
 def _norm(text: str) -> str:

@@ -7,6 +7,7 @@ journal keeps the raw text.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from dataclasses import dataclass
@@ -15,7 +16,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from selfforge.journal import Journal
+from selfforge.junk import complete_edits_prefix, lesson_junk
 from selfforge.models import Message, Model, ModelError, Reply, Request
+from selfforge.models.base import ReplyTruncated
 from selfforge.models.budget import Budget
 from selfforge.models.secrets import mask
 from selfforge.models.tokens import estimate_tokens
@@ -85,6 +88,7 @@ class Caller:
             )
             raise
         self.budget.record(reply)
+        kept, note, cut_error = self._screen(role, prompt, reply, request.max_output_tokens)
         usage = reply.usage
         self.journal.record_call(
             run_id=self.run_id,
@@ -93,7 +97,7 @@ class Caller:
             model=reply.model or self.model.spec,
             prompt=mask(prompt),
             response=mask(reply.content),
-            error=None,
+            error=cut_error.message if cut_error else None,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cached_tokens=usage.cached_tokens,
@@ -101,8 +105,41 @@ class Caller:
             cost_usd=reply.cost_usd,
             latency_s=time.monotonic() - started,  # retries and waits included
             sections=sections,
+            note=note,
         )
-        return reply
+        if cut_error is not None:
+            raise cut_error
+        return dataclasses.replace(reply, content=kept) if kept != reply.content else reply
+
+    def _screen(
+        self, role: str, prompt: str, reply: Reply, cap: int | None
+    ) -> tuple[str, str | None, ModelError | None]:
+        """What of a reply the loop may use, the journal's note on it, and the error a
+        reply cut before anything usable raises. A cut reply is never used as if whole."""
+        content, limit = reply.content, f"the {cap}-token output limit" if cap else "its limit"
+        if reply.truncated and role == "propose":
+            prefix, complete = complete_edits_prefix(content)
+            if not complete:
+                return (
+                    content,
+                    f"cut at {limit}",
+                    ReplyTruncated(
+                        f"the model's reply was cut at {limit} before any edit was complete, so "
+                        "nothing of it was applied; raise max_output_tokens in [model] (and the "
+                        "server's context, e.g. llama.cpp -c 8192) or use a model that answers "
+                        "more briefly"
+                    ),
+                )
+            return prefix, f"cut at {limit}; kept the {complete} edit(s) complete before it", None
+        if reply.truncated and role == "plan":
+            return content.rsplit("\n", 1)[0], f"cut at {limit}; its last line dropped", None
+        if reply.truncated and role in ("reflect", "diagnose"):
+            return "", f"cut at {limit}; dropped", None
+        if role == "reflect":
+            why = lesson_junk(content, prompt, self.journal.recent_lessons())
+            if why:
+                return "", f"dropped: {why}", None
+        return content, f"cut at {limit}" if reply.truncated else None, None
 
 
 # --- parsing replies -------------------------------------------------------------------

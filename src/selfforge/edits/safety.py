@@ -47,6 +47,12 @@ def resolve_target(root: Path, raw: str, protected: Sequence[str] = ()) -> Targe
     return Target(real_rel, real)
 
 
+# The example path of the edit-format instructions, and names like it, copied by a model.
+_PLACEHOLDER = re.compile(
+    r"^(?:.*/)?(?:path/to/|(?:your_?file|file_?name|some_?file)\.\w+$)", re.IGNORECASE
+)
+
+
 def normalize(raw: str) -> str:
     """A clean repo-relative POSIX path, or Refused when the path cannot be one."""
     path = raw.strip().replace("\\", "/")
@@ -63,6 +69,11 @@ def normalize(raw: str) -> str:
         raise Refused(f"{raw} names a directory, not a file.")
     if _in_git_dir(norm):
         raise Refused(f"{raw} is inside .git/; selfforge never edits git's own files.")
+    if _PLACEHOLDER.match(norm) or "<" in norm or ">" in norm:
+        raise Refused(
+            f"{raw} is a placeholder, not a file of this repository; name the real file "
+            "(its path as shown in the prompt)."
+        )
     if norm.split("/")[0].lower() == ".selfforge":
         raise Refused(f"{raw} is inside .selfforge/, selfforge's own state; edit project files.")
     return norm

@@ -1,0 +1,130 @@
+"""Telling usable model output from junk, so small models cannot steer the loop.
+
+A small model echoes the prompt, repeats itself, answers off topic, or copies the
+placeholder path of the instructions. Each check returns the reason a text is junk (for
+the journal), or None when the text may be used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from selfforge.edits.parse import FENCE, UPDATED
+
+# Lines of our own prompts a model may parrot back as a "task" or a "lesson".
+_PROMPT_ECHOES = (
+    "reply with a numbered list",
+    "most valuable first",
+    "goals, most important first",
+    "recent attempts (newest last)",
+    "already planned",
+    "repository map",
+    "if nothing useful is left",
+    "one-line lesson",
+    "write a lesson",
+)
+_PLACEHOLDER = re.compile(
+    r"(?:^|[\s/`'\"(])(?:path/to/|/path/to/|<[\w .-]*(?:file|path)[\w .-]*>|"
+    r"(?:your_?file|file_?name|some_?file)\.\w+)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+_STOPWORDS = (
+    "this that with from have will should would could there their them then than when "
+    "what which were been being into also only more most some such very make made code "
+    "attempt attempts task next time change changes lesson the and for not but was are "
+    "you its can use all any had has may now our out one two"
+)
+_STOP = frozenset(_STOPWORDS.split(" "))
+
+
+def placeholder_path(text: str) -> str | None:
+    """The placeholder path (``path/to/file.py``) ``text`` names, if any."""
+    found = _PLACEHOLDER.search(text)
+    return found.group(0).strip(" `'\"(") if found else None
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)} - _STOP
+
+
+def _mostly_noise(text: str) -> bool:
+    letters = sum(c.isalpha() for c in text)
+    return letters < max(3, len(text.strip()) // 2)
+
+
+def _echoes_prompt(text: str) -> bool:
+    lowered = text.lower()
+    return any(echo in lowered for echo in _PROMPT_ECHOES)
+
+
+def _repeats_itself(text: str) -> bool:
+    """The same phrase over and over: the loop a tiny model falls into."""
+    words = text.lower().split()
+    return len(words) >= 12 and len(set(words)) <= len(words) // 4
+
+
+def task_junk(text: str) -> str | None:
+    """Why a planned task cannot be attempted, or None."""
+    if len(text.split()) < 2:
+        return "too short to be a task"
+    if _mostly_noise(text):
+        return "not words"
+    if _echoes_prompt(text):
+        return "repeats the prompt's instructions"
+    if _repeats_itself(text):
+        return "repeats itself"
+    if (path := placeholder_path(text)) is not None:
+        return f"names the placeholder path {path}"
+    if text.rstrip().endswith("?"):
+        return "a question, not a task"
+    return None
+
+
+def lesson_junk(lesson: str, about: str, earlier: Iterable[str]) -> str | None:
+    """Why a lesson should not be kept, or None. ``about``: the reflect prompt (task,
+    outcome, reason and diff); ``earlier``: lessons already in the journal."""
+    text = " ".join(lesson.split())
+    if not text:
+        return "the lesson is empty"
+    if _mostly_noise(text):
+        return "the lesson is not words"
+    if _echoes_prompt(text) or _repeats_itself(text):
+        return "the lesson repeats the prompt or itself"
+    if placeholder_path(text):
+        return "the lesson names a placeholder path"
+    normalized = text.lower().rstrip(".")
+    if any(" ".join(e.split()).lower().rstrip(".") == normalized for e in earlier):
+        return "the lesson repeats an earlier one"
+    if not _words(text) & _words(about):
+        return "the lesson is not about the attempt (no word in common with it)"
+    return None
+
+
+def complete_edits_prefix(reply: str) -> tuple[str, int]:
+    """The part of a reply cut at the output limit that ends after its last complete
+    edit (a ``>>>>>>> REPLACE`` marker or a closing fence), and how many complete edits
+    it holds. ("", 0) when no edit was finished before the cut."""
+    lines = reply.splitlines(keepends=True)
+    in_fence, end, complete = False, 0, 0
+    for i, line in enumerate(lines, start=1):
+        if UPDATED.match(line):
+            end, complete = i, complete + 1
+        elif FENCE.match(line):
+            if in_fence:
+                end = i
+            in_fence = not in_fence
+            if not in_fence and end == i:
+                complete += 0 if _fence_held_markers(lines[:i]) else 1
+    return "".join(lines[:end]), complete
+
+
+def _fence_held_markers(lines: list[str]) -> bool:
+    """Whether the fence just closed wrapped SEARCH/REPLACE blocks (already counted)."""
+    for line in reversed(lines[:-1]):
+        if FENCE.match(line):
+            return False
+        if UPDATED.match(line):
+            return True
+    return False
