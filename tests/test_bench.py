@@ -253,3 +253,28 @@ def test_the_ray_backend_gives_the_same_results_as_the_process_pool(history, tmp
     assert verdicts(ray.results) == verdicts(pool.results)
     assert all(r.error is None for r in ray.results) and len(ray.results) == 4
     assert all(r.landed and r.solved for r in ray.results if r.mode == "gold")
+
+
+def test_mutations_change_one_thing_on_added_lines_only(tmp_path: Path) -> None:
+    from selfforge.bench.mutate import candidates
+
+    (tmp_path / "m.py").write_text(
+        "def f(x):\n"
+        "    if not x:\n"
+        "        return [x, 1]  # kept out\n"
+        "    return (\n"
+        "        x)\n"
+        "    return x < 2\n"
+    )
+    found = [(m.line, m.old, m.new) for m in candidates(tmp_path, {"m.py": {2, 3, 4, 5}})]
+    # comparisons would come first; line 6 was not added by the commit
+    assert found == [(2, "not ", ""), (3, " [x, 1]  # kept out", " None"), (3, "1", "0")]
+
+
+def test_gzipped_instances_round_trip_to_the_same_bytes(history, tmp_path: Path) -> None:
+    instances = read_instances(history["instances"])
+    first, second = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    write_instances(first, instances)
+    write_instances(second, read_instances(first))
+    assert first.read_bytes() == second.read_bytes() and first.read_bytes()[:2] == b"\x1f\x8b"
+    assert read_instances(second) == instances

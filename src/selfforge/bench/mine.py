@@ -197,7 +197,7 @@ def mine(
     workers: int = 1,
     test_cmd: str | None = None,
     timeout_s: float = 300,
-    mutations: int = 5,
+    mutations: int = 8,
     scope: str = "module",
     on_progress: Callable[[int, int, int], None] | None = None,
 ) -> list[Instance]:

@@ -1,8 +1,9 @@
 """Negatives for the judge: the gold change plus one small mutation that breaks a test.
 
-A mutation flips one token on a line the commit added (a comparison, a boolean, an
-arithmetic sign, a 0/1 constant). It is used only after a test run shows that it breaks
-one of the instance's FAIL_TO_PASS or PASS_TO_PASS tests.
+A mutation changes one thing on a line the commit added: flips a comparison, a boolean,
+an arithmetic sign or a 0/1 constant, drops a `not`, or makes a `return`/`yield` give
+None. It is used only after a test run shows that it breaks one of the instance's
+FAIL_TO_PASS or PASS_TO_PASS tests.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ SWAPS: list[dict[str, str]] = [
     {"True": "False", "False": "True", "and": "or", "or": "and"},
     {"+": "-", "-": "+", "0": "1", "1": "0"},
 ]
+VALUE_RANK = 1  # `return x` -> `return None`, `yield x` -> `yield None`, `not x` -> `x`
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
 
 
@@ -72,6 +74,7 @@ def candidates(root: Path, added: dict[str, set[int]]) -> Iterator[Mutation]:
             tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
         except (tokenize.TokenError, SyntaxError):
             continue
+        lines = source.splitlines()
         for tok in tokens:
             if tok.start[0] not in added[path] or tok.type not in (
                 tokenize.OP,
@@ -79,6 +82,9 @@ def candidates(root: Path, added: dict[str, set[int]]) -> Iterator[Mutation]:
                 tokenize.NUMBER,
             ):
                 continue
+            value = _value_mutation(path, tok, lines[tok.start[0] - 1])
+            if value is not None:
+                found.append((VALUE_RANK, value))
             for rank, table in enumerate(SWAPS):
                 if tok.string in table:
                     mutation = Mutation(
@@ -90,11 +96,27 @@ def candidates(root: Path, added: dict[str, set[int]]) -> Iterator[Mutation]:
         yield mutation
 
 
+def _value_mutation(path: str, tok: tokenize.TokenInfo, line: str) -> Mutation | None:
+    row, col = tok.start
+    if tok.string == "not" and line[col : col + 4] == "not ":
+        return Mutation(path, row, col, "not ", "")
+    if tok.string not in ("return", "yield"):
+        return None
+    rest = line[tok.end[1] :]
+    body = rest.split("#")[0].strip()
+    whole = sum(body.count(c) for c in "([{") == sum(body.count(c) for c in ")]}")
+    if not body or body == "None" or body.startswith("from") or not whole:
+        return None
+    if body.endswith(("\\", ",", ":")):
+        return None  # continues on the next line
+    return Mutation(path, row, tok.end[1], rest, " None")
+
+
 def find_breaking(
     root: Path,
     added: dict[str, set[int]],
     breaks_a_test: Callable[[], bool],
-    tries: int = 5,
+    tries: int = 8,
 ) -> Mutation | None:
     """The first mutation (of at most ``tries`` that compile) after which a test fails.
 

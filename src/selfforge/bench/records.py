@@ -7,7 +7,6 @@ gzipped (the committed benchmark keeps its long PASS_TO_PASS lists small that wa
 from __future__ import annotations
 
 import gzip
-import io
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -94,29 +93,28 @@ def result_key(instance_id: str, mode: str, model: str) -> str:
     return f"{instance_id}:{mode}" + (f":{model}" if mode == "model" else "")
 
 
-def _open_text(path: Path, mode: str) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
-    return open(path, mode, encoding="utf-8")
-
-
 def read_instances(path: Path) -> list[Instance]:
     if not path.is_file():
         raise UsageError(f"no instances file {path}; write one with `selfforge bench mine`")
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError):
+            raise UsageError(f"{path}: not a gzip file; name it .jsonl if it is plain") from None
     instances = []
-    with _open_text(path, "r") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                instances.append(Instance.model_validate_json(line))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "line"
-                raise UsageError(
-                    f"{path}:{number}: not an instance ({where}: {first['msg']}); "
-                    "write the file with `selfforge bench mine`"
-                ) from None
+    for number, line in enumerate(data.decode("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            instances.append(Instance.model_validate_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "line"
+            raise UsageError(
+                f"{path}:{number}: not an instance ({where}: {first['msg']}); "
+                "write the file with `selfforge bench mine`"
+            ) from None
     ids = [i.instance_id for i in instances]
     if len(set(ids)) != len(ids):
         raise UsageError(f"{path}: an instance id appears twice; keep one line per instance")
@@ -124,11 +122,14 @@ def read_instances(path: Path) -> list[Instance]:
 
 
 def write_instances(path: Path, instances: Iterable[Instance]) -> None:
+    """Atomically; gzipped (with a fixed header, so the same instances give the same
+    bytes) when the name ends in ``.gz``."""
+    data = "".join(i.model_dump_json() + "\n" for i in instances).encode("utf-8")
+    if path.suffix == ".gz":
+        data = gzip.compress(data, mtime=0)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with _open_text(tmp, "w") as fh:
-        for instance in instances:
-            fh.write(instance.model_dump_json() + "\n")
+    tmp.write_bytes(data)
     tmp.replace(path)
 
 

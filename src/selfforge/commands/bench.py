@@ -55,7 +55,7 @@ def mine_command(
     ),
     timeout: float = typer.Option(300, min=1, help="Seconds per test run."),
     mutations: int = typer.Option(
-        5, min=0, help="Mutations tried per instance to make a negative (0: none)."
+        8, min=0, help="Mutations tried per instance to make a negative (0: none)."
     ),
     scope: str = typer.Option(
         "module",
