@@ -186,20 +186,32 @@ def test_a_scripted_model_solves_an_instance_from_its_commit_message(
     assert row["tokens"] >= 900
 
 
-def test_a_run_killed_mid_way_resumes_without_redoing_finished_jobs(history, tmp_path) -> None:
-    results = tmp_path / "results.jsonl"
+def start_bench(history, results: Path, work: Path) -> subprocess.Popen[bytes]:
     args = [sys.executable, "-m", "selfforge", "bench", "run", "--gold", "--workers", "1"]
     args += ["--instances", str(history["instances"]), "--results", str(results)]
-    args += ["--work-dir", str(tmp_path / "work")]
-    proc = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+    args += ["--work-dir", str(work)]
+    proc = subprocess.Popen(args, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
     while proc.poll() is None and not (results.exists() and results.read_text().count("\n")):
         time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)  # the run and its workers, mid-way through job two
-    proc.wait()
+    return proc
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
+def test_a_run_stopped_mid_way_resumes_without_redoing_finished_jobs(
+    history, tmp_path: Path, how: signal.Signals
+) -> None:
+    results = tmp_path / "results.jsonl"
+    proc = start_bench(history, results, tmp_path / "work")
+    # SIGKILL: the run and its workers die at once; SIGINT: Ctrl-C at a terminal.
+    os.killpg(proc.pid, how)
+    _, err = proc.communicate()
     first = results.read_text().splitlines()
     assert len(first) == 1
-    cli(*args[3:], check=True)
+    if how == signal.SIGINT:
+        assert proc.returncode == 130 and b"finished jobs are kept" in err
+    cli("bench", "run", "--gold", "--workers", "1", "--instances", str(history["instances"]),
+        "--results", str(results), "--work-dir", str(tmp_path / "work"), check=True)  # fmt: skip
     lines = results.read_text().splitlines()
     assert lines[0] == first[0]  # kept, not run again
     assert sorted(json.loads(x)["instance_id"] for x in lines) == sorted(
