@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "selfforge.commands.models",
     "selfforge.commands.autonomy",
     "selfforge.commands.bench",
+    "selfforge.commands.serve",
 )
 
 app = typer.Typer(

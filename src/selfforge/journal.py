@@ -348,6 +348,40 @@ class Journal:
         totals.cost_usd = float(row[3])
         return totals
 
+    # --- steps, as the run reports them (the dashboard reads these) --------------------
+
+    def record_step(self, name: str, ok: bool | None, detail: str, seconds: float) -> None:
+        """A finished step of the running run's open attempt (or of no attempt: baseline)."""
+        run_id, attempt_id = self._running()
+        if run_id is None:
+            return
+        self.conn.execute(
+            "INSERT INTO steps (run_id, attempt_id, name, ok, detail, seconds, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                attempt_id,
+                name,
+                None if ok is None else int(ok),
+                detail,
+                seconds,
+                time.time(),
+            ),
+        )
+
+    def set_stage(self, stage: str | None) -> None:
+        run_id, _ = self._running()
+        if run_id is not None:
+            self.conn.execute("UPDATE runs SET stage = ? WHERE id = ?", (stage, run_id))
+
+    def _running(self) -> tuple[int | None, int | None]:
+        row = self.conn.execute(
+            "SELECT r.id, (SELECT max(a.id) FROM attempts a WHERE a.run_id = r.id "
+            "AND a.outcome IS NULL) FROM runs r WHERE r.status = 'running' ORDER BY r.id DESC"
+            " LIMIT 1"
+        ).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
     # --- key/value ---------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:

@@ -77,6 +77,20 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE model_calls ADD COLUMN note TEXT;
     """,
+    # 6: every step a run reports (gates, votes) and the stage now running, for the
+    # dashboard; indexes that keep its pages fast on a long history
+    """
+    CREATE TABLE steps (
+        id INTEGER PRIMARY KEY, run_id INTEGER, attempt_id INTEGER, name TEXT NOT NULL,
+        ok INTEGER, detail TEXT, seconds REAL, created_at REAL NOT NULL
+    );
+    CREATE INDEX steps_attempt ON steps(attempt_id);
+    ALTER TABLE runs ADD COLUMN stage TEXT;
+    CREATE INDEX attempts_outcome ON attempts(outcome);
+    CREATE INDEX calls_attempt_spend
+        ON model_calls(attempt_id, cost_usd, input_tokens, output_tokens, created_at);
+    CREATE INDEX calls_run_spend ON model_calls(run_id, cost_usd, input_tokens, output_tokens);
+    """,
 ]
 
 

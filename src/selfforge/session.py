@@ -17,6 +17,7 @@ from selfforge.loop import RunOptions, RunSummary, run
 from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
 from selfforge.models.catalog import ModelFacts, model_facts
 from selfforge.models.generation import Generation, RoleSettings
+from selfforge.progress import JournalingReporter
 from selfforge.ui import (
     ConsoleReporter,
     JsonReporter,
@@ -82,8 +83,9 @@ def start_run(
         ws, options.cycles, quiet=quiet, as_json=as_json, commands=commands
     )
     waits.append(reporter)
+    journaling = JournalingReporter(reporter, ws.state / "journal.db")  # for `serve`
     try:
-        summary = run(ws, loaded, the_model, options, reporter)
+        summary = run(ws, loaded, the_model, options, journaling)
     except KeyboardInterrupt:
         close_reporter(reporter)
         console.print(
@@ -93,6 +95,7 @@ def start_run(
         raise SystemExit(130) from None
     finally:
         close_reporter(reporter)
+        journaling.close()
     result = summary_json(summary)
     if isinstance(reporter, JsonReporter):
         reporter.emit("summary", **result)

@@ -1,0 +1,359 @@
+"""Read-only queries over the journal for the dashboard.
+
+Every connection is opened with ``mode=ro``: the dashboard cannot write, whatever a
+request asks. Pages are keyset-paginated (``id < before``) so a long history costs the
+same as a short one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from selfforge.errors import SelfforgeError
+from selfforge.journal import OUTCOMES, SCHEMA_VERSION
+from selfforge.journal_schema import AttemptRecord, attempt_record
+
+PAGE = 50
+FILTER_OUTCOMES = (*OUTCOMES, "open")
+
+
+@dataclass(frozen=True)
+class Filters:
+    outcome: str | None = None
+    task: str | None = None
+    run: int | None = None
+
+    @classmethod
+    def parse(cls, params: Any) -> Filters:
+        outcome = params.get("outcome") or None
+        run = params.get("run") or None
+        return cls(
+            outcome=outcome if outcome in FILTER_OUTCOMES else None,
+            task=(params.get("task") or "").strip() or None,
+            run=int(run) if run and str(run).isdigit() else None,
+        )
+
+    def query(self, **extra: Any) -> str:
+        pairs = {"outcome": self.outcome, "task": self.task, "run": self.run, **extra}
+        return urlencode({k: v for k, v in pairs.items() if v is not None})
+
+    def where(self) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if self.outcome == "open":
+            clauses.append("outcome IS NULL")
+        elif self.outcome:
+            clauses.append("outcome = ?")
+            args.append(self.outcome)
+        if self.task:
+            clauses.append("instr(lower(task), lower(?)) > 0")
+            args.append(self.task)
+        if self.run is not None:
+            clauses.append("run_id = ?")
+            args.append(self.run)
+        return clauses, args
+
+
+@dataclass
+class Row:
+    """One attempt on the timeline."""
+
+    id: int
+    run_id: int
+    cycle: int
+    task: str
+    outcome: str | None
+    reason: str | None
+    repairs: int
+    landed: bool
+    commit: str | None
+    started_at: float
+    ended_at: float | None
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+
+@dataclass
+class RunRow:
+    id: int
+    started_at: float
+    ended_at: float | None
+    status: str
+    model: str | None
+    goals: list[str]
+    stop_reason: str | None
+    stage: str | None
+    attempts: int
+    accepted: int
+    rejected: int
+    landed: int
+    tokens: int
+    cost_usd: float
+
+
+@dataclass
+class AttemptPage:
+    record: AttemptRecord
+    calls: list[dict[str, Any]]
+    checks: list[dict[str, Any]]
+    steps: list[dict[str, Any]]
+
+
+@dataclass
+class Live:
+    run_id: int
+    stage: str | None
+    attempt_id: int | None
+    cycle: int | None
+    task: str | None
+
+
+_ROW_COLUMNS = (
+    "id, run_id, cycle, task, outcome, reason, repairs, landed, commit_sha, started_at, ended_at"
+)
+
+
+class Store:
+    """Where the journal is; each request reads through a connection of its own."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.exists():
+            raise SelfforgeError(
+                f"no journal at {path}: run `selfforge run` in that repository first, "
+                "or pass --repo DIR"
+            )
+        self.path = path
+        with self.reader() as reader:
+            version = reader.conn.execute("PRAGMA user_version").fetchone()[0]
+            self.tables = {r[0] for r in reader.conn.execute("SELECT name FROM sqlite_master")}
+        if version > SCHEMA_VERSION:
+            raise SelfforgeError(
+                f"{path} was written by a newer selfforge (schema {version} > "
+                f"{SCHEMA_VERSION}); upgrade selfforge to read it"
+            )
+        self.has_steps = "steps" in self.tables
+
+    @contextmanager
+    def reader(self) -> Iterator[Reader]:
+        conn = sqlite3.connect(
+            self.path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False
+        )
+        try:
+            yield Reader(conn, self)
+        finally:
+            conn.close()
+
+
+class Reader:
+    def __init__(self, conn: sqlite3.Connection, store: Store) -> None:
+        self.conn = conn
+        self.store = store
+
+    def _dicts(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        cur = self.conn.execute(sql, args)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur]
+
+    def data_version(self) -> int:
+        """Changes whenever another connection (the run) commits."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    # --- timeline --------------------------------------------------------------------
+
+    def timeline(self, filters: Filters, before: int | None = None, limit: int = PAGE) -> list[Row]:
+        """Newest first, ``limit`` attempts older than ``before``."""
+        clauses, args = filters.where()
+        if before is not None:
+            clauses.append("id < ?")
+            args.append(before)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = f"SELECT {_ROW_COLUMNS} FROM attempts{where} ORDER BY id DESC LIMIT ?"
+        return self._with_spend([_row(r) for r in self.conn.execute(sql, (*args, limit))])
+
+    def newer(self, filters: Filters, after: int) -> list[Row]:
+        """Attempts after ``after`` that match, oldest first (what a live page lacks)."""
+        clauses, args = filters.where()
+        clauses.append("id > ?")
+        sql = f"SELECT {_ROW_COLUMNS} FROM attempts WHERE {' AND '.join(clauses)} ORDER BY id"
+        return self._with_spend([_row(r) for r in self.conn.execute(sql, (*args, after))])
+
+    def rows(self, ids: list[int]) -> list[Row]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        sql = f"SELECT {_ROW_COLUMNS} FROM attempts WHERE id IN ({marks}) ORDER BY id"
+        return self._with_spend([_row(r) for r in self.conn.execute(sql, ids)])
+
+    def count(self, filters: Filters) -> int:
+        clauses, args = filters.where()
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        return int(self.conn.execute(f"SELECT count(*) FROM attempts{where}", args).fetchone()[0])
+
+    def _with_spend(self, rows: list[Row]) -> list[Row]:
+        if not rows:
+            return rows
+        marks = ",".join("?" * len(rows))
+        spend = {
+            r[0]: (r[1], r[2])
+            for r in self.conn.execute(
+                "SELECT attempt_id, coalesce(sum(cost_usd), 0), "
+                "coalesce(sum(input_tokens + output_tokens), 0) FROM model_calls "
+                f"WHERE attempt_id IN ({marks}) GROUP BY attempt_id",
+                [r.id for r in rows],
+            )
+        }
+        for row in rows:
+            row.cost_usd, row.tokens = spend.get(row.id, (0.0, 0))
+        return rows
+
+    def run_ids(self) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM runs ORDER BY id DESC")]
+
+    # --- one attempt -----------------------------------------------------------------
+
+    def attempt(self, attempt_id: int) -> AttemptPage | None:
+        from selfforge.journal_schema import ATTEMPT_COLUMNS
+
+        row = self.conn.execute(
+            f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE id = ?", (attempt_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        steps = (
+            self._dicts("SELECT * FROM steps WHERE attempt_id = ? ORDER BY id", (attempt_id,))
+            if self.store.has_steps
+            else []
+        )
+        return AttemptPage(
+            record=attempt_record(row),
+            calls=self._dicts(
+                "SELECT * FROM model_calls WHERE attempt_id = ? ORDER BY id", (attempt_id,)
+            ),
+            checks=self._dicts(
+                "SELECT * FROM checks WHERE attempt_id = ? ORDER BY id", (attempt_id,)
+            ),
+            steps=steps,
+        )
+
+    # --- runs ------------------------------------------------------------------------
+
+    def runs(self) -> list[RunRow]:
+        stage = "stage" if self.store.has_steps else "NULL"
+        rows = self.conn.execute(
+            f"SELECT id, started_at, ended_at, status, model, goals, stop_reason, {stage} "
+            "FROM runs ORDER BY id DESC"
+        ).fetchall()
+        counts = {
+            r[0]: r[1:]
+            for r in self.conn.execute(
+                "SELECT run_id, count(*), sum(outcome = 'accepted'), sum(outcome = 'rejected'), "
+                "sum(landed) FROM attempts GROUP BY run_id"
+            )
+        }
+        spend = {
+            r[0]: r[1:]
+            for r in self.conn.execute(
+                "SELECT run_id, coalesce(sum(input_tokens + output_tokens), 0), "
+                "coalesce(sum(cost_usd), 0) FROM model_calls GROUP BY run_id"
+            )
+        }
+        result = []
+        for r in rows:
+            attempts, accepted, rejected, landed = counts.get(r[0], (0, 0, 0, 0))
+            tokens, cost = spend.get(r[0], (0, 0.0))
+            result.append(
+                RunRow(
+                    *r[:5],
+                    goals=json.loads(r[5] or "[]"),
+                    stop_reason=r[6],
+                    stage=r[7],
+                    attempts=attempts,
+                    accepted=accepted or 0,
+                    rejected=rejected or 0,
+                    landed=landed or 0,
+                    tokens=int(tokens),
+                    cost_usd=float(cost),
+                )
+            )
+        return result
+
+    def live(self) -> Live | None:
+        """The running run, its open attempt and the stage it is in."""
+        stage = "r.stage" if self.store.has_steps else "NULL"
+        row = self.conn.execute(
+            f"SELECT r.id, {stage}, a.id, a.cycle, a.task FROM runs r LEFT JOIN attempts a "
+            "ON a.id = (SELECT max(id) FROM attempts WHERE run_id = r.id AND outcome IS NULL) "
+            "WHERE r.status = 'running' ORDER BY r.id DESC LIMIT 1"
+        ).fetchone()
+        return Live(*row) if row else None
+
+    # --- backlog and lessons ---------------------------------------------------------
+
+    def tasks(self) -> list[dict[str, Any]]:
+        """In the planner's order: open tasks by priority, then the rest."""
+        if "tasks" not in self.store.tables:
+            return []
+        return self._dicts(
+            "SELECT id, text, status, priority, source, attempts, note FROM tasks "
+            "ORDER BY status = 'open' DESC, priority, id"
+        )
+
+    def lessons(self, before: int | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        """Lessons newest first, each with the later proposals whose prompt carried it."""
+        sql = "SELECT id, run_id, task, outcome, lesson FROM attempts WHERE lesson IS NOT NULL"
+        args: tuple[Any, ...] = ()
+        if before is not None:
+            sql, args = sql + " AND id < ?", (before,)
+        lessons = self._dicts(sql + " ORDER BY id DESC LIMIT ?", (*args, limit))
+        for lesson in lessons:
+            lesson["used_in"] = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT DISTINCT attempt_id FROM model_calls WHERE role = 'propose' "
+                    "AND attempt_id > ? AND instr(prompt, ?) > 0 ORDER BY attempt_id LIMIT 20",
+                    (lesson["id"], lesson["lesson"]),
+                )
+            ]
+        return lessons
+
+    # --- plots -----------------------------------------------------------------------
+
+    def spend_over_time(self) -> list[tuple[float, float, int]]:
+        """(time, cost, tokens) per attempt, oldest first; read from an index alone, as
+        the calls' rows carry whole prompts."""
+        return [
+            (r[0], r[1], r[2])
+            for r in self.conn.execute(
+                "SELECT max(created_at), coalesce(sum(cost_usd), 0), "
+                "coalesce(sum(input_tokens + output_tokens), 0) FROM model_calls "
+                "GROUP BY attempt_id ORDER BY 1"
+            )
+        ]
+
+    def outcomes_by_task(self) -> list[tuple[str, str | None]]:
+        return [(r[0], r[1]) for r in self.conn.execute("SELECT task, outcome FROM attempts")]
+
+    def seconds_per_stage(self) -> list[tuple[str, float, int]]:
+        """(stage, total seconds, count): the run's own steps, or for journals from before
+        steps were kept, the checks and model calls."""
+        if self.store.has_steps and self.conn.execute("SELECT 1 FROM steps LIMIT 1").fetchone():
+            sql = "SELECT name, sum(seconds), count(*) FROM steps GROUP BY name"
+        else:
+            sql = (
+                "SELECT name, sum(duration_s), count(*) FROM checks GROUP BY name UNION ALL "
+                "SELECT role, sum(latency_s), count(*) FROM model_calls GROUP BY role"
+            )
+        return [(r[0], float(r[1] or 0), int(r[2])) for r in self.conn.execute(sql)]
+
+
+def _row(r: tuple[Any, ...]) -> Row:
+    values = list(r)
+    values[7] = bool(values[7])
+    return Row(*values)

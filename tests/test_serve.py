@@ -1,0 +1,105 @@
+"""`selfforge serve` over real HTTP on localhost: read-only, escaped, guarded."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import cli, make_repo
+from serve_helpers import SCRIPT_TAG, Server, journal_repo
+
+pytest.importorskip("starlette", reason="the dashboard needs the web extra (selfforge[web])")
+
+PAGES = ("/", "/attempts/1", "/attempts/2", "/runs", "/plots", "/backlog", "/?outcome=rejected")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return journal_repo(tmp_path_factory.mktemp("serve") / "repo")
+
+
+def _journal_digest(repo: Path) -> str:
+    digest = hashlib.sha256()
+    # The data is the db and its WAL; a reader may create an empty WAL and the -shm index.
+    for path in sorted((repo / ".selfforge").glob("journal.db*")):
+        if path.name.endswith("-shm") or path.stat().st_size == 0:
+            continue
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_every_page_answers_and_nothing_is_written(repo: Path) -> None:
+    before = _journal_digest(repo)
+    with Server(repo) as server, httpx.Client(base_url=server.base) as http:
+        for page in PAGES:
+            response = http.get(page)
+            assert response.status_code == 200, page
+            assert "script-src 'self'" in response.headers["content-security-policy"]
+        for page in PAGES:  # there are no write routes
+            assert http.post(page).status_code == 405, page
+        assert http.get("/attempts/999").status_code == 404
+    assert _journal_digest(repo) == before
+
+
+def test_model_text_is_escaped(repo: Path) -> None:
+    with Server(repo) as server:
+        html = httpx.get(f"{server.base}/attempts/1").text
+    assert SCRIPT_TAG not in html
+    assert "&lt;script&gt;window.pwned = true;" in html
+    assert html.count("<script") == 1  # only the page's own /static/app.js
+
+
+def test_timeline_filters_by_outcome_task_and_run(repo: Path) -> None:
+    with Server(repo) as server, httpx.Client(base_url=server.base) as http:
+        rejected = http.get("/", params={"outcome": "rejected"}).text
+        accepted = http.get("/", params={"outcome": "accepted", "run": "1"}).text
+        nothing = http.get("/", params={"task": "no such task"}).text
+    assert 'id="attempt-1"' in rejected and 'id="attempt-2"' not in rejected
+    assert 'id="attempt-2"' in accepted and 'id="attempt-1"' not in accepted
+    assert "No attempts match." in nothing
+
+
+def test_the_run_journals_its_steps_for_the_attempt_page(repo: Path) -> None:
+    with Server(repo) as server:
+        html = httpx.get(f"{server.base}/attempts/1").text
+    steps = html.split('id="steps"', 1)[1].split("</table>", 1)[0]
+    assert "✗ fail" in steps and ">tests<" in steps  # the test gate's verdict
+    assert "2 passed, 1 failed" in steps
+
+
+def test_loopback_refuses_other_host_names(repo: Path) -> None:
+    """A page on another site must not read the journal through DNS rebinding."""
+    with Server(repo) as server:
+        response = httpx.get(server.base + "/", headers={"host": "attacker.example"})
+    assert response.status_code == 421
+
+
+def test_a_token_guards_every_request_and_becomes_a_cookie(repo: Path) -> None:
+    with Server(repo, "--token", "s3cret") as server:
+        assert server.url.endswith("?token=s3cret")
+        assert httpx.get(server.base + "/").status_code == 401
+        assert httpx.get(server.base + "/", params={"token": "wrong"}).status_code == 401
+        with httpx.Client(base_url=server.base) as http:
+            assert http.get("/", params={"token": "s3cret"}).status_code == 200
+            assert http.get("/attempts/1").status_code == 200  # the cookie carries it
+
+
+def test_another_host_gets_a_generated_token(repo: Path) -> None:
+    with Server(repo, "--host", "0.0.0.0") as server:
+        token = server.url.split("?token=", 1)[1]
+        assert len(token) >= 20
+        local = server.base.replace("0.0.0.0", "127.0.0.1")
+        assert httpx.get(local + "/").status_code == 401
+        assert httpx.get(local + "/", params={"token": token}).status_code == 200
+    assert "reachable from other machines" in server.proc.stdout.read()
+
+
+def test_without_a_journal_it_says_what_to_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "fresh", {"a.py": "x = 1\n"})
+    proc = cli("serve", "--repo", str(repo), "--port", "0")
+    assert proc.returncode == 1
+    assert "no journal" in proc.stderr and "selfforge run" in proc.stderr
+    assert "Traceback" not in proc.stderr
