@@ -49,6 +49,11 @@ EXIT_CODES: dict[str, str] = {
         "no instances file, or nothing to run",
     )
     + "; 130 interrupted, the finished jobs are kept",
+    "serve": _codes(
+        "served until Ctrl-C",
+        "the port cannot be used",
+        "e.g. no journal yet, the web extra not installed",
+    ),
 }
 
 

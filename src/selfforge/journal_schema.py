@@ -85,8 +85,11 @@ MIGRATIONS: list[str] = [
         ok INTEGER, detail TEXT, seconds REAL, created_at REAL NOT NULL
     );
     CREATE INDEX steps_attempt ON steps(attempt_id);
+    CREATE INDEX steps_name ON steps(name, seconds);
     ALTER TABLE runs ADD COLUMN stage TEXT;
     CREATE INDEX attempts_outcome ON attempts(outcome);
+    CREATE INDEX attempts_task ON attempts(task, outcome);
+    CREATE INDEX attempts_run_outcome ON attempts(run_id, outcome, landed);
     CREATE INDEX calls_attempt_spend
         ON model_calls(attempt_id, cost_usd, input_tokens, output_tokens, created_at);
     CREATE INDEX calls_run_spend ON model_calls(run_id, cost_usd, input_tokens, output_tokens);
