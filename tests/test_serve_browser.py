@@ -3,6 +3,7 @@ what a person sees, including a row that a live run adds without a reload."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,10 @@ from serve_helpers import DOCUMENT_MUL, SCRIPT_TAG, Server, journal_repo, run
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+# Screenshots go to a temporary directory, or where SELFFORGE_SCREENSHOTS says:
+# `SELFFORGE_SCREENSHOTS=docs/screenshots pytest tests/test_serve_browser.py` refreshes the
+# README's (writing them on every run would leave every checkout with modified files).
+SCREENSHOTS_ENV = "SELFFORGE_SCREENSHOTS"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -57,7 +61,7 @@ def page(browser):  # type: ignore[no-untyped-def]
     context.close()
 
 
-def test_the_timeline_lists_the_attempts(repo: Path, page) -> None:  # type: ignore[no-untyped-def]
+def test_the_timeline_lists_the_attempts(repo: Path, shots: Path, page) -> None:  # type: ignore[no-untyped-def]
     with Server(repo) as server:
         page.goto(server.url)
         rows = page.locator("#timeline tbody tr")
@@ -66,7 +70,7 @@ def test_the_timeline_lists_the_attempts(repo: Path, page) -> None:  # type: ign
         assert "accepted" in rows.nth(0).inner_text()
         assert "rejected" in rows.nth(1).inner_text()
         assert "test_sub" in rows.nth(1).inner_text()
-        _screenshot(page, "timeline")
+        _screenshot(page, shots, "timeline")
 
 
 def test_an_outcome_filter_keeps_only_matching_attempts(repo: Path, page) -> None:  # type: ignore[no-untyped-def]
@@ -81,7 +85,9 @@ def test_an_outcome_filter_keeps_only_matching_attempts(repo: Path, page) -> Non
         assert page.locator("#filter-outcome").input_value() == "rejected"
 
 
-def test_attempt_pages_show_diff_checks_votes_and_a_script_as_text(repo: Path, page) -> None:  # type: ignore[no-untyped-def]
+def test_attempt_pages_show_diff_checks_votes_and_a_script_as_text(
+    repo: Path, shots: Path, page
+) -> None:  # type: ignore[no-untyped-def]
     with Server(repo) as server:
         page.goto(f"{server.base}/attempts/1")
         check = page.locator("#checks details.fail")
@@ -98,10 +104,10 @@ def test_attempt_pages_show_diff_checks_votes_and_a_script_as_text(repo: Path, p
         assert diff.locator("td.add span").count() > 0  # highlighted
         assert "tests round 0: passed" in page.locator("#checks").inner_text()
         assert "approve" in page.locator("ul.votes").inner_text()
-        _screenshot(page, "attempt")
+        _screenshot(page, shots, "attempt")
         page.goto(f"{server.base}/plots")
         assert page.locator("figure svg").count() == 4
-        _screenshot(page, "plots")
+        _screenshot(page, shots, "plots")
         page.goto(f"{server.base}/runs")
         assert "Fix add() so test_add passes" in page.locator("#runs").inner_text()
 
@@ -131,6 +137,14 @@ def test_a_live_run_adds_its_attempt_without_a_reload(repo: Path, tmp_path: Path
         assert "Document mul()" in rows.nth(0).inner_text()
 
 
-def _screenshot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = os.environ.get(SCREENSHOTS_ENV)
+    folder = Path(where) if where else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _screenshot(page, folder: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+    assert (folder / f"{name}.png").stat().st_size > 10_000
