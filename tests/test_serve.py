@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import socket
+import sqlite3
 from pathlib import Path
 
 import httpx
@@ -103,3 +105,25 @@ def test_without_a_journal_it_says_what_to_run(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "no journal" in proc.stderr and "selfforge run" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_journal_from_a_newer_selfforge_is_refused_in_one_line(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "newer", {"a.py": "x = 1\n"})
+    (repo / ".selfforge").mkdir()
+    conn = sqlite3.connect(repo / ".selfforge" / "journal.db")
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    proc = cli("serve", "--repo", str(repo), "--port", "0")
+    assert proc.returncode == 1
+    assert "newer selfforge" in proc.stderr and "upgrade" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_port_in_use_is_a_usage_error(repo: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        proc = cli("serve", "--repo", str(repo), "--port", port)
+    assert proc.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr and "--port" in proc.stderr
