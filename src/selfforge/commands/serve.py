@@ -6,7 +6,6 @@ import ipaddress
 import secrets
 import socket
 import threading
-import webbrowser
 from pathlib import Path
 
 import typer
@@ -61,6 +60,8 @@ def serve(
             "the journal (prompts, diffs); the token is all that guards it"
         )
     if open_browser:
+        import webbrowser
+
         threading.Timer(0.5, webbrowser.open, (url,)).start()
     config = uvicorn.Config(
         app, log_level="warning", timeout_graceful_shutdown=1, lifespan="off", access_log=False
