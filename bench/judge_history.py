@@ -76,6 +76,11 @@ def figures(results: list, instances: int, load: float) -> None:
             f"{statistics.median(overhead):.2f} s (p10 {q[0]:.2f}, p90 {q[-1]:.2f}); "
             f"test runs per instance: median {statistics.median(runs):g}"
         )
+        index = [r.index_s for r in gold]
+        print(
+            f"codebase index built once per fresh clone (before the run, not counted): "
+            f"median {statistics.median(index):.2f} s"
+        )
     print(f"harness errors: {len(errors)}")
     for r in errors:
         print(f"  {r.instance_id} {r.mode}: {r.error}")

@@ -76,6 +76,7 @@ class Result(BaseModel):
     selfforge_test_runs: int = 0  # test-command runs selfforge made (baseline, candidate)
     selfforge_tests_s: float = 0.0  # ... and their time, as selfforge measured it
     overhead_s: float | None = None  # selfforge's own time: selfforge_s - selfforge_tests_s
+    index_s: float = 0.0  # building the fresh clone's codebase index, before the run
     baseline_tests_s: float = 0.0  # the bench's own run of the tests before selfforge
     verify_tests_s: float = 0.0  # ... and after it lands
     reasons: list[str] = Field(default_factory=list)  # each attempt's verdict
