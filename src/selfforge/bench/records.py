@@ -41,7 +41,23 @@ class Instance(BaseModel):
 
     @property
     def task(self) -> str:
-        return (self.issue_text or self.message).strip()
+        """The commit message (or issue text), and the tests it must make pass: in a
+        tests-first replay they are committed already, failing."""
+        shown = [self.node_id(t) for t in self.fail_to_pass[:10]]
+        more = len(self.fail_to_pass) - len(shown)
+        tests = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+        return (
+            f"{(self.issue_text or self.message).strip()}\n\nThe failing tests must pass: {tests}"
+        )
+
+    def node_id(self, test_id: str) -> str:
+        """A junit id (``tests.test_a.Suite::test_x``) as pytest's node id."""
+        from selfforge.bench.mine import node_of
+
+        files = sorted({t.split("::")[0] for t in self.test_targets})
+        classname, _, name = test_id.rpartition("::")
+        node = node_of(classname + "::", files)
+        return f"{node}::{name}" if node != classname else test_id
 
 
 class Job(BaseModel):

@@ -95,16 +95,44 @@ def _replay(place: Path, job: Job, result: Result) -> None:
 
 
 class TestTimer(BaseReporter):
-    """A silent Reporter that adds up the test runs selfforge reports (baseline, candidate,
-    focused or affected passes), so its own time can be told apart from the tests'."""
+    """A silent Reporter that times the test runs selfforge makes (baseline, candidate,
+    reruns), so its own time can be told apart from the tests'.
+
+    A run is the span from ``begin`` of a test step to the next event; a test step
+    reported without a ``begin`` counts with the seconds it reports.
+    """
 
     def __init__(self) -> None:
         self.runs, self.seconds = 0, 0.0
+        self._since: float | None = None
+
+    @staticmethod
+    def _is_test(name: str, detail: str = "") -> bool:
+        return name.startswith(("test", "baseline")) or detail.startswith("tests")
+
+    def _close(self) -> bool:
+        if self._since is None:
+            return False
+        self.seconds += time.monotonic() - self._since
+        self._since = None
+        return True
+
+    def begin(self, name: str) -> None:
+        self._close()
+        if self._is_test(name):
+            self.runs += 1
+            self._since = time.monotonic()
 
     def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
-        if name.startswith("test") or detail.startswith("tests"):
+        if not self._close() and name.startswith("test") and seconds:
             self.runs += 1
             self.seconds += seconds
+
+    def outcome(self, outcome: str, reason: str) -> None:
+        self._close()
+
+    def info(self, message: str) -> None:
+        self._close()
 
 
 def prepare_clone(inst: Instance, clone: Path, timeout_s: float) -> None:
