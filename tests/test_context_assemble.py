@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from selfforge.context import assemble_sections
+from selfforge.context.assemble import PromptTooLarge
 from selfforge.context.tokens import estimate_tokens
 
 LESSONS = "- 'fix add' was rejected: the edit broke sub(); change only add()\n"
@@ -71,3 +74,26 @@ def test_a_window_too_small_for_the_fixed_sections_empties_the_rest_but_keeps_th
     prompt = assemble_sections(given, context_window=100, reserve_output=50)
     assert prompt.sections["task"] == given["task"]
     assert prompt.tokens["files"] <= 30  # at most the note saying it was cut
+
+
+def _files(target_lines: int, other_lines: int) -> str:
+    target = "".join(f"    x{i} = add({i}, {i})\n" for i in range(target_lines))
+    other = "".join(f"    y{i} = mul({i}, {i})\n" for i in range(other_lines))
+    return f"calc.py\n```\n{target}```\n\nother.py\n```\n{other}```"
+
+
+def test_the_target_file_survives_whole_and_the_others_give_way_in_order() -> None:
+    given = {**sections(), "files": _files(60, 400)}
+    prompt = assemble_sections(given, context_window=2048, reserve_output=512)
+    assert prompt.sections["files"].startswith(given["files"].split("\n\nother.py")[0])
+    assert "repo_map" in prompt.cut and "files" in prompt.cut  # the map went first
+    assert prompt.total_tokens <= 2048 - 512
+
+
+def test_a_target_file_larger_than_the_window_stops_with_the_fix() -> None:
+    given = {**sections(), "files": _files(400, 0)}
+    with pytest.raises(PromptTooLarge) as caught:
+        assemble_sections(given, context_window=2048, reserve_output=512)
+    message = caught.value.message
+    assert "window is 2048 tokens" in message and "-c 8192" in message
+    assert "\n" not in message

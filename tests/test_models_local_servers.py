@@ -304,3 +304,20 @@ def test_the_cap_shrinks_to_fit_and_a_prompt_that_cannot_fit_is_never_sent(https
     with pytest.raises(ContextTooLong, match=r"window is 2048; .*-c 4096"):
         m.complete(ask("word " * 2500))
     assert len(server.posts) == 1
+
+
+def test_after_a_context_size_refusal_the_next_request_asks_for_less(httpserver) -> None:
+    refusal = {"error": {"code": 400, "type": "exceed_context_size_error", "message": "too big"}}
+    answers = [Response(json.dumps(refusal), 400, content_type="application/json")]
+    server = Server(
+        httpserver,
+        {"/v1/models": LLAMA_MODELS},
+        lambda: answers.pop(0) if answers else openai_reply(),
+    )
+    m = model(f"llamacpp:default@{server.url}/v1")
+    prompt = "word " * 1000
+    with pytest.raises(ContextTooLong):
+        m.complete(ask(prompt))
+    m.complete(ask(prompt))
+    first, second = server.posts
+    assert second["max_tokens"] < first["max_tokens"]

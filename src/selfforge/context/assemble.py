@@ -1,10 +1,16 @@
 """Prompt assembly: fit named sections into a model's context window.
 
-The task and the instructions are never cut. The other sections share what is left by
-fixed proportions; a section that needs less than its share gives the rest to the
-others, so a short lessons list never starves and a huge failure log never crowds out
-the files. What is cut is replaced by a note saying so, and the tokens each section
-used come back for the journal.
+The room is ``window − max output − margin`` (the margin holds the system prompt, the
+template and the estimate's error). The task and the instructions are never cut. The
+other sections share what is left by fixed proportions; a section that needs less than
+its share gives the rest to the others, so a short lessons list never starves and a huge
+failure log never crowds out the files. The target file (the first of ``files``) is the
+minimum: when its share is too small, the other sections give up their room for it in a
+stated order — the repo map, the directives and state, the lessons, then the history of
+failures — and the retrieved files after it are cut first, since ``files`` keeps its
+head. If the task and the target file still do not fit, ``PromptTooLarge`` names the
+window, the need and how to raise it. What is cut is replaced by a note saying so, and
+the tokens each section used come back for the journal.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from selfforge.context.tokens import estimate_tokens
+from selfforge.errors import SelfforgeError
+from selfforge.models.generation import margin_tokens, suggest
 
 # Relative shares of the room left after the fixed sections.
 SHARES: dict[str, float] = {
@@ -25,6 +33,14 @@ SHARES: dict[str, float] = {
 DEFAULT_SHARE = 0.05
 # Failure output matters at both ends: the command at the top, the verdict at the bottom.
 HEAD_AND_TAIL = frozenset({"failures"})
+# Who gives up room for the target file, first to last.
+SHRINK_ORDER = ("repo_map", "directives", "state", "lessons", "failures")
+# The system prompt and the template's headings around the sections.
+PROMPT_OVERHEAD = 150
+
+
+class PromptTooLarge(SelfforgeError):
+    """Even the task and its target file do not fit the model's window."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +65,21 @@ def assemble_sections(
     """Trim the non-fixed sections to budgets that together fit the context window."""
     fixed = set(fixed)
     need = {name: estimate_tokens(text) for name, text in sections.items()}
-    room = context_window - reserve_output - sum(need[n] for n in sections if n in fixed)
+    overhead = margin_tokens(context_window) + PROMPT_OVERHEAD
+    fixed_need = sum(need[n] for n in sections if n in fixed)
+    room = context_window - reserve_output - overhead - fixed_need
+    floor = estimate_tokens(target_file(sections.get("files", "")))
+    if floor and room < floor:
+        total = fixed_need + floor + reserve_output + overhead
+        raise PromptTooLarge(
+            f"the model's context window is {context_window} tokens, but the task and its "
+            f"target file need about {total} (with {reserve_output} for the reply); raise "
+            f"the server's context (llama.cpp -c {suggest(total)}, vLLM --max-model-len "
+            f"{suggest(total)}, Ollama num_ctx) or use a model with a larger window"
+        )
     budgets = section_budgets({n: need[n] for n in sections if n not in fixed}, max(room, 0))
+    if floor and budgets.get("files", floor) < floor:
+        _give_to_files(budgets, floor)
     out: dict[str, str] = {}
     cut: dict[str, int] = {}
     for name, text in sections.items():
@@ -62,6 +91,26 @@ def assemble_sections(
         cut[name] = need[name] - estimate_tokens(out[name])
     tokens = {name: estimate_tokens(text) for name, text in out.items()}
     return AssembledPrompt(sections=out, tokens=tokens, budgets=budgets, cut=cut)
+
+
+def target_file(files: str) -> str:
+    """The first file block of the ``files`` section (path line, fenced text)."""
+    opening = files.find("\n```")
+    if opening < 0:
+        return ""
+    closing = files.find("\n```", opening + 4)
+    return files[: closing + 4] if closing >= 0 else files
+
+
+def _give_to_files(budgets: dict[str, int], floor: int) -> None:
+    for name in SHRINK_ORDER:
+        deficit = floor - budgets["files"]
+        if deficit <= 0:
+            return
+        taken = min(budgets.get(name, 0), deficit)
+        if taken:
+            budgets[name] -= taken
+            budgets["files"] += taken
 
 
 def section_budgets(need: dict[str, int], room: int) -> dict[str, int]:

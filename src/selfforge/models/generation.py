@@ -57,9 +57,10 @@ def output_cap(generation: Generation, role: str, catalog_cap: int, window: int)
     return max(1, min(catalog_cap, window // 4))
 
 
-def fit_request(request: Request, window: int, label: str) -> Request:
-    """The request with its cap lowered so prompt + output fit ``window``; or ContextTooLong."""
-    prompt = sum(estimate_tokens(m.content) for m in request.messages)
+def fit_request(request: Request, window: int, label: str, scale: float = 1.0) -> Request:
+    """The request with its cap lowered so prompt + output fit ``window``; or ContextTooLong.
+    ``scale``: how much more the server counted than the estimate said, once it refused."""
+    prompt = int(scale * sum(estimate_tokens(m.content) for m in request.messages))
     room = window - margin_tokens(window) - prompt
     cap = request.max_output_tokens or room
     if room >= cap:

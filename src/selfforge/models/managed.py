@@ -14,7 +14,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from selfforge.models.base import ModelError, QuotaExhausted, RateLimited, Reply, Request, Usage
+from selfforge.models.base import (
+    ContextTooLong,
+    ModelError,
+    QuotaExhausted,
+    RateLimited,
+    Reply,
+    Request,
+    Usage,
+)
 from selfforge.models.budget import Budget
 from selfforge.models.catalog import ModelFacts
 from selfforge.models.generation import Generation, fit_request, output_cap
@@ -71,6 +79,9 @@ class ManagedModel:
         self._sleep = sleep
         self.generation = generation or Generation()
         self._window: int | None = None
+        # Raised each time the server refuses a prompt for its size that the estimate said
+        # would fit, so the same request is never sent again unchanged.
+        self._estimate_scale = 1.0
 
     def complete(self, request: Request) -> Reply:
         if self.budget is not None:
@@ -118,7 +129,7 @@ class ManagedModel:
             request.max_output_tokens = self.max_output_tokens(request.role)
         if request.temperature is None:
             request.temperature = self.temperature(request.role)
-        return fit_request(request, self.context_window, self.spec)
+        return fit_request(request, self.context_window, self.spec, self._estimate_scale)
 
     def list_models(self) -> list[str]:
         return self.client.list_models()
@@ -138,6 +149,8 @@ class ManagedModel:
             try:
                 return self.client.send(request)
             except ModelError as exc:
+                if isinstance(exc, ContextTooLong):
+                    self._estimate_scale *= 1.25
                 if not exc.retryable:
                     raise
                 if attempt >= self.policy.max_retries:

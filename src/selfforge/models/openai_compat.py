@@ -161,7 +161,8 @@ class OpenAIClient:
             )
             if quota is not None:
                 return quota
-        return status_error(self.label, status, message, key, delay, code)
+        kinds = f"{code} {err.get('type') or ''}"  # llama.cpp: code 400, type exceed_context_...
+        return status_error(self.label, status, message, key, delay, kinds)
 
     def _quota(self, code: str, message: str, delay: float | None) -> QuotaExhausted | None:
         if code == "insufficient_quota":
