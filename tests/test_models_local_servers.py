@@ -321,3 +321,34 @@ def test_after_a_context_size_refusal_the_next_request_asks_for_less(httpserver)
     m.complete(ask(prompt))
     first, second = server.posts
     assert second["max_tokens"] < first["max_tokens"]
+
+
+# --- selfforge models --probe -----------------------------------------------------------
+
+
+def test_models_probe_shows_window_output_latency_and_speed(httpserver, tmp_path) -> None:
+    from conftest import cli
+
+    server = Server(httpserver, {"/v1/models": LLAMA_MODELS}, openai_reply)
+    env = {"SELFFORGE_CONFIG_DIR": str(_quiet_config_dir())}
+    proc = cli(
+        "models", "--probe", "--repo", str(tmp_path), "--model",
+        f"llamacpp:default@{server.url}/v1", env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "reachable:  yes" in proc.stdout
+    assert "context:    2048 tokens (from the server)" in proc.stdout
+    assert "max output: 512 tokens" in proc.stdout
+    assert "tokens/s" in proc.stdout
+    assert server.posts and server.posts[0]["max_tokens"] == 96
+
+
+def test_models_probe_of_a_stopped_server_names_host_and_cause(tmp_path) -> None:
+    from conftest import cli
+
+    env = {"SELFFORGE_CONFIG_DIR": str(_quiet_config_dir())}
+    spec = "llamacpp:default@http://127.0.0.1:9/v1"
+    proc = cli("models", "--probe", "--repo", str(tmp_path), "--model", spec, env=env)
+    assert proc.returncode == 1
+    assert "reachable:  no: " in proc.stdout and "127.0.0.1:9 (connection refused)" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr

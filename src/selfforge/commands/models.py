@@ -28,13 +28,27 @@ def register(app: typer.Typer) -> None:
     app.command()(doctor)
 
 
-def models(model: str = ModelOpt, repo: Path = RepoOpt) -> None:
-    """List the models the configured (or given) provider offers."""
+ProbeOpt = typer.Option(
+    False,
+    "--probe",
+    help="Call the model once: reachable, context window, max output, latency, tokens/s.",
+)
+
+
+def models(model: str = ModelOpt, repo: Path = RepoOpt, probe: bool = ProbeOpt) -> None:
+    """List the models the configured (or given) provider offers, or probe the model."""
     from selfforge.models import from_spec, parse_spec
 
     spec = _spec_for(model, repo)
     if parse_spec(spec).provider == "script":
         raise UsageError("a script:PATH model replays a file; there is nothing to list")
+    if probe:
+        result = _probe(spec, repo)
+        for line in result.lines():
+            console.print(escape(line))
+        if not result.reachable:
+            raise typer.Exit(1)
+        return
     client = from_spec(spec, timeout_s=PROBE_TIMEOUT_S, max_retries=1)
     names = client.list_models()  # type: ignore[attr-defined]
     chosen = parse_spec(spec).model
@@ -160,6 +174,7 @@ def _check_model(model: str | None, root: Path) -> list[Finding]:
     except SelfforgeError as exc:  # a missing key, an unknown provider
         return [Finding("fail", "model", exc.message)]
     found = [Finding("ok", "model", f"{spec}: connected, key accepted")]
+    found.append(_check_model_speed(spec, root))
     if names and parsed.model not in names and f"models/{parsed.model}" not in names:
         hint = "run `ollama pull " + parsed.model + "`" if parsed.provider == "ollama" else ""
         sample = ", ".join(sorted(names)[:8])
@@ -171,6 +186,40 @@ def _check_model(model: str | None, root: Path) -> list[Finding]:
             )
         )
     return found
+
+
+def _probe(spec: str, repo: Path) -> Any:
+    """One timed call with the run's generation settings (from the directives, if any)."""
+    from selfforge.config import load_directives
+    from selfforge.models import from_spec
+    from selfforge.models.probe import probe
+    from selfforge.session import generation_settings
+
+    try:
+        generation = generation_settings(load_directives(repo.resolve()))
+    except SelfforgeError:
+        generation = None
+    model = from_spec(spec, max_retries=0, requests_per_minute=0, generation=generation)
+    return probe(model)  # type: ignore[arg-type]
+
+
+def _check_model_speed(spec: str, root: Path) -> Finding:
+    result = _probe(spec, root)
+    if not result.reachable:
+        return Finding("fail", "model call", result.error)
+    speed = f", {result.tokens_per_s:.0f} tokens/s" if result.tokens_per_s else ""
+    detail = (
+        f"context {result.window} tokens (from {result.window_from}), max output "
+        f"{result.max_output}; one call {result.latency_s:.2f} s{speed}"
+    )
+    if result.window and result.window < 8192:
+        return Finding(
+            "warn",
+            "model window",
+            detail + "; too small for most source files",
+            "raise the server's context (llama.cpp -c 8192, vLLM --max-model-len 8192)",
+        )
+    return Finding("ok", "model window", detail)
 
 
 def _check_keys_file() -> list[Finding]:

@@ -19,6 +19,7 @@ from selfforge.context.index import CodeIndex, IndexStats, open_index
 from selfforge.context.mentions import Mentions, find_mentions
 from selfforge.context.repomap import build_repo_map, rank_files
 from selfforge.context.retrieval import ScoredFile, rank_for_task
+from selfforge.context.thirdparty import third_party
 from selfforge.context.tokens import estimate_tokens
 from selfforge.context.words import query_words
 
@@ -86,7 +87,7 @@ def _bundle(
 ) -> ContextBundle:
     graph = cached_graph(index)
     mentions = find_mentions(task, graph.paths, graph.definers)
-    chosen, file_rank = _choose_and_rank(index, graph, task, mentions)
+    chosen, file_rank = _choose_and_rank(index, graph, task, mentions, repo_root)
     lesson_tokens = sum(estimate_tokens(lesson) for lesson in lessons)
     room = max(budget - lesson_tokens, 0)
     files = _fit_files(index, repo_root, chosen, query_words(task), int(room * FILES_SHARE))
@@ -105,12 +106,12 @@ def _bundle(
 
 
 def _choose_and_rank(
-    index: CodeIndex, graph: CodeGraph, task: str, mentions: Mentions
+    index: CodeIndex, graph: CodeGraph, task: str, mentions: Mentions, repo_root: Path
 ) -> tuple[list[str], dict[str, float]]:
     """The files chosen for the task, and file ranks for the map personalised toward them:
     the map then outlines the chosen files' neighbourhood, not the repository's hubs."""
     prior = rank_files(graph, mentions)
-    ranked = rank_for_task(index, graph, task, mentions, prior)
+    ranked = rank_for_task(index, graph, task, mentions, prior, third_party(repo_root))
     chosen = choose(ranked)
     if not chosen:
         return chosen, prior
@@ -168,7 +169,7 @@ def map_for_task(repo_root: Path, *, state_dir: Path, token_budget: int, task: s
         stats = index.update(repo_root)
         graph = load_graph(index)
         mentions = find_mentions(task, graph.paths, graph.definers)
-        chosen, file_rank = _choose_and_rank(index, graph, task, mentions)
+        chosen, file_rank = _choose_and_rank(index, graph, task, mentions, repo_root)
         repo_map = build_repo_map(graph, mentions, token_budget, file_rank=file_rank)
         chosen = chosen if task.strip() else repo_map.files
     finally:

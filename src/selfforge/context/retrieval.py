@@ -6,6 +6,8 @@ task names outright, and files defining identifiers it writes as code, are lifte
 anything BM25 finds. The best hits then lend a small part of their score to the files
 they import and that import them: enough to bring a caller or a test into the chosen
 list, not enough to push a direct hit out of it (bench/retrieval.py measures both).
+Vendored, generated and fixture files (thirdparty.py) are ranked down unless the task
+names them: a task about the project's code should find the project's own files.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ UNMATCHED_NEIGHBOUR_SHARE = 0.05
 NEIGHBOUR_SOURCES = 5
 TEST_PENALTY = 0.6  # a task says what to change; tests are found through the graph
 TEXT_PENALTY = 0.5  # files with no parser are known by their path only
+THIRD_PARTY_PENALTY = 0.2  # vendored, generated, fixtures (bench/retrieval_vendored.py)
 
 
 @dataclass
@@ -64,8 +67,10 @@ def rank_for_task(
     task: str,
     mentions: Mentions,
     prior: Mapping[str, float] | None = None,
+    third_party: Callable[[str], bool] | None = None,
 ) -> list[ScoredFile]:
-    """Files ranked for ``task``, best first; ``prior`` (e.g. PageRank) breaks ties."""
+    """Files ranked for ``task``, best first; ``prior`` (e.g. PageRank) breaks ties;
+    files ``third_party`` says are not the project's own are ranked down."""
     scored: dict[str, ScoredFile] = {}
 
     def add(path: str, amount: float, reason: str) -> None:
@@ -90,6 +95,12 @@ def rank_for_task(
         top = max(prior.values(), default=0.0) or 1.0
         for entry in scored.values():
             entry.score += 0.05 * prior.get(entry.path, 0.0) / top
+    if third_party is not None:
+        named = set(mentions.files)
+        for entry in scored.values():
+            if entry.path not in named and third_party(entry.path):
+                entry.score *= THIRD_PARTY_PENALTY
+                entry.reasons.append("not the project's own code")
     return sorted(scored.values(), key=lambda f: (-f.score, f.path))
 
 
