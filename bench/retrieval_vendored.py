@@ -6,8 +6,9 @@ tasks that are about setuptools' own code. Tasks are the subjects of setuptools'
 commits; truth is the Python files each commit changed, as they exist at the pinned
 commit, leaving out tests and what the project itself excludes from its lint (ruff.toml:
 ``_vendor``, ``_distutils``, ``_validate_pyproject``) — commits touching only those are
-upstream code merged in, not tasks about setuptools. The tree is indexed once, at the
-pinned commit. Prints recall@5, hit@1 and MRR with vendored code ranked down (as
+upstream code merged in, not tasks about setuptools. A task is the size of one attempt:
+commits changing more than three of the project's files are sweeps (a lint rule applied
+everywhere), not tasks. The tree is indexed once, at the pinned commit. Prints recall@5, hit@1 and MRR with vendored code ranked down (as
 selfforge runs) and without (as it ran before).
 
 Run:   git clone https://github.com/pypa/setuptools /tmp/setuptools
@@ -25,6 +26,7 @@ from pathlib import Path
 PIN = "7d531288b7c8708d4cc186213da93eaf5d11833d"  # pypa/setuptools main, November 2026
 TASKS = 200
 MIN_WORDS = 4
+MAX_FILES = 3
 SKIP_PREFIXES = ("merge", "bump version", "finalize", "release", "revert", "update changelog")
 NOT_OWN = ("setuptools/_vendor/", "setuptools/_distutils/", "setuptools/config/_validate")
 
@@ -53,7 +55,7 @@ def make_tasks(repo: Path, pin: str, tree: Path) -> list[dict[str, object]]:
             and not is_test_path(n)
             and (tree / n).is_file()
         ]
-        if truth:
+        if 0 < len(truth) <= MAX_FILES:
             tasks.append({"sha": sha[:10], "task": subject, "truth": truth})
         if len(tasks) == TASKS:
             break
