@@ -128,3 +128,33 @@ def _fence_held_markers(lines: list[str]) -> bool:
         if UPDATED.match(line):
             return True
     return False
+
+
+# A model that misses the edit format this many attempts in a row gets a verdict.
+FORMAT_STRIKES = 3
+_FORMAT_FAILURES = {
+    "no edits in its reply": lambda o, r: o == "no_edits",
+    "edits that did not apply": lambda o, r: r.startswith("edits did not apply"),
+    "edits to placeholder paths": lambda o, r: "placeholder" in r,
+    "replies cut at the output limit": lambda o, r: "cut at" in r,
+}
+
+
+def edit_format_verdict(attempts: list[tuple[str, str]], spec: str) -> str | None:
+    """A verdict when the last FORMAT_STRIKES ``(outcome, reason)`` all missed the format."""
+    last = attempts[-FORMAT_STRIKES:]
+    if len(last) < FORMAT_STRIKES:
+        return None
+    kinds = []
+    for outcome, reason in last:
+        kind = next((k for k, hit in _FORMAT_FAILURES.items() if hit(outcome, reason)), None)
+        if kind is None:
+            return None
+        kinds.append(kind)
+    what = ", ".join(f"{kinds.count(k)}× {k}" for k in dict.fromkeys(kinds))
+    return (
+        f"{spec} did not produce usable edits in its last {len(last)} attempts ({what}). "
+        "Try a larger model (7B+ coder models follow SEARCH/REPLACE), "
+        '[model] edit_format = "whole_file" in selfforge.toml, or a higher '
+        "max_output_tokens if its replies were cut."
+    )

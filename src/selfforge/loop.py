@@ -23,7 +23,7 @@ from selfforge.errors import BudgetExceeded, SelfforgeError
 from selfforge.gates import Observed, describe_state
 from selfforge.journal import Journal
 from selfforge.models import Model, ModelError
-from selfforge.models.base import AuthError, QuotaExhausted, Request
+from selfforge.models.base import AuthError, ModelUnreachable, QuotaExhausted, Request
 from selfforge.models.budget import Budget
 from selfforge.models.script import default_reply
 from selfforge.planner import Backlog, Planner, Task, split_task
@@ -34,6 +34,8 @@ from selfforge.ui import Reporter
 from selfforge.workspace import Workspace, recover, require_commit
 
 FATAL_MODEL_ERRORS = (AuthError, QuotaExhausted)
+# Not a finished run: it ends with exit 1, the CLI's one line naming the host and cause.
+RUN_ENDING_MODEL_ERRORS = (*FATAL_MODEL_ERRORS, ModelUnreachable)
 
 
 @dataclass
@@ -132,7 +134,7 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
         try:
             picked = _one_cycle(engine, planner, cycle, base, baseline)
         except ModelError as exc:
-            if isinstance(exc, FATAL_MODEL_ERRORS):
+            if isinstance(exc, RUN_ENDING_MODEL_ERRORS):
                 raise
             model_errors += 1
             summary.results.extend(_close_errored(journal, engine.run_id, exc))
@@ -249,7 +251,7 @@ def _reflect(engine: Engine, task: Task, result: AttemptResult) -> None:
                 "reflect", prompt, attempt_id=result.attempt_id, hints=hints
             ).content.strip()
         except ModelError as exc:
-            if isinstance(exc, FATAL_MODEL_ERRORS):
+            if isinstance(exc, RUN_ENDING_MODEL_ERRORS):
                 raise
             lesson = ""
     else:
@@ -280,7 +282,8 @@ def _next_strategy(engine: Engine, planner: Planner, task: Task, result: Attempt
             engine.reporter.info(f"  [yellow]strategy[/]: split into smaller steps: {shown}")
         return
     text = task.text
-    if result.reason.startswith("edits did not apply") and task.edit_format != "whole_file":
+    in_use = task.edit_format or engine.edit_format
+    if result.reason.startswith("edits did not apply") and in_use != "whole_file":
         # Edits that keep missing their place: ask for whole files instead.
         backlog.update(task.id, edit_format="whole_file")
         engine.reporter.info("  [yellow]strategy[/]: retrying with whole-file edits")

@@ -226,6 +226,9 @@ def print_summary(summary: RunSummary, ws: Workspace) -> None:
         f"{summary.count('no_edits')} without edits, {summary.count('error')} errors"
     )
     out(f"  model use: {_spend_text(ws, summary.run_id)}")
+    verdict = _format_verdict(summary, ws)
+    if verdict:
+        out(f"  [bold yellow]verdict[/]: {escape(verdict)}")
     for result in summary.results:
         if result.outcome == "accepted" and not result.landed and result.branch:
             branch = escape(result.branch)
@@ -233,6 +236,16 @@ def print_summary(summary: RunSummary, ws: Workspace) -> None:
     out(f"  journal: {escape(str(ws.state / 'journal.db'))}  (selfforge log, selfforge show ID)")
     if summary.report_path:
         out(f"  report:  {escape(str(summary.report_path))}")
+
+
+def _format_verdict(summary: RunSummary, ws: Workspace) -> str | None:
+    from selfforge.journal import Journal
+    from selfforge.junk import edit_format_verdict
+
+    with Journal(ws.state / "journal.db") as journal:
+        spec = str((journal.run_info(summary.run_id) or {}).get("model") or "the model")
+    attempts = [(r.outcome, r.reason or "") for r in summary.results]
+    return edit_format_verdict(attempts, spec)
 
 
 def _spend_text(ws: Workspace, run_id: int) -> str:
