@@ -139,6 +139,7 @@ def evaluate(root: Path, tasks: list[dict[str, object]]) -> None:
     from selfforge.context.mentions import find_mentions
     from selfforge.context.repomap import rank_files
     from selfforge.context.retrieval import bm25_scores, rank_for_task
+    from selfforge.context.thirdparty import third_party
 
     index = open_index(root / ".selfforge")
     stats = index.update(root)
@@ -149,7 +150,8 @@ def evaluate(root: Path, tasks: list[dict[str, object]]) -> None:
     for task in tasks:
         text, truth = str(task["task"]), set(task["truth"])  # type: ignore[arg-type]
         mentions = find_mentions(text, graph.paths, graph.definers)
-        ranked = rank_for_task(index, graph, text, mentions, rank_files(graph, mentions))
+        prior = rank_files(graph, mentions)
+        ranked = rank_for_task(index, graph, text, mentions, prior, third_party(root))
         full.append(_score(choose(ranked), truth))
         scores = bm25_scores(index, text)
         bm25.append(_score(sorted(scores, key=lambda p: -scores[p]), truth))

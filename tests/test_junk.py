@@ -96,3 +96,18 @@ def test_junk_never_becomes_a_task_lesson_or_file(calc_repo: Path, script) -> No
     notes = [note for _, note, _ in _calls(calc_repo) if note]
     assert any("not about the attempt" in n for n in notes)
     assert any(n.startswith("cut at") for n in notes)
+
+
+def test_a_model_that_keeps_missing_the_edit_format_gets_a_verdict() -> None:
+    from selfforge.junk import edit_format_verdict
+
+    missed = [
+        ("no_edits", "the model proposed no edits"),
+        ("rejected", "edits did not apply: calc.py: SEARCH not found"),
+        ("error", "the model's reply was cut at the 8-token output limit before any edit"),
+    ]
+    verdict = edit_format_verdict(missed, "llamacpp:default")
+    assert verdict is not None and verdict.startswith("llamacpp:default did not produce")
+    assert "1× no edits in its reply" in verdict and "whole_file" in verdict
+    assert edit_format_verdict(missed[:2], "m") is None  # not yet N in a row
+    assert edit_format_verdict([*missed[:2], ("rejected", "test_add failed")], "m") is None
