@@ -8,8 +8,9 @@ commit, leaving out tests and what the project itself excludes from its lint (ru
 ``_vendor``, ``_distutils``, ``_validate_pyproject``) — commits touching only those are
 upstream code merged in, not tasks about setuptools. A task is the size of one attempt:
 commits changing more than three of the project's files are sweeps (a lint rule applied
-everywhere), not tasks. The tree is indexed once, at the pinned commit. Prints recall@5, hit@1 and MRR with vendored code ranked down (as
-selfforge runs) and without (as it ran before).
+everywhere), not tasks. The tree is indexed once, at the pinned commit. Prints recall@5,
+hit@1 and MRR with vendored code ranked down (as selfforge runs) and without (as it ran
+before).
 
 Run:   git clone https://github.com/pypa/setuptools /tmp/setuptools
        .venv/bin/python bench/retrieval_vendored.py /tmp/setuptools
