@@ -182,7 +182,7 @@ def _plan_note(reply: str, tasks: list[str]) -> str:
         return ""
     if not text:
         return "the planner's reply was empty"
-    return f"the planner's reply listed no usable task: {text[:160]!r}"
+    return f"the planner's reply listed no tasks it could use: {text[:160]!r}"
 
 
 def _norm(text: str) -> str:

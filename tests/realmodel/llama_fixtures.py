@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -122,7 +123,11 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # still generating for a client that is gone
+            proc.kill()
+            proc.wait()
 
 
 @pytest.fixture
