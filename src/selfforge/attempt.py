@@ -1,8 +1,9 @@
 """One attempt at one task, repair rounds included, in its own worktree.
 
-propose → apply → syntax → integrity → lint → critique → tests (blast radius first, then
-all) → review → commit → land. Any failing stage becomes feedback for the next propose
-round, up to ``max_repairs``; the worktree is always removed at the end.
+propose → apply → commit (the exact change, before any check runs) → the judge's
+pipeline (``judge/stages.PIPELINE``) → land that commit. Any failing stage becomes
+feedback for the next propose round, up to ``max_repairs``; the worktree is always
+released at the end.
 """
 
 from __future__ import annotations
@@ -12,14 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge import gates, git
+from selfforge import git
 from selfforge.config import Directives, LoadedDirectives
 from selfforge.context import ContextBundle, assemble_sections, build_context
 from selfforge.edits import ApplyResult, apply_response, carry_over, format_instructions
-from selfforge.gates import Observed, Verdict
 from selfforge.journal import Journal
+from selfforge.judge import criterion as criteria
+from selfforge.judge.gates import describe_state
+from selfforge.judge.record import Recorder, first_line
+from selfforge.judge.runner import CheckSpace
+from selfforge.judge.stages import Candidate, Judge, run_pipeline
+from selfforge.judge.verdict import Criterion, Observed, Verdict
 from selfforge.roles import Caller, render
-from selfforge.stages import Stages, first_line
+from selfforge.testpaths import TestRule
 from selfforge.ui import Reporter
 from selfforge.workspace import Workspace
 
@@ -36,6 +42,8 @@ class Engine:
     run_id: int
     edit_format: str
     context_window: int
+    space: CheckSpace
+    rule: TestRule
     lessons_for: Callable[[str], list[str]] = lambda task: []
     self_target: bool = False  # the repository is selfforge's own source
 
@@ -58,7 +66,7 @@ class AttemptResult:
     failures: list[str] = field(default_factory=list)
 
 
-class Attempt(Stages):
+class Attempt:
     def __init__(
         self,
         engine: Engine,
@@ -70,15 +78,16 @@ class Attempt(Stages):
     ):
         self.e, self.task, self.base, self.baseline = engine, task, base, baseline
         self.fmt = edit_format or engine.edit_format
-        self.id = engine.journal.start_attempt(engine.run_id, cycle, task, base)
+        self.criterion: Criterion = criteria.for_task(task, baseline)
+        self.id = engine.journal.start_attempt(
+            engine.run_id, cycle, task, base, criterion=self.criterion.describe()
+        )
         self.round = 0
         self.failures: list[str] = []
         self.critiqued = False
         self.dirty = False  # the worktree holds edits from an earlier round
-        self.concerns = ""
-        self.findings: list[str] = []
         self.observed: Observed | None = None
-        self.diff = ""  # the staged change of the current round, as checked
+        self.candidate: Candidate | None = None  # the latest round's, as checked
         self.wt = Path()
 
     # --- driver ------------------------------------------------------------------------
@@ -99,6 +108,7 @@ class Attempt(Stages):
             branch=result.branch,
             landed=result.landed,
             diff=result.diff or None,
+            tree=git.tree_of(self.wt, result.commit) if result.commit else None,
         )
         return result
 
@@ -162,7 +172,7 @@ class Attempt(Stages):
         sections = {
             "directives": "\n".join(f"- {g}" for g in self.e.d.goals.items),
             "task": self.task,
-            "state": gates.describe_state(self.baseline),
+            "state": describe_state(self.baseline),
             "instructions": format_instructions(self.fmt),
             "lessons": "\n".join(f"- {lesson}" for lesson in bundle.lessons),
             "repo_map": bundle.repo_map,
@@ -207,7 +217,6 @@ class Attempt(Stages):
             )
         git.git("add", "-A", cwd=self.wt)  # the change under check is what is staged now
         changed = _name_status(self.wt, self.base)
-        self.diff = git.git("diff", "--cached", self.base, cwd=self.wt)
         if not changed:
             self._step("apply", False, "the edits changed nothing")
             return Verdict(
@@ -216,27 +225,49 @@ class Attempt(Stages):
                 "Your edits left every file as it was; make the change the task asks.",
             )
         self._step("apply", True, f"{len(changed)} file(s): {', '.join(sorted(changed))[:80]}")
-        for stage in (
-            self._syntax,
-            self._integrity,
-            self._lint,
-            self._critique,
-            self._tests,
-            self._review,
-            self._smoke,
-        ):
-            verdict = stage(changed)
-            if not verdict.ok:
-                return verdict
-        return gates.PASS
+        # The commit is made now, from the applied edits, and is what lands: nothing the
+        # checks write or stage afterwards can become part of it.
+        commit = git.commit_index(self.wt, self.base, _message(self.task, self.e, self.id))
+        candidate = Candidate(
+            attempt_id=self.id,
+            round=self.round,
+            task=self.task,
+            base=self.base,
+            commit=commit,
+            tree=self.wt,
+            changed=changed,
+            diff=git.git("diff", self.base, commit, cwd=self.wt),
+            criterion=self.criterion,
+            critique=not self.critiqued,
+        )
+        self.critiqued = self.critiqued or self.e.d.role_enabled("critique")
+        self.candidate = candidate
+        verdict = run_pipeline(candidate, self._judge())
+        self.observed = candidate.observed
+        return verdict
+
+    def _judge(self) -> Judge:
+        e = self.e
+        return Judge(
+            directives=e.d,
+            protected=tuple(e.loaded.protected),
+            baseline=self.baseline,
+            space=e.space,
+            rule=e.rule,
+            caller=e.caller,
+            record=Recorder(e.journal, e.reporter, e.run_id, e.ws.note_child_group),
+            state_dir=e.ws.state,
+            base_tree=self._base_tree,
+            self_target=e.self_target,
+        )
+
+    def _base_tree(self, commit: str) -> Path:
+        path, _branch = self.e.ws.create_worktree("rerun", commit, f"rerun-{self.id}")
+        return path
 
     def _land(self) -> AttemptResult:
-        diff = self.diff
-        message = (
-            f"selfforge: {self.task}\n\nselfforge-run: {self.e.run_id}\n"
-            f"selfforge-attempt: {self.id}\n"
-        )
-        sha = git.commit_staged(self.wt, message[:4000])
+        assert self.candidate is not None
+        sha, diff = self.candidate.commit, self.candidate.diff
         landed = self.e.ws.land(
             commit=sha, base_commit=self.base, mode=self.e.d.land.mode, name=self.task
         )
@@ -245,6 +276,9 @@ class Attempt(Stages):
         return self._result(
             "accepted", reason, commit=sha, branch=landed.branch, landed=landed.landed, diff=diff
         )
+
+    def _step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
+        self.e.reporter.step(name, ok, detail, seconds)
 
     # --- helpers -----------------------------------------------------------------------
 
@@ -267,3 +301,9 @@ def _name_status(wt: Path, base: str) -> dict[str, str]:
         status, _, path = line.partition("\t")
         changed[path] = status
     return changed
+
+
+def _message(task: str, engine: Engine, attempt_id: int) -> str:
+    return f"selfforge: {task}"[:4000] + (
+        f"\n\nselfforge-run: {engine.run_id}\nselfforge-attempt: {attempt_id}\n"
+    )

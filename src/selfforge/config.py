@@ -32,6 +32,13 @@ class Checks(_Section):
     lint: str | None = None
     syntax: bool = True
     timeout_s: float = Field(default=300, gt=0)
+    reruns: int = Field(default=1, ge=0)  # reruns of changed outcomes, to tell flaky tests
+    env: list[str] = Field(default_factory=list)  # variables passed into checks (never keys)
+
+    @field_validator("env")
+    @classmethod
+    def _no_keys(cls, value: list[str]) -> list[str]:
+        return _no_secret_names(value)
 
 
 class Limits(_Section):
@@ -98,6 +105,34 @@ class Safety(_Section):
     allow_test_edits: bool = False
 
 
+class Sandbox(_Section):
+    mode: Literal["bwrap", "off"] = "bwrap"  # "off" only by explicit choice; warns each run
+    network: bool = False
+    memory_mb: int = Field(default=4096, ge=64)
+    processes: int = Field(default=256, ge=8)
+    output_kb: int = Field(default=1024, ge=16)
+    tmp_mb: int = Field(default=1024, ge=16)
+    env: list[str] = Field(default_factory=list)  # extra variables passed into checks
+    readable: list[str] = Field(default_factory=list)  # extra host paths shown read-only
+
+    @field_validator("env")
+    @classmethod
+    def _no_keys(cls, value: list[str]) -> list[str]:
+        return _no_secret_names(value)
+
+
+def _no_secret_names(value: list[str]) -> list[str]:
+    from selfforge.models.secrets import is_secret_name
+
+    secret = [n for n in value if is_secret_name(n) or n in _NEVER_PASSED]
+    if secret:
+        raise ValueError(f"{secret} would hand credentials to candidate code; remove them")
+    return value
+
+
+_NEVER_PASSED = {"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DATABASE_URL", "AWS_ACCESS_KEY_ID"}
+
+
 class Directives(_Section):
     goals: Goals = Field(default_factory=Goals)
     checks: Checks = Field(default_factory=Checks)
@@ -106,6 +141,7 @@ class Directives(_Section):
     roles: Roles = Field(default_factory=Roles)
     land: Land = Field(default_factory=Land)
     safety: Safety = Field(default_factory=Safety)
+    sandbox: Sandbox = Field(default_factory=Sandbox)
 
     def role_enabled(self, role: str) -> bool:
         return role in self.roles.enabled

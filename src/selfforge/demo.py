@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from importlib import resources
@@ -17,6 +16,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from selfforge import git
 from selfforge.git import _FALLBACK_IDENTITY
 
 console = Console(highlight=False, soft_wrap=True)
@@ -44,7 +44,7 @@ def make_project(parent: Path | None = None) -> Path:
         ["add", "-A"],
         ["commit", "-q", "-m", "Sample project: a calculator with a bug"],
     ):
-        subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
+        git.git(*args, cwd=root, env=env)
     return root
 
 

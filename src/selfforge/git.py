@@ -1,4 +1,9 @@
-"""A thin, strict wrapper over the git command line."""
+"""A thin, strict wrapper over the git command line: every git call selfforge makes.
+
+None of them runs a program the repository configures: hooks, fsmonitor and pagers are
+off, and the environment holds no keys (a candidate could have planted a hook in a
+repository that selfforge then works in).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,38 @@ _FALLBACK_IDENTITY = {
 }
 
 
+# Repository-configured programs never run from selfforge's own git calls.
+SAFE_CONFIG = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.pager=cat",
+    "-c", "core.sshCommand=false",
+    "-c", "protocol.ext.allow=never",
+)  # fmt: skip
+
+
+def _run(
+    args: tuple[str, ...] | list[str],
+    cwd: Path,
+    input_text: str | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    from selfforge.models.secrets import scrub_env
+
+    if shutil.which("git") is None:
+        raise GitError("git is not installed or not on PATH; install git and retry")
+    full_env = {**scrub_env(os.environ), "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    full_env.update(env or {})
+    return subprocess.run(
+        ["git", *SAFE_CONFIG, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        input=input_text,
+    )
+
+
 def git(
     *args: str,
     cwd: Path,
@@ -26,17 +63,7 @@ def git(
     env: dict[str, str] | None = None,
 ) -> str:
     """Run git; return stdout. Raise GitError naming the command when it fails."""
-    if shutil.which("git") is None:
-        raise GitError("git is not installed or not on PATH; install git and retry")
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})}
-    proc = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        input=input_text,
-    )
+    proc = _run(args, cwd, input_text, env)
     if check and proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         raise GitError(f"git {' '.join(args)} failed: {detail[-1] if detail else proc.returncode}")
@@ -44,33 +71,27 @@ def git(
 
 
 def ok(*args: str, cwd: Path) -> bool:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True).returncode == 0
+    return _run(args, cwd).returncode == 0
 
 
 def repo_root(path: Path) -> Path:
     """The top of the git work tree containing ``path``, or a UsageError saying so."""
     if not path.is_dir():
         raise UsageError(f"{path} is not a directory; pass --repo with a git repository")
-    out = subprocess.run(
-        ["git", "rev-parse", "--show-toplevel"], cwd=path, capture_output=True, text=True
-    )
+    out = _run(["rev-parse", "--show-toplevel"], path)
     if out.returncode != 0:
         raise UsageError(f"{path} is not inside a git repository; run `git init` there first")
     return Path(out.stdout.strip())
 
 
 def head_commit(cwd: Path) -> str | None:
-    out = subprocess.run(
-        ["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=cwd, capture_output=True, text=True
-    )
+    out = _run(["rev-parse", "--verify", "-q", "HEAD"], cwd)
     return out.stdout.strip() or None
 
 
 def current_branch(cwd: Path) -> str | None:
     """The checked-out branch name, or None on a detached HEAD."""
-    out = subprocess.run(
-        ["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=cwd, capture_output=True, text=True
-    )
+    out = _run(["symbolic-ref", "-q", "--short", "HEAD"], cwd)
     return out.stdout.strip() or None
 
 
@@ -102,6 +123,21 @@ def commit_staged(cwd: Path, message: str) -> str:
     """
     git("commit", "-q", "--no-verify", "-m", message, cwd=cwd, env=identity_env(cwd))
     return git("rev-parse", "HEAD", cwd=cwd).strip()
+
+
+def commit_index(cwd: Path, parent: str, message: str) -> str:
+    """A commit of exactly what is staged in ``cwd``, on top of ``parent``; HEAD stays.
+
+    Made before any check runs, so what lands is exactly what was checked.
+    """
+    tree = git("write-tree", cwd=cwd).strip()
+    return git(
+        "commit-tree", tree, "-p", parent, "-m", message, cwd=cwd, env=identity_env(cwd)
+    ).strip()
+
+
+def tree_of(cwd: Path, commit: str) -> str:
+    return git("rev-parse", f"{commit}^{{tree}}", cwd=cwd).strip()
 
 
 def common_dir(cwd: Path) -> Path:

@@ -151,11 +151,13 @@ class Journal:
 
     # --- attempts --------------------------------------------------------------------
 
-    def start_attempt(self, run_id: int, cycle: int, task: str, base_commit: str) -> int:
+    def start_attempt(
+        self, run_id: int, cycle: int, task: str, base_commit: str, criterion: str = ""
+    ) -> int:
         cur = self.conn.execute(
-            "INSERT INTO attempts (run_id, cycle, task, base_commit, started_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (run_id, cycle, task, base_commit, time.time()),
+            "INSERT INTO attempts (run_id, cycle, task, base_commit, started_at, criterion)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, cycle, task, base_commit, time.time(), criterion or None),
         )
         return int(cur.lastrowid or 0)
 
@@ -170,13 +172,32 @@ class Journal:
         branch: str | None = None,
         landed: bool = False,
         diff: str | None = None,
+        tree: str | None = None,
     ) -> None:
         assert outcome in OUTCOMES, outcome
         self.conn.execute(
             "UPDATE attempts SET outcome = ?, reason = ?, repairs = ?, commit_sha = ?, "
-            "branch = ?, landed = ?, diff = ?, ended_at = ? WHERE id = ?",
-            (outcome, reason, repairs, commit, branch, int(landed), diff, time.time(), attempt_id),
+            "branch = ?, landed = ?, diff = ?, ended_at = ?, landed_tree = ? WHERE id = ?",
+            (
+                outcome,
+                reason,
+                repairs,
+                commit,
+                branch,
+                int(landed),
+                diff,
+                time.time(),
+                tree,
+                attempt_id,
+            ),
         )
+
+    def attempt_extra(self, attempt_id: int) -> dict[str, Any]:
+        """The acceptance criterion and the tree recorded when the attempt's commit landed."""
+        row = self.conn.execute(
+            "SELECT criterion, landed_tree FROM attempts WHERE id = ?", (attempt_id,)
+        ).fetchone()
+        return {"criterion": row[0], "landed_tree": row[1]} if row else {}
 
     def mark_reverted(self, attempt_id: int, revert_commit: str) -> None:
         self.conn.execute(
@@ -242,11 +263,13 @@ class Journal:
         latency_s: float = 0.0,
         sections: dict[str, int] | None = None,
         note: str | None = None,
+        messages: list[dict[str, str]] | None = None,
     ) -> int:
         cur = self.conn.execute(
             "INSERT INTO model_calls (run_id, attempt_id, role, model, prompt, response, error,"
             " input_tokens, output_tokens, cached_tokens, thinking_tokens, cost_usd, latency_s,"
-            " sections, created_at, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " sections, created_at, note, messages)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 run_id,
                 attempt_id,
@@ -264,6 +287,7 @@ class Journal:
                 json.dumps(sections) if sections else None,
                 time.time(),
                 note,
+                json.dumps(messages) if messages else None,
             ),
         )
         return int(cur.lastrowid or 0)

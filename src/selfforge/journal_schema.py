@@ -94,6 +94,13 @@ MIGRATIONS: list[str] = [
         ON model_calls(attempt_id, cost_usd, input_tokens, output_tokens, created_at);
     CREATE INDEX calls_run_spend ON model_calls(run_id, cost_usd, input_tokens, output_tokens);
     """,
+    # 7: the acceptance criterion, the landed commit's tree (checked before undo), and
+    # every message of each model call, system prompt included.
+    """
+    ALTER TABLE attempts ADD COLUMN criterion TEXT;
+    ALTER TABLE attempts ADD COLUMN landed_tree TEXT;
+    ALTER TABLE model_calls ADD COLUMN messages TEXT;
+    """,
 ]
 
 

@@ -16,26 +16,50 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from selfforge import checks, git
+from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
-from selfforge.config import LoadedDirectives
+from selfforge.config import Directives, LoadedDirectives
 from selfforge.errors import BudgetExceeded, SelfforgeError
-from selfforge.gates import Observed, describe_state
 from selfforge.journal import Journal
+from selfforge.judge import baseline as judge_baseline
+from selfforge.judge import sandbox, selfcheck
+from selfforge.judge.gates import describe_state
+from selfforge.judge.limits import Limits
+from selfforge.judge.runner import CheckSpace, anchor_command
+from selfforge.judge.selfcheck import LAST_GOOD, is_self_repo, remember_good
+from selfforge.judge.verdict import Observed
 from selfforge.models import Model, ModelError
-from selfforge.models.base import AuthError, ModelUnreachable, QuotaExhausted, Request
+from selfforge.models.base import QuotaExhausted
 from selfforge.models.budget import Budget
-from selfforge.models.script import default_reply
+from selfforge.models.policy import ModelFailure, classify
 from selfforge.planner import Backlog, Planner, Task, split_task
 from selfforge.report import write_report
-from selfforge.roles import Caller, render
-from selfforge.selfcheck import LAST_GOOD, is_self_repo, remember_good
+from selfforge.roles import Caller, default_lesson, render
+from selfforge.testpaths import rule_for
 from selfforge.ui import Reporter
 from selfforge.workspace import Workspace, recover, require_commit
 
-FATAL_MODEL_ERRORS = (AuthError, QuotaExhausted)
-# Not a finished run: it ends with exit 1, the CLI's one line naming the host and cause.
-RUN_ENDING_MODEL_ERRORS = (*FATAL_MODEL_ERRORS, ModelUnreachable)
+_JUDGE_LOADED = (selfcheck,)  # the whole judge is loaded now: a landed change to it on disk
+# never judges later cycles of this run (the installed code does, to the end)
+
+
+def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpace:
+    """How this repository's checks run: the sandbox from [sandbox], unless opted out."""
+    sb = d.sandbox
+    mode = "off" if no_sandbox else sb.mode
+    if mode != "off":
+        sandbox.require()  # no silent downgrade: refuse rather than run unconfined
+    return CheckSpace(
+        repo=repo,
+        git_common_dir=git.common_dir(repo),
+        mode=mode,
+        network=sb.network,
+        limits=Limits(memory_mb=sb.memory_mb, processes=sb.processes),
+        output_kb=sb.output_kb,
+        tmp_mb=sb.tmp_mb,
+        env_names=tuple(dict.fromkeys([*d.checks.env, *sb.env])),
+        readable=tuple(Path(p).expanduser() for p in sb.readable),
+    )
 
 
 @dataclass
@@ -45,6 +69,8 @@ class RunOptions:
     edit_format: str = "search_replace"
     context_window: int = 32_000
     fresh_backlog: bool = False  # goals given on the command line: ignore older tasks
+    no_sandbox: bool = False  # --no-sandbox: the user's explicit, warned opt-out
+    task: str | None = None  # --task: this one task, no planner
 
 
 @dataclass
@@ -54,7 +80,6 @@ class RunSummary:
     stop_reason: str = ""
     recovered: str = ""
     report_path: Path | None = None
-    restart_cycles: int = 0  # selfforge changed itself: continue this many with new code
 
     def count(self, outcome: str) -> int:
         return sum(1 for r in self.results if r.outcome == outcome)
@@ -79,6 +104,10 @@ def run(
         )
         summary = RunSummary(run_id, recovered=recovered)
         caller = Caller(model, journal, Budget(d.limits.budget_usd, d.limits.budget_tokens), run_id)
+        for kind in ("test", "lint"):
+            command = getattr(d.checks, kind)
+            if command:
+                setattr(d.checks, kind, anchor_command(command, ws.root))
         engine = Engine(
             ws,
             journal,
@@ -88,21 +117,22 @@ def run(
             run_id,
             options.edit_format,
             options.context_window,
+            space=check_space(d, ws.root, options.no_sandbox),
+            rule=rule_for(ws.root),
             lessons_for=lambda task: _lessons(journal, task),
         )
-        for kind in ("test", "lint"):
-            command = getattr(d.checks, kind)
-            if command:
-                setattr(d.checks, kind, checks.anchor_command(command, ws.root))
         engine.self_target = is_self_repo(ws.root)
         if engine.self_target and journal.get_meta(LAST_GOOD) is None:
-            remember_good(journal, base)  # the code now running is the known good one
+            remember_good(journal, base, ws.root)  # the code now running is the known good one
         status, summary.stop_reason = "failed", "stopped by an unexpected error"
         try:
             summary.stop_reason = _cycles(engine, options, summary)
             status = "finished"
-        except (BudgetExceeded, *FATAL_MODEL_ERRORS) as exc:
+        except (BudgetExceeded, QuotaExhausted) as exc:
             summary.stop_reason, status = f"stopped: {exc.message}", "stopped"
+        except ModelFailure as exc:  # the model cannot be used at all: say so, exit 1
+            summary.stop_reason, status = exc.message, "failed"
+            raise
         except KeyboardInterrupt:
             status, summary.stop_reason = "interrupted", "interrupted by the user"
             raise
@@ -118,9 +148,8 @@ def run(
 
 def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
     d, journal = engine.d, engine.journal
-    planner = Planner(
-        Backlog(journal), engine.caller if d.role_enabled("plan") else None, d.goals.items
-    )
+    plans = d.role_enabled("plan") and options.task is None  # --task: no planner
+    planner = Planner(Backlog(journal), engine.caller if plans else None, d.goals.items)
     planner.fresh_only = options.fresh_backlog
     baseline: Observed | None = None
     baseline_commit = ""
@@ -134,8 +163,7 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
         try:
             picked = _one_cycle(engine, planner, cycle, base, baseline)
         except ModelError as exc:
-            if isinstance(exc, RUN_ENDING_MODEL_ERRORS):
-                raise
+            _stop_if_fatal(exc, engine)
             model_errors += 1
             summary.results.extend(_close_errored(journal, engine.run_id, exc))
             engine.reporter.outcome("error", exc.message)
@@ -154,10 +182,10 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
         if result.landed and result.observed is not None and result.commit:
             baseline, baseline_commit = result.observed, result.commit
         if result.landed and engine.self_target and result.commit:
-            remember_good(journal, result.commit)
-            if cycle < options.cycles:
-                summary.restart_cycles = options.cycles - cycle
-                return "selfforge changed itself; the next cycles run the new code"
+            # The change is on disk, but this process (the installed judge) keeps judging.
+            remember_good(journal, result.commit, engine.ws.root)
+        if options.task is not None and result.outcome == "accepted":
+            return "the task landed" if result.landed else "the task was accepted"
     return f"reached the cycle limit ({options.cycles})"
 
 
@@ -174,59 +202,27 @@ def _one_cycle(
 
 
 def measure_baseline(engine: Engine, commit: str) -> Observed:
-    """Run lint and tests on the unmodified commit, in a worktree of its own."""
+    """Run lint and tests on the unmodified commit, in a worktree of its own; stop when
+    the tests cannot judge (judge/baseline.py says why)."""
     d, ws = engine.d, engine.ws
     path, branch = ws.create_worktree("baseline", commit, f"baseline-{engine.run_id}")
-    observed = Observed()
     engine.reporter.begin("baseline")
     try:
-        if d.checks.lint:
-            result = checks.run_command(
-                d.checks.lint, path, d.checks.timeout_s, on_start=ws.note_child_group
-            )
-            _require_runnable("lint", result)
-            observed.lint = checks.parse_lint(result.full_output, result.exit_code)
-            observed.lint_result = result
-            engine.reporter.step(
-                "baseline", None, f"lint: {len(observed.lint)} finding(s)", result.duration_s
-            )
-        if d.checks.test:
-            result, report = checks.run_tests(
-                d.checks.test, path, d.checks.timeout_s, on_start=ws.note_child_group
-            )
-            _require_runnable("test", result)
-            if result.timed_out:
-                raise SelfforgeError(
-                    f"the test command did not finish within {d.checks.timeout_s:g} s on the "
-                    "unmodified code; raise [checks] timeout_s in selfforge.toml"
-                )
-            if report is not None and report.collected and not report.passed:
-                engine.reporter.info(
-                    "  [yellow]warning[/]: no test passes on the unmodified code, so the "
-                    "tests cannot catch a regression; check [checks] test (does it need "
-                    "files git ignores, or another environment?)"
-                )
-            observed.tests, observed.tests_result = report, result
-            passed = len(report.passed) if report else None
-            detail = (
-                f"tests: {passed} of {report.collected} passing"
-                if report
-                else f"tests: exit {result.exit_code}"
-            )
-            engine.reporter.step("baseline", None, detail, result.duration_s)
+        observed, warning = judge_baseline.measure(
+            d.checks.lint,
+            d.checks.test,
+            path,
+            commit,
+            d.checks.timeout_s,
+            engine.space,
+            on_start=ws.note_child_group,
+            say=lambda text, secs: engine.reporter.step("baseline", None, text, secs),
+        )
     finally:
         ws.release_worktree(path, branch)
+    if warning:
+        engine.reporter.info(f"  [yellow]warning[/]: {escape(warning)}")
     return observed
-
-
-def _require_runnable(kind: str, result: checks.CommandResult) -> None:
-    """A check that cannot even start (exit 126/127) would reject every candidate."""
-    if result.exit_code in (126, 127):
-        last = result.output.strip().splitlines()[-1:] or [""]
-        raise SelfforgeError(
-            f"the {kind} command `{result.command}` could not run ({last[0].strip()}); "
-            f"install what it needs or fix [checks] {kind} in selfforge.toml"
-        )
 
 
 def _lessons(journal: Journal, task: str) -> list[str]:
@@ -251,13 +247,12 @@ def _reflect(engine: Engine, task: Task, result: AttemptResult) -> None:
                 "reflect", prompt, attempt_id=result.attempt_id, hints=hints
             ).content.strip()
         except ModelError as exc:
-            if isinstance(exc, RUN_ENDING_MODEL_ERRORS):
-                raise
+            _stop_if_fatal(exc, engine)
             lesson = ""
     else:
         lesson = ""
     if not lesson:
-        lesson = default_reply(Request(role="reflect", messages=[], hints=hints))
+        lesson = default_lesson(task.text, result.outcome, result.reason)
     engine.journal.set_lesson(result.attempt_id, lesson[:1000])
 
 
@@ -293,6 +288,14 @@ def _next_strategy(engine: Engine, planner: Planner, task: Task, result: Attempt
             shown = escape(text[:120])
             engine.reporter.info(f"  [yellow]strategy[/]: diagnosed; new instruction: {shown}")
     backlog.update(task.id, attempts=failures, text=text)
+
+
+def _stop_if_fatal(exc: ModelError, engine: Engine) -> None:
+    kind = classify(exc)
+    if kind == "stop":
+        raise exc
+    if kind == "fail":
+        raise ModelFailure.from_error(exc, engine.caller.model.spec) from None
 
 
 def _diagnose(engine: Engine, task: Task, result: AttemptResult) -> str:

@@ -90,6 +90,11 @@ class Caller:
         self.budget.record(reply)
         kept, note, cut_error = self._screen(role, prompt, reply, request.max_output_tokens)
         usage = reply.usage
+        messages = [
+            {"role": "system", "content": mask(system)},
+            {"role": "user", "content": mask(prompt)},
+            {"role": "assistant", "content": mask(reply.content)},
+        ]
         self.journal.record_call(
             run_id=self.run_id,
             attempt_id=attempt_id,
@@ -106,6 +111,7 @@ class Caller:
             latency_s=time.monotonic() - started,  # retries and waits included
             sections=sections,
             note=note,
+            messages=messages,
         )
         if cut_error is not None:
             raise cut_error
@@ -140,6 +146,12 @@ class Caller:
             if why:
                 return "", f"dropped: {why}", None
         return content, f"cut at {limit}" if reply.truncated else None, None
+
+
+def default_lesson(task: str, outcome: str, reason: str) -> str:
+    """The lesson kept when no reflect role speaks (or the scripted model has none)."""
+    lesson = f"Attempt at '{task}' was {outcome}"
+    return f"{lesson}: {reason}" if reason else lesson + "."
 
 
 # --- parsing replies -------------------------------------------------------------------

@@ -42,6 +42,8 @@ def start_run(
     quiet: bool = False,
     as_json: bool = False,
     reporter: Reporter | None = None,
+    task: str | None = None,
+    no_sandbox: bool = False,
 ) -> dict[str, Any]:
     """Run the loop as ``selfforge run`` does; return the JSON summary.
 
@@ -50,6 +52,9 @@ def start_run(
     """
     quiet = quiet or as_json
     ws = Workspace(repo)
+    if task is not None and not task.strip():
+        raise UsageError("--task needs the text of the task, e.g. --task 'Fix add()'")
+    goals = [task] if task else goals
     loaded = apply_overrides(
         load_directives(ws.root), goals=goals, max_repairs=max_repairs, land=land
     )
@@ -70,6 +75,8 @@ def start_run(
         until=parse_until(until),
         edit_format=choose_edit_format(loaded, spec, facts),
         fresh_backlog=bool(goals),
+        no_sandbox=no_sandbox,
+        task=task,
         context_window=getattr(the_model, "context_window", None)
         or (facts.context_window if facts else 32_000),
     )
@@ -77,6 +84,12 @@ def start_run(
         console.print(
             f"selfforge: {escape(str(ws.root))} with [bold]{escape(spec)}[/]; "
             f"{options.cycles} cycle(s), land mode {d.land.mode}"
+        )
+    if no_sandbox or d.sandbox.mode == "off":
+        why = "--no-sandbox" if no_sandbox else '[sandbox] mode = "off"'
+        Console(stderr=True).print(
+            f"[bold yellow]warning[/]: {why}: candidate code runs with your rights (your "
+            "files, keys and git state are reachable); remove it to run checks in the sandbox"
         )
     commands = {"lint": d.checks.lint or "", "tests": d.checks.test or ""}
     reporter = reporter or choose_reporter(
@@ -101,18 +114,6 @@ def start_run(
         reporter.emit("summary", **result)
     elif not as_json:
         print_summary(summary, ws)
-    if summary.restart_cycles:
-        restart_with_new_code(
-            ws,
-            the_model,
-            summary.restart_cycles,
-            goals=goals,
-            max_repairs=max_repairs,
-            land=land,
-            until=options.until,
-            quiet=quiet,
-            as_json=as_json,
-        )
     return result
 
 
@@ -278,54 +279,3 @@ def summary_json(summary: RunSummary) -> dict[str, Any]:
             for r in summary.results
         ],
     }
-
-
-def restart_with_new_code(
-    ws: Workspace,
-    model: Model,
-    cycles: int,
-    *,
-    goals: list[str] | None,
-    max_repairs: int | None,
-    land: str | None,
-    until: float | None,
-    quiet: bool,
-    as_json: bool = False,
-) -> None:
-    """Replace this process with ``selfforge run`` from the repository's new source."""
-    import os
-    import sys
-
-    args = [
-        sys.executable,
-        "-m",
-        "selfforge",
-        "run",
-        "--repo",
-        str(ws.root),
-        "--model",
-        model.spec,
-        "--cycles",
-        str(cycles),
-    ]
-    for goal in goals or []:
-        args += ["--goal", goal]
-    if max_repairs is not None:
-        args += ["--max-repairs", str(max_repairs)]
-    if land:
-        args += ["--land", land]
-    if until is not None:
-        args += ["--until", f"{max(1, int(until - time.time()))}s"]
-    if as_json:
-        args.append("--json")
-    elif quiet:
-        args.append("--quiet")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ws.root / "src"), env.get("PYTHONPATH")]))
-    save_state = getattr(model, "save_state", None)
-    if save_state is not None:  # the scripted model continues where it left off
-        env["SELFFORGE_SCRIPT_STATE"] = str(save_state(ws.state / "script-state.json"))
-    if not quiet:
-        console.print(f"[bold]restarting[/] with the new code for {cycles} more cycle(s)")
-    sys.stdout.flush()
-    os.execve(sys.executable, args, env)

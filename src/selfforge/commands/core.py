@@ -77,6 +77,12 @@ def run(
     model: str = typer.Option(None, help="PROVIDER:MODEL[@BASE_URL] or script:PATH."),
     land: str = typer.Option(None, help="merge (fast-forward when safe) or branch."),
     until: str = typer.Option(None, help="Stop starting attempts after this long, e.g. 2h, 30m."),
+    task: str = typer.Option(
+        None, "--task", help="Attempt this one task (no planner); for scripts and CI."
+    ),
+    no_sandbox: bool = typer.Option(
+        False, "--no-sandbox", help="Run checks without the sandbox (unsafe; warns)."
+    ),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="No live view and no line per step; the summary only."
     ),
@@ -97,6 +103,8 @@ def run(
         until=until,
         quiet=quiet,
         as_json=as_json,
+        task=task,
+        no_sandbox=no_sandbox,
     )
 
 
@@ -127,7 +135,7 @@ def demo(
 
 def rollback(repo: Path = RepoOpt) -> None:
     """Restore selfforge's last known good version (a new commit; history is kept)."""
-    from selfforge.selfcheck import rollback as do_rollback
+    from selfforge.judge.selfcheck import rollback as do_rollback
 
     console.print(do_rollback(Workspace(repo)))
 

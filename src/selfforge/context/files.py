@@ -8,11 +8,10 @@ parse time and tokens without telling a model anything.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from selfforge import git
-from selfforge.errors import UsageError
+from selfforge.errors import GitError, UsageError
 
 MAX_FILE_BYTES = 1_000_000
 _SKIP_PREFIXES = (".selfforge/", ".git/")
@@ -25,15 +24,11 @@ def git_root(repo: Path) -> Path:
 
 def list_files(repo_root: Path) -> list[str]:
     """Repo-relative POSIX paths of tracked and untracked-not-ignored files, sorted."""
-    proc = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=repo_root,
-        capture_output=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise UsageError(f"{repo_root} is not a git repository: {proc.stderr.decode().strip()}")
-    paths = {p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    try:
+        out = git.git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=repo_root)
+    except GitError as exc:
+        raise UsageError(f"{repo_root} is not a git repository: {exc.message}") from None
+    paths = {p for p in out.split("\0") if p}
     return sorted(p for p in paths if not p.startswith(_SKIP_PREFIXES))
 
 

@@ -20,6 +20,7 @@ from selfforge.context.graph import CodeGraph
 from selfforge.context.index import CodeIndex
 from selfforge.context.mentions import Mentions
 from selfforge.context.words import query_words
+from selfforge.testpaths import is_test_path
 
 # bm25() column weights: path, symbols, docstrings, all words of the file.
 COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)
@@ -122,18 +123,3 @@ def _add_neighbours(
         for neighbour in neighbours:
             factor = NEIGHBOUR_SHARE if neighbour in matched else UNMATCHED_NEIGHBOUR_SHARE
             add(neighbour, factor * share, f"next to {leader.path}")
-
-
-def is_test_path(path: str) -> bool:
-    """Test files by the usual conventions: ``test_*.py``, ``*_test.py``, ``tests/``,
-    ``*.test.js``, ``*.spec.ts``, ``__tests__/``."""
-    name = path.rsplit("/", 1)[-1]
-    parts = path.split("/")[:-1]
-    return (
-        name.startswith("test_")
-        or name.endswith(("_test.py", "_tests.py", "_test.go"))
-        or name == "conftest.py"
-        or ".test." in name
-        or ".spec." in name
-        or any(p in ("test", "tests", "testing", "__tests__") for p in parts)
-    )

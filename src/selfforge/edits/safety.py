@@ -11,8 +11,9 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
+
+from selfforge.judge.protected import matching_glob
 
 
 @dataclass(frozen=True)
@@ -82,57 +83,3 @@ def normalize(raw: str) -> str:
 def _in_git_dir(rel: str) -> bool:
     # A worktree's `.git` is a file; case-folded because some filesystems ignore case.
     return any(part.lower() == ".git" for part in rel.split("/"))
-
-
-def matching_glob(rel: str, patterns: Sequence[str]) -> str | None:
-    """The first protected pattern matching the path or one of its parent directories."""
-    parts = rel.split("/")
-    prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
-    for pattern in patterns:
-        regex = _glob_regex(pattern)
-        if regex is None:
-            continue
-        if any(regex.match(p) for p in prefixes):
-            return pattern
-    return None
-
-
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str] | None:
-    """gitignore semantics: no inner slash matches at any depth; `**` spans directories."""
-    pat = pattern.strip().replace("\\", "/")
-    if not pat or pat.startswith("#"):
-        return None
-    pat = pat.rstrip("/")
-    anchored = "/" in pat
-    pat = pat.lstrip("/")
-    body = _translate(pat)
-    prefix = "" if anchored else "(?:.*/)?"
-    # Case-insensitive: on macOS and Windows `.GitHub/x` is the same file as `.github/x`.
-    return re.compile(f"^{prefix}{body}$", re.IGNORECASE)
-
-
-def _translate(pat: str) -> str:
-    out, i = [], 0
-    while i < len(pat):
-        if pat.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pat.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pat[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pat[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pat[i] == "[" and "]" in pat[i + 1 :]:
-            end = pat.index("]", i + 1)
-            cls = pat[i + 1 : end].replace("\\", "\\\\")
-            out.append(f"[{'^' + cls[1:] if cls.startswith('!') else cls}]")
-            i = end + 1
-        else:
-            out.append(re.escape(pat[i]))
-            i += 1
-    return "".join(out)

@@ -39,11 +39,13 @@ def default_reply(request: Request) -> str:
         case "review":
             return "APPROVE: no concerns"
         case "reflect":
-            task = hints.get("task", "the task")
-            outcome = hints.get("outcome", "ended")
-            reason = hints.get("reason", "")
-            lesson = f"Attempt at '{task}' was {outcome}"
-            return f"{lesson}: {reason}" if reason else lesson + "."
+            from selfforge.roles import default_lesson
+
+            return default_lesson(
+                hints.get("task", "the task"),
+                hints.get("outcome", "ended"),
+                hints.get("reason", ""),
+            )
         case "diagnose":
             return str(hints.get("instruction", ""))
         case _:

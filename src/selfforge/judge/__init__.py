@@ -1,0 +1,1 @@
+"""The judge: everything that decides whether a candidate lands."""

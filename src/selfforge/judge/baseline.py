@@ -1,0 +1,154 @@
+"""The baseline: the checks on the unmodified commit, and proof that they can judge.
+
+Before any model call, the test command must run, collect tests, report per-test
+results, and import the tree under test. A command that cannot start, a pytest usage or
+internal error, an empty selection, a run without per-test results, or tests that import
+the project from somewhere else stop the run with the command, what happened and the
+fix. A module that fails to collect does not erase the baseline: its tests count as
+failing (a candidate may fix it, never add one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from selfforge.errors import SelfforgeError, UsageError
+from selfforge.judge.imports import outside
+from selfforge.judge.lint import parse_lint
+from selfforge.judge.results import TestReport
+from selfforge.judge.runner import CheckSpace, CommandResult, is_pytest, run_command, run_tests
+from selfforge.judge.verdict import Observed
+
+PYTEST_STATUS = {2: "was interrupted", 3: "hit an internal error", 4: "was used wrongly"}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What one run of the test command on a tree showed."""
+
+    result: CommandResult
+    report: TestReport | None
+    problem: str | None  # why it cannot judge, with the fix; None when it can
+    warning: str | None = None
+
+    def describe(self) -> str:
+        report = self.report
+        if report is None:
+            return f"exit {self.result.exit_code} in {self.result.duration_s:.1f} s"
+        errors = f", {len(report.collect_errors)} module(s) failed to collect"
+        return (
+            f"{report.collected} tests collected, {len(report.passed)} passing"
+            f"{errors if report.collect_errors else ''}, in {self.result.duration_s:.1f} s"
+        )
+
+
+def probe_tests(
+    command: str,
+    tree: Path,
+    timeout_s: float,
+    space: CheckSpace,
+    *,
+    head: str | None = None,
+    on_start: Callable[[int | None], None] | None = None,
+) -> Probe:
+    """Run the test command once and say whether it can judge a candidate."""
+    result, report = run_tests(command, tree, timeout_s, space, on_start=on_start, head=head)
+    return Probe(result, report, _problem(command, result, report, tree), _warning(report))
+
+
+def _problem(
+    command: str, result: CommandResult, report: TestReport | None, tree: Path
+) -> str | None:
+    where = f"the test command `{command}`"
+    fix = "fix [checks] test in selfforge.toml"
+    last = (result.output.strip().splitlines() or [""])[-1].strip()
+    if result.exit_code in (126, 127):
+        return f"{where} could not run ({last}); install what it needs or {fix}"
+    if result.timed_out:
+        return (
+            f"{where} did not finish within its timeout on the unmodified code; "
+            "raise [checks] timeout_s in selfforge.toml"
+        )
+    if result.limit:
+        return (
+            f"{where} hit the sandbox's {result.limit} limit on the unmodified code; "
+            "raise it in [sandbox]"
+        )
+    if report is None:
+        if result.exit_code != 0 or is_pytest(command):
+            return (
+                f"{where} exited {result.exit_code} without per-test results ({last}); "
+                "selfforge needs pytest or `python -m unittest -v` output to judge: " + fix
+            )
+        return None
+    if not report.started or not report.finished:
+        return f"{where} stopped before pytest finished ({last}); {fix}"
+    if report.exitstatus in PYTEST_STATUS:
+        return f"{where}: pytest {PYTEST_STATUS[report.exitstatus]} ({last}); {fix}"
+    if not report.collected and not report.collect_errors:
+        return f"{where} collected no tests; point it at your tests or {fix}"
+    wrong = outside(tree, report.imports)
+    if wrong:
+        name, origin = next(iter(wrong.items()))
+        return (
+            f"{where} imports `{name}` from {origin}, not from the tree under test; remove "
+            "the PYTHONPATH or path setup that points there, or [checks] test that sets it"
+        )
+    return None
+
+
+def _warning(report: TestReport | None) -> str | None:
+    if report is None:
+        return None
+    if report.collect_errors:
+        first = next(iter(report.collect_errors))
+        return (
+            f"{len(report.collect_errors)} test module(s) fail to import on the unmodified "
+            f"code ({first}); their tests count as failing"
+        )
+    if report.collected and not report.passed:
+        return "no test passes on the unmodified code, so the tests cannot catch a regression"
+    return None
+
+
+def measure(
+    lint: str | None,
+    test: str | None,
+    tree: Path,
+    head: str,
+    timeout_s: float,
+    space: CheckSpace,
+    *,
+    on_start: Callable[[int | None], None] | None = None,
+    say: Callable[[str, float], None] = lambda text, seconds: None,
+) -> tuple[Observed, str | None]:
+    """Lint and tests on the unmodified tree; (what they saw, a warning for the user)."""
+    observed, warning = Observed(), None
+    if lint:
+        result = run_command(lint, tree, timeout_s, space, on_start=on_start, head=head)
+        if result.exit_code in (126, 127):
+            last = (result.output.strip().splitlines() or [""])[-1].strip()
+            raise UsageError(
+                f"the lint command `{lint}` could not run ({last}); install what it needs "
+                "or fix [checks] lint in selfforge.toml"
+            )
+        observed.lint = parse_lint(result.full_output, result.exit_code)
+        observed.lint_result = result
+        say(f"lint: {len(observed.lint)} finding(s)", result.duration_s)
+    if test:
+        found = probe_tests(test, tree, timeout_s, space, head=head, on_start=on_start)
+        if found.problem:
+            raise BaselineError(found.problem)
+        observed.tests, observed.tests_result = found.report, found.result
+        warning = found.warning
+        say(f"tests: {found.describe()}", found.result.duration_s)
+    return observed, warning
+
+
+class BaselineError(UsageError):
+    """The checks cannot judge a candidate on this repository as configured."""
+
+
+__all__ = ["BaselineError", "Probe", "SelfforgeError", "measure", "probe_tests"]

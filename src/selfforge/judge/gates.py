@@ -1,0 +1,184 @@
+"""Acceptance from observations: lint may not grow, tests may not regress, and the task
+must make progress.
+
+Every verdict comes from what the checks measured on the baseline and on the candidate,
+never from the model's text. The exit code and the per-test results must agree; a run
+that did not finish is no verdict. Each rejection names what failed.
+"""
+
+from __future__ import annotations
+
+from selfforge.judge.lint import new_findings
+from selfforge.judge.results import TestReport
+from selfforge.judge.runner import CommandResult
+from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
+
+
+def lint_gate(baseline: Observed, candidate: Observed) -> Verdict:
+    if baseline.lint is None or candidate.lint is None:
+        return PASS
+    if len(candidate.lint) <= len(baseline.lint):
+        return PASS  # findings may move or change, but not grow
+    fresh = new_findings(baseline.lint, candidate.lint)
+    shown = [str(f) for f in fresh[:10]]
+    reason = f"lint findings rose from {len(baseline.lint)} to {len(candidate.lint)}: " + (
+        "; ".join(shown[:3]) or "see lint output"
+    )
+    output = candidate.lint_result.output if candidate.lint_result else ""
+    feedback = "Your change added lint findings:\n" + "\n".join(shown or [output])
+    return Verdict(False, reason, feedback, shown)
+
+
+def run_gate(result: CommandResult, report: TestReport | None) -> Verdict:
+    """Is this test run a verdict at all? It finished, within its limits, and its exit
+    code agrees with its per-test results."""
+    if result.timed_out:
+        return Verdict(False, "tests timed out", f"The tests did not finish:\n{result.output}")
+    if result.limit:
+        reason = f"the test run hit the {result.limit} limit"
+        return Verdict(False, reason, f"{reason}; it was stopped:\n{result.output}")
+    if report is None:
+        return PASS  # judged by the exit code alone (no per-test results to agree with)
+    if not report.finished:
+        reason = f"the test run stopped before it finished (exit {result.exit_code})"
+        return Verdict(False, reason, f"{reason}; its results are incomplete:\n{result.output}")
+    failing = report.failing
+    if result.exit_code == 0 and failing:
+        reason = (
+            f"the test command exited 0 but {len(failing)} test(s) failed "
+            f"({sorted(failing)[0]}): the exit code and the results disagree"
+        )
+        return Verdict(False, reason, reason)
+    if result.exit_code not in (0, None) and not failing:
+        reason = (
+            f"the test command exited {result.exit_code} but no test failed: the exit code "
+            "and the results disagree"
+        )
+        return Verdict(False, reason, f"{reason}\n{result.output}")
+    return PASS
+
+
+def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) -> Verdict:
+    """No regression, no fewer tests, no new collection error, and progress when asked."""
+    result = candidate.tests_result
+    if result is None:
+        return PASS
+    verdict = run_gate(result, candidate.tests)
+    if not verdict.ok:
+        return verdict
+    base, cand = baseline.tests, candidate.tests
+    if base is None or cand is None:
+        return _exit_code_gate(baseline, candidate, result, criterion)
+    flaky = baseline.flaky | candidate.flaky
+    broken = sorted(t for t in base.passed - cand.passed - flaky)
+    if broken:
+        details = [f"{t}: {_state(cand, t)}" for t in broken]
+        reason = f"{len(broken)} test(s) passed before and fail now: " + "; ".join(details[:3])
+        feedback = (
+            "These tests passed before your change and do not pass now:\n"
+            + "\n".join(f"- {d}" for d in details[:20])
+            + f"\n\nTest output:\n{result.output}"
+        )
+        return Verdict(False, reason, feedback, details)
+    added = sorted(set(cand.collect_errors) - set(base.collect_errors))
+    if added:
+        reason = f"the change makes {added[0]} fail to import: {cand.collect_errors[added[0]]}"
+        return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}", added)
+    if cand.collected < base.collected:
+        reason = f"integrity: collected tests dropped from {base.collected} to {cand.collected}"
+        return Verdict(False, reason, reason + "; do not remove or deselect tests.")
+    return progress_gate(base, cand, criterion, flaky, result)
+
+
+def progress_gate(
+    base: TestReport,
+    cand: TestReport,
+    criterion: Criterion,
+    flaky: set[str],
+    result: CommandResult,
+) -> Verdict:
+    if criterion.kind != "tests":
+        return PASS
+    fixed = [t for t in criterion.targets if t not in flaky and cand.outcome(t) == "passed"]
+    if fixed:
+        return Verdict(True, f"{len(fixed)} target test(s) now pass: " + ", ".join(fixed[:3]))
+    still = [f"{t}: {_state(cand, t)}" for t in criterion.targets[:10]]
+    reason = "no progress: none of the target tests passes yet (" + "; ".join(still[:3]) + ")"
+    feedback = (
+        "Your change broke nothing, but the task is to make these failing tests pass, and "
+        "they still do not:\n" + "\n".join(f"- {s}" for s in still) + f"\n\n{result.output}"
+    )
+    return Verdict(False, reason, feedback, still)
+
+
+def _exit_code_gate(
+    baseline: Observed, candidate: Observed, result: CommandResult, criterion: Criterion
+) -> Verdict:
+    """No per-test results on one side: the exit codes decide."""
+    base_result = baseline.tests_result
+    base_ok = base_result is None or base_result.exit_code == 0
+    if baseline.tests is not None and candidate.tests is None:
+        reason = f"the test run produced no per-test results (exit {result.exit_code})"
+        return Verdict(False, reason, f"The test run broke:\n{result.output}")
+    if result.exit_code != 0:
+        why = "passed before and fail now" if base_ok else "still fail"
+        reason = f"tests {why} (exit {result.exit_code})"
+        return Verdict(False, reason, f"The test command failed:\n{result.output}")
+    if criterion.kind == "tests" and base_ok:
+        return Verdict(False, "no progress: the tests already passed", "Nothing to fix.")
+    return PASS
+
+
+def _state(report: TestReport, test: str) -> str:
+    outcome = report.outcome(test)
+    if outcome is None:
+        return "no longer collected"
+    message = report.messages.get(test)
+    return f"{outcome} ({message})" if message else outcome
+
+
+def new_tests_gate(baseline: Observed, report: TestReport | None, result: CommandResult) -> Verdict:
+    """A candidate's new tests, run on their own, must pass (and the run must agree)."""
+    verdict = run_gate(result, report)
+    if not verdict.ok:
+        return verdict
+    if report is None:
+        if result.exit_code == 0:
+            return PASS
+        return Verdict(
+            False,
+            f"the new tests fail (exit {result.exit_code})",
+            f"Your new tests fail:\n{result.output}",
+        )
+    known = baseline.tests.outcomes if baseline.tests else {}
+    failing = sorted(t for t in report.failing if t not in known)
+    if not failing:
+        return PASS
+    details = [f"{t}: {report.messages.get(t, _state(report, t))}" for t in failing]
+    reason = f"{len(failing)} new test(s) fail: " + "; ".join(details[:3])
+    return Verdict(
+        False,
+        reason,
+        "Your new tests fail:\n" + "\n".join(details[:20]) + f"\n\nTest output:\n{result.output}",
+        details,
+    )
+
+
+def describe_state(baseline: Observed) -> str:
+    """What the checks say about the tree now, for the planner and the proposer."""
+    lines = []
+    tests = baseline.tests
+    if tests is not None:
+        failing = sorted(tests.failing)
+        lines.append(f"{len(tests.passed)} of {tests.collected} tests pass.")
+        for test in failing[:10]:
+            msg = tests.messages.get(test) or tests.collect_errors.get(
+                test.removesuffix("::<collection>"), ""
+            )
+            lines.append(f"Failing: {test} {msg}".rstrip())
+    elif baseline.tests_result is not None:
+        lines.append(f"The test command exits {baseline.tests_result.exit_code}.")
+    if baseline.lint is not None:
+        lines.append(f"{len(baseline.lint)} lint finding(s).")
+        lines.extend(f"Lint: {f}" for f in baseline.lint[:10])
+    return "\n".join(lines) or "No checks are configured."

@@ -1,0 +1,118 @@
+"""selfforge's pytest plugin: streams each result to the judge as it happens.
+
+Loaded with ``-p selfforge_judge_results`` in a judged run only. It removes its own
+settings from the environment at once, so pytest runs that the tests start themselves
+see the user's environment, not the judge's. Records go over a Unix socket to the
+selfforge process that runs the check: written when each test ends, they cannot be
+rewritten afterwards by the code under test. It also turns off ``-x``/``--maxfail``
+(a verdict needs the whole suite) and keeps going past modules that fail to collect.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import socket
+
+_SOCKET = os.environ.pop("SELFFORGE_JUDGE_SOCKET", "")
+_CONFIG = json.loads(os.environ.pop("SELFFORGE_JUDGE_CONFIG", "") or "{}")
+if "SELFFORGE_JUDGE_USER_ADDOPTS" in os.environ:
+    _user = os.environ.pop("SELFFORGE_JUDGE_USER_ADDOPTS")
+    if _user:
+        os.environ["PYTEST_ADDOPTS"] = _user
+    else:
+        os.environ.pop("PYTEST_ADDOPTS", None)
+
+_conn: socket.socket | None = None
+_ONLY = list(_CONFIG.get("only") or ())  # absolute test files or node ids to run alone
+_IGNORE = list(_CONFIG.get("ignore") or ())  # absolute paths left out of the run
+
+
+def _send(record: dict) -> None:
+    if _conn is not None:
+        with contextlib.suppress(OSError):
+            _conn.sendall((json.dumps(record) + "\n").encode())
+
+
+def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
+    global _conn
+    if not _SOCKET or hasattr(config, "workerinput"):  # xdist workers: the controller reports
+        return
+    stop_early = bool(config.option.maxfail)
+    config.option.maxfail = 0
+    config.option.continue_on_collection_errors = True
+    # Set on the options and args, which pytest-xdist hands to its workers as they are.
+    if _IGNORE:
+        config.option.ignore = [*(config.option.ignore or []), *_IGNORE]
+    if _ONLY:
+        config.args[:] = _ONLY
+    try:
+        _conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        _conn.connect(_SOCKET)
+    except OSError:
+        _conn = None
+        return
+    origins = {}
+    for name in _CONFIG.get("modules") or ():
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        origin = None
+        if spec is not None:
+            locations = list(spec.submodule_search_locations or [])
+            origin = spec.origin if spec.origin not in (None, "namespace") else None
+            origin = origin or (locations[0] if locations else None)
+        origins[name] = origin
+    _send(
+        {
+            "ev": "start",
+            "pid": os.getpid(),
+            "rootdir": str(config.rootpath),
+            "stop_early_requested": stop_early,
+            "imports": origins,
+        }
+    )
+
+
+def pytest_collection_finish(session) -> None:  # type: ignore[no-untyped-def]
+    _send({"ev": "collected", "n": len(session.items)})
+
+
+def pytest_collectreport(report) -> None:  # type: ignore[no-untyped-def]
+    if report.failed:
+        text = str(report.longrepr or "")
+        _send({"ev": "collect_error", "id": report.nodeid, "msg": text[-2000:]})
+
+
+def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
+    outcome = report.outcome
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed" if report.passed else "failed"
+    message = ""
+    if report.failed:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        message = crash.message if crash is not None else str(report.longrepr or "")[-500:]
+    _send(
+        {
+            "ev": "test",
+            "id": report.nodeid,
+            "when": report.when,
+            "outcome": outcome,
+            "duration": report.duration,
+            "msg": message[:1000],
+        }
+    )
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:  # type: ignore[no-untyped-def]
+    _send(
+        {
+            "ev": "finish",
+            "exitstatus": int(exitstatus),
+            "testsfailed": session.testsfailed,
+            "collected": session.testscollected,
+        }
+    )

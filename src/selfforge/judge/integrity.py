@@ -1,0 +1,176 @@
+"""Integrity: a candidate may not change how it is judged.
+
+Checked on the staged change itself, before any candidate code runs: protected paths,
+existing tests (deleted, edited, skipped or weakened), the pytest configuration, and
+anything that could change how results are reported (conftest, plugins, start-up hooks,
+the judge's own channel).
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import tomllib
+from pathlib import Path, PurePosixPath
+
+from selfforge import git
+from selfforge.judge.protected import touched
+from selfforge.judge.verdict import PASS, Verdict
+from selfforge.testpaths import TestRule
+
+_WEAKENING = re.compile(
+    r"^\+.*(@pytest\.mark\.(skip|skipif|xfail)|pytest\.(skip|xfail)\(|unittest\.skip"
+    r"|@skip\b|\bassert\s+True\b)",
+    re.M,
+)
+# Files that run before or around the tests and could rewrite their outcome.
+_STARTUP_FILES = {"conftest.py", "sitecustomize.py", "usercustomize.py", "pytest_plugins.py"}
+# Code outside the tests that reaches into the test runner or the judge's channel.
+_REPORTING = re.compile(
+    r"^\+.*(selfforge_judge|SELFFORGE_JUDGE|PYTEST_ADDOPTS|pytest_runtest_|pytest_report"
+    r"|pytest_sessionfinish|pytest_collect|_pytest\b|pytest11)",
+    re.M,
+)
+
+
+def protected_gate(changed: dict[str, str], protected: list[str]) -> Verdict:
+    """The staged change itself touches no protected path (edits/safety.py aside)."""
+    hits = touched(changed, protected)
+    if not hits:
+        return PASS
+    problems = [f"{path} (protected by `{pattern}`)" for path, pattern in hits]
+    reason = "integrity: the change touches protected paths: " + ", ".join(problems[:3])
+    return Verdict(False, reason, reason + "; reach the goal without changing them.", problems)
+
+
+def tests_integrity_gate(
+    changed: dict[str, str], diff: str, rule: TestRule, *, allow_test_edits: bool
+) -> Verdict:
+    """Adding tests is welcome; editing, deleting or skipping existing ones is not
+    (unless the directives allow test edits: then only deleting and weakening count)."""
+    problems = []
+    for path, status in sorted(changed.items()):
+        if not rule.is_test_path(path) or status.startswith("A"):
+            continue
+        if status.startswith("D"):
+            problems.append(f"deletes test file {path}")
+        elif not allow_test_edits:
+            problems.append(f"edits existing test file {path}")
+    for path, text in split_diff(diff).items():
+        if rule.is_test_path(path) and _WEAKENING.search(text):
+            problems.append(f"adds a skip, xfail or trivially true assertion in {path}")
+    if not problems:
+        return PASS
+    reason = "integrity: the change " + "; ".join(problems)
+    feedback = (
+        reason + ". Tests are the judge: fix the code, not the tests. New test files are "
+        "welcome; do not delete, skip, or weaken existing tests."
+    )
+    return Verdict(False, reason, feedback, problems)
+
+
+def reporting_gate(changed: dict[str, str], diff: str, rule: TestRule) -> Verdict:
+    """Nothing that could change how results are reported: start-up files, pytest
+    plugins, ``.pth`` files, or code outside the tests reaching into the test runner."""
+    problems = []
+    for path in sorted(changed):
+        name = PurePosixPath(path).name
+        if name in _STARTUP_FILES or name.endswith(".pth"):
+            problems.append(f"changes {path}, which runs around the tests")
+    for path, text in split_diff(diff).items():
+        if rule.is_test_path(path):
+            continue
+        if match := _REPORTING.search(text):
+            line = match.group(0)[1:].strip()[:80]
+            problems.append(f"reaches into the test runner in {path} ({line!r})")
+    if not problems:
+        return PASS
+    reason = "integrity: the change " + "; ".join(problems[:3])
+    feedback = reason + "; how test results are reported is not yours to change."
+    return Verdict(False, reason, feedback, problems)
+
+
+def split_diff(diff: str) -> dict[str, str]:
+    """A git diff split per file (keyed by the new path)."""
+    parts: dict[str, str] = {}
+    current, lines = None, []
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            if current is not None:
+                parts[current] = "\n".join(lines)
+            current = line.rsplit(" b/", 1)[-1]
+            lines = []
+        lines.append(line)
+    if current is not None:
+        parts[current] = "\n".join(lines)
+    return parts
+
+
+def added_test_files(changed: dict[str, str], rule: TestRule) -> list[str]:
+    """The test modules a candidate adds."""
+    return sorted(p for p, st in changed.items() if st.startswith("A") and rule.is_test_file(p))
+
+
+_PYTEST_SECTIONS = {
+    "pytest.ini": ("pytest",),
+    ".pytest.ini": ("pytest",),
+    "tox.ini": ("pytest",),
+    "setup.cfg": ("tool:pytest",),
+}
+
+
+def test_config_gate(worktree: Path, base: str, changed: dict[str, str]) -> Verdict:
+    """Reject a change to how pytest runs (addopts, plugins, test paths): the judge's."""
+    touched_files = [p for p in changed if p in _PYTEST_SECTIONS or p == "pyproject.toml"]
+    for path in touched_files:
+        before = _pytest_settings(path, _show(worktree, base, path))
+        after = _pytest_settings(path, _read(worktree / path))
+        if before != after:
+            reason = f"integrity: the change edits the pytest configuration in {path}"
+            return Verdict(
+                False,
+                reason,
+                reason + "; how the tests run is not yours to change. Fix the code instead.",
+                [reason],
+            )
+    if "pyproject.toml" in changed:
+        before = _entry_points(_show(worktree, base, "pyproject.toml"))
+        if before != _entry_points(_read(worktree / "pyproject.toml")):
+            reason = "integrity: the change edits the pytest plugins (entry points pytest11)"
+            return Verdict(False, reason, reason + "; fix the code instead.", [reason])
+    return PASS
+
+
+def _entry_points(text: str | None) -> object:
+    if text is None:
+        return None
+    try:
+        project = tomllib.loads(text).get("project", {})
+    except tomllib.TOMLDecodeError:
+        return "unparsable"
+    return project.get("entry-points", {}).get("pytest11")
+
+
+def _pytest_settings(path: str, text: str | None) -> object:
+    if text is None:
+        return None
+    if path == "pyproject.toml":
+        try:
+            return tomllib.loads(text).get("tool", {}).get("pytest")
+        except tomllib.TOMLDecodeError:
+            return "unparsable"
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return "unparsable"
+    return {s: dict(parser[s]) for s in _PYTEST_SECTIONS[path] if parser.has_section(s)}
+
+
+def _show(worktree: Path, base: str, path: str) -> str | None:
+    out = git.git("show", f"{base}:{path}", cwd=worktree, check=False)
+    return out if git.ok("cat-file", "-e", f"{base}:{path}", cwd=worktree) else None
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None

@@ -1,0 +1,179 @@
+"""Resource limits of one check: memory and number of processes.
+
+A control group per check when the machine lets us make one (cgroup v2, or v1's
+``memory`` and ``pids`` hierarchies): it caps the whole process tree, tells afterwards
+whether a limit was hit, and kills every member at the end. Elsewhere the same limits are
+set as rlimits on the sandbox's first process (inherited by all it starts). ``enforcement``
+says which is in force, for ``selfforge doctor``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import resource
+import signal
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 4096
+    processes: int = 256
+
+
+@functools.cache
+def _own_cgroups() -> dict[str, Path]:
+    """This process's cgroup directory per controller ('' for the v2 unified tree)."""
+    found: dict[str, Path] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        rel = path.lstrip("/")
+        if controllers == "" and (CGROUP_ROOT / "cgroup.controllers").exists():
+            found[""] = CGROUP_ROOT / rel
+        for name in controllers.split(","):
+            if name in ("memory", "pids") and (CGROUP_ROOT / name).is_dir():
+                found[name] = CGROUP_ROOT / name / rel
+    return found
+
+
+@functools.cache
+def enforcement() -> str:
+    """'cgroup v2', 'cgroup v1' or 'rlimit': how limits are enforced on this machine."""
+    own = _own_cgroups()
+    v2 = own.get("")
+    if v2 is not None and _can_make_child(v2, ("memory.max", "pids.max")):
+        return "cgroup v2"
+    v1 = "memory" in own and "pids" in own
+    if (
+        v1
+        and _can_make_child(own["memory"], ("memory.limit_in_bytes",))
+        and _can_make_child(own["pids"], ("pids.max",))
+    ):
+        return "cgroup v1"
+    return "rlimit"
+
+
+def _can_make_child(parent: Path, files: tuple[str, ...]) -> bool:
+    probe = parent / f"selfforge-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    try:
+        return all((probe / f).exists() for f in files)
+    finally:
+        with contextlib.suppress(OSError):
+            probe.rmdir()
+
+
+@dataclass
+class Guard:
+    """The limits of one running check; ``enter`` runs in the child before exec."""
+
+    limits: Limits
+    mode: str = field(default_factory=enforcement)
+    dirs: list[Path] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        name = f"selfforge-check-{uuid.uuid4().hex[:12]}"
+        own = _own_cgroups()
+        mem = self.limits.memory_mb * 1024 * 1024
+        try:
+            if self.mode == "cgroup v2":
+                d = own[""] / name
+                d.mkdir()
+                self.dirs = [d]
+                (d / "memory.max").write_text(str(mem))
+                (d / "pids.max").write_text(str(self.limits.processes))
+                with contextlib.suppress(OSError):
+                    (d / "memory.swap.max").write_text("0")
+            elif self.mode == "cgroup v1":
+                m, p = own["memory"] / name, own["pids"] / name
+                m.mkdir()
+                self.dirs.append(m)
+                p.mkdir()
+                self.dirs.append(p)
+                (m / "memory.limit_in_bytes").write_text(str(mem))
+                (p / "pids.max").write_text(str(self.limits.processes))
+        except OSError:  # the machine changed its mind: fall back to rlimits
+            self.cleanup()
+            self.mode = "rlimit"
+
+    def enter(self) -> None:
+        """In the child, before exec: join the groups, or set the rlimits."""
+        for d in self.dirs:
+            (d / "cgroup.procs").write_text(str(os.getpid()))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if self.mode == "rlimit":
+            mem = self.limits.memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+            n = self.limits.processes
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+
+    def hit(self, output: str) -> str | None:
+        """The limit the check ran into, if any: 'memory' or 'processes'."""
+        if self.mode == "cgroup v2" and self.dirs:
+            events = _read_events(self.dirs[0] / "memory.events")
+            if events.get("oom_kill", 0) or events.get("max", 0):
+                return "memory"
+            if _read_events(self.dirs[0] / "pids.events").get("max", 0):
+                return "processes"
+        elif self.mode == "cgroup v1" and len(self.dirs) == 2:
+            if _read_int(self.dirs[0] / "memory.failcnt"):
+                return "memory"
+            if _read_events(self.dirs[1] / "pids.events").get("max", 0):
+                return "processes"
+        if "MemoryError" in output or "Cannot allocate memory" in output:
+            return "memory"
+        if "Resource temporarily unavailable" in output and "fork" in output:
+            return "processes"
+        return None
+
+    def cleanup(self) -> None:
+        """Kill whatever is still in the groups, then remove them."""
+        for d in self.dirs:
+            kill = d / "cgroup.kill"
+            if kill.exists():
+                with contextlib.suppress(OSError):
+                    kill.write_text("1")
+            for _ in range(50):
+                try:
+                    pids = [int(p) for p in (d / "cgroup.procs").read_text().split()]
+                except OSError:
+                    break
+                if not pids:
+                    break
+                time.sleep(0.01)
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        self.dirs = []
+
+
+def _read_events(path: Path) -> dict[str, int]:
+    try:
+        pairs = (line.split() for line in path.read_text().splitlines())
+        return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
+    except OSError:
+        return {}
+
+
+def _read_int(path: Path) -> int:
+    try:
+        return int(path.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0

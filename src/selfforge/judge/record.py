@@ -1,0 +1,85 @@
+"""Where the judge's observations go: the journal (every check, in full) and the
+terminal (one line per step)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from selfforge.journal import Journal
+from selfforge.ui import Reporter
+
+if TYPE_CHECKING:
+    from selfforge.judge.runner import CommandResult
+
+
+@dataclass(frozen=True)
+class Recorder:
+    journal: Journal
+    reporter: Reporter
+    run_id: int
+    on_start: Callable[[int | None], None] | None = None  # a check's process group
+
+    def begin(self, name: str) -> None:
+        self.reporter.begin(name)
+
+    def step(
+        self,
+        name: str,
+        ok: bool | None,
+        detail: str = "",
+        started: float | None = None,
+        *,
+        result: CommandResult | None = None,
+    ) -> None:
+        seconds = result.duration_s if result else _since(started)
+        self.reporter.step(name, ok, detail, seconds)
+
+    def check(
+        self,
+        c: Any,
+        name: str,
+        command: str | None,
+        exit_code: int | None,
+        ok: bool,
+        timing: float | CommandResult | None,
+        output: str,
+        summary: dict[str, int] | None = None,
+        show: bool = True,
+    ) -> None:
+        """Journal one check of candidate ``c``; show it as a step unless told not to."""
+        result = timing if not isinstance(timing, float | int | type(None)) else None
+        seconds = result.duration_s if result is not None else _since(timing)  # type: ignore[arg-type]
+        self.journal.record_check(
+            run_id=self.run_id,
+            attempt_id=c.attempt_id,
+            round_=c.round,
+            name=name,
+            command=command,
+            exit_code=exit_code,
+            passed=ok,
+            timed_out=bool(result and result.timed_out),
+            duration_s=seconds,
+            output=output,
+            summary=summary,
+        )
+        if show:
+            detail = ", ".join(f"{v} {k}" for k, v in (summary or {}).items())
+            self.reporter.step(name, ok, detail or first_line(output), seconds)
+
+    def flaky(self, c: Any, tests: list[str]) -> None:
+        text = "outcome changed between runs of the same tree:\n" + "\n".join(tests)
+        self.check(c, "tests:flaky", None, None, True, None, text, {"flaky": len(tests)})
+
+
+def _since(started: float | None) -> float:
+    return time.monotonic() - started if started else 0.0
+
+
+def first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""

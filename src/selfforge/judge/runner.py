@@ -1,0 +1,367 @@
+"""Runs one check command on one tree: sandboxed, limited, its results kept honest.
+
+Each command runs in its own session inside the sandbox (``sandbox.py``), with the
+limits of ``limits.py``, an output cap, and a timeout that kills the whole tree. A
+pytest command gets selfforge's result plugin and a channel to report through; the
+tree's own import roots come first on ``PYTHONPATH`` so the tests import the candidate,
+never the user's checkout or an installed copy. Output is secret-scrubbed and trimmed
+head and tail with a note of what was cut.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge import git
+from selfforge.judge import sandbox
+from selfforge.judge.imports import import_roots, project_modules
+from selfforge.judge.limits import Guard, Limits
+from selfforge.judge.results import PLUGIN, Channel, TestReport, parse_unittest
+from selfforge.models.secrets import mask, scrub_env
+
+HEAD_LINES, TAIL_LINES, MAX_CHARS = 40, 60, 6000
+GIT_INSIDE = "/tmp/.selfforge-git"
+OBJECTS_INSIDE = "/tmp/.selfforge-objects"
+
+
+def trim(text: str, head: int = HEAD_LINES, tail: int = TAIL_LINES, limit: int = MAX_CHARS) -> str:
+    """Keep the head and tail of long output, saying how much was cut in between."""
+    lines = text.splitlines()
+    if len(lines) > head + tail:
+        cut = len(lines) - head - tail
+        lines = [*lines[:head], f"[... {cut} lines cut ...]", *lines[-tail:]]
+    out = "\n".join(lines)
+    if len(out) > limit:
+        half = limit // 2
+        out = f"{out[:half]}\n[... {len(out) - limit} characters cut ...]\n{out[-half:]}"
+    return out
+
+
+@dataclass(frozen=True)
+class CheckSpace:
+    """How check commands run for one repository: the sandbox and its limits."""
+
+    repo: Path  # the user's checkout: hidden from every check
+    git_common_dir: Path | None = None
+    mode: str = "bwrap"  # or "off", only by the user's explicit choice
+    network: bool = False
+    limits: Limits = field(default_factory=Limits)
+    output_kb: int = 1024
+    tmp_mb: int = 1024
+    env_names: tuple[str, ...] = ()
+    readable: tuple[Path, ...] = ()
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.mode != "off"
+
+
+@dataclass
+class CommandResult:
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    duration_s: float
+    output: str  # trimmed, secrets masked
+    full_output: str = field(default="", repr=False)  # masked, untrimmed, for parsers
+    limit: str | None = None  # the limit the command ran into: memory, processes, output
+
+
+def run_command(
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    space: CheckSpace,
+    *,
+    extra_env: dict[str, str] | None = None,
+    on_start: object = None,
+    channel: Channel | None = None,
+    head: str | None = None,
+) -> CommandResult:
+    """Run a shell command on the tree ``cwd``; ``head`` is the commit the tree holds."""
+    with contextlib.ExitStack() as stack:
+        if space.sandboxed:
+            sandbox.require()
+            env = sandbox.check_env(space.env_names)
+            argv = ["/bin/sh", "-c", command]
+            if not sandbox.inside():
+                policy = _policy(space, cwd, command, channel, stack, head)
+                argv = sandbox.bwrap_argv(policy, argv, cwd)
+        else:
+            env = scrub_env(os.environ)
+            argv = ["/bin/sh", "-c", command]
+        env.update(extra_env or {})
+        guard = Guard(space.limits)
+        stack.callback(guard.cleanup)
+        return _execute(command, argv, cwd, env, timeout_s, space, guard, on_start)
+
+
+def _execute(
+    command: str,
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    space: CheckSpace,
+    guard: Guard,
+    on_start: object,
+) -> CommandResult:
+    cap = space.output_kb * 1024
+    procs_fds = [os.open(d / "cgroup.procs", os.O_WRONLY) for d in guard.dirs]
+    rlimits = guard.mode == "rlimit"
+
+    def enter() -> None:  # in the child, before exec: only system calls, no locks
+        pid = str(os.getpid()).encode()
+        for fd in procs_fds:
+            os.write(fd, pid)
+        if rlimits:
+            guard.enter()
+
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=enter,
+        )
+    finally:
+        for fd in procs_fds:
+            os.close(fd)
+    if callable(on_start):
+        on_start(proc.pid)
+    sink = bytearray()
+    over = threading.Event()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for chunk in iter(lambda: proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
+            if len(sink) < cap:
+                sink.extend(chunk[: cap - len(sink) + 1])
+            if len(sink) > cap and not over.is_set():
+                over.set()
+                _kill(proc.pid)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        _kill(proc.pid)  # also what the command left running in the background
+        proc.wait()
+        guard.cleanup()
+        reader.join(timeout=5)
+        if callable(on_start):
+            on_start(None)
+    raw = mask(bytes(sink[:cap]).decode("utf-8", errors="replace"))
+    duration = time.monotonic() - started
+    output = trim(raw)
+    limit = "output" if over.is_set() else None
+    if timed_out:
+        output += f"\n[killed: no result within the {timeout_s:g} s timeout]"
+    elif limit is None and proc.returncode != 0:
+        limit = guard.hit(raw)
+    if limit:
+        output += "\n[killed: " + _limit_text(limit, space) + "]"
+    exit_code = None if timed_out else proc.returncode
+    return CommandResult(command, exit_code, timed_out, duration, output, raw, limit)
+
+
+def _limit_text(limit: str, space: CheckSpace) -> str:
+    values = {
+        "memory": f"the memory limit ({space.limits.memory_mb} MB, [sandbox] memory_mb)",
+        "processes": f"the process limit ({space.limits.processes}, [sandbox] processes)",
+        "output": f"the output limit ({space.output_kb} KB, [sandbox] output_kb)",
+    }
+    return "hit " + values.get(limit, limit)
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _policy(
+    space: CheckSpace,
+    tree: Path,
+    command: str,
+    channel: Channel | None,
+    stack: contextlib.ExitStack,
+    head: str | None,
+) -> sandbox.Policy:
+    protect = [space.repo, *([space.git_common_dir] if space.git_common_dir else [])]
+    hidden = sandbox.hidden_places(space.repo, space.git_common_dir)
+    readable = (
+        *sandbox.runtime_roots(_executables(command), protect=[*protect, hidden[2]]),
+        *space.readable,
+    )
+    binds = []
+    if channel is not None:
+        binds.append(sandbox.Bind(channel.dir, Path(channel.plugin_path(True))))
+    binds += _throwaway_git(space, tree, head, stack)
+    return sandbox.Policy(
+        writable=(tree.resolve(),),
+        hidden=hidden,
+        readable=tuple(readable),
+        binds=tuple(binds),
+        network=space.network,
+        tmp_mb=space.tmp_mb,
+    )
+
+
+def _executables(command: str) -> list[Path]:
+    """Absolute executables a command names (an anchored ``.venv/bin/python``)."""
+    found = []
+    for word in re.split(r"[\s;&|()]+", command):
+        word = word.strip("'\"")
+        if word.startswith("/") and os.access(word, os.X_OK) and not os.path.isdir(word):
+            found.append(Path(word))
+    return found
+
+
+def _throwaway_git(
+    space: CheckSpace, tree: Path, head: str | None, stack: contextlib.ExitStack
+) -> list[sandbox.Bind]:
+    """A git dir for the check that shares the repository's objects (read-only) and tags,
+    with none of its refs, hooks or config: git works in the tree, and nothing done with
+    it reaches the user's repository."""
+    dot_git = tree / ".git"
+    if space.git_common_dir is None or not dot_git.is_file() or head is None:
+        return []
+    base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="selfforge-git-")))
+    gitdir = base / "gitdir"
+    (gitdir / "objects" / "info").mkdir(parents=True)
+    (gitdir / "refs" / "heads").mkdir(parents=True)
+    (gitdir / "refs" / "tags").mkdir()
+    (gitdir / "HEAD").write_text(head + "\n")
+    (gitdir / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
+    (gitdir / "objects" / "info" / "alternates").write_text(OBJECTS_INSIDE + "\n")
+    tags = git.git(
+        "for-each-ref", "--format=%(objectname) %(refname)", "refs/tags", cwd=tree, check=False
+    )
+    (gitdir / "packed-refs").write_text(tags)
+    index = Path(git.git("rev-parse", "--git-path", "index", cwd=tree).strip())
+    index = index if index.is_absolute() else tree / index
+    if index.is_file():
+        (gitdir / "index").write_bytes(index.read_bytes())
+    pointer = base / "dot-git"
+    pointer.write_text(f"gitdir: {GIT_INSIDE}\n")
+    return [
+        sandbox.Bind(gitdir, Path(GIT_INSIDE), writable=True),
+        sandbox.Bind(space.git_common_dir / "objects", Path(OBJECTS_INSIDE)),
+        sandbox.Bind(pointer, dot_git.resolve()),
+    ]
+
+
+# --- tests --------------------------------------------------------------------------------
+
+
+def is_pytest(command: str) -> bool:
+    return re.search(r"(^|[\s/])(py\.test|pytest)(\s|$)", command) is not None
+
+
+def run_tests(
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    space: CheckSpace,
+    *,
+    on_start: object = None,
+    only: list[str] | None = None,
+    ignore: list[str] | None = None,
+    head: str | None = None,
+) -> tuple[CommandResult, TestReport | None]:
+    """Run the test command on the tree ``cwd``; per-test results when it can tell them.
+
+    ``only`` narrows the run to those test files or test ids (pytest); ``ignore`` leaves
+    files out (a candidate's new tests, which must not share a process with the tests
+    that judge it). Both are given to selfforge's plugin, not to the command line, so the
+    pytest runs the tests start themselves never see them.
+    """
+    roots = [str(p) for p in import_roots(cwd)]
+    pythonpath = os.pathsep.join(roots)
+    if not is_pytest(command) and not _wraps_pytest(command, cwd):
+        env = {"PYTHONPATH": pythonpath}
+        result = run_command(
+            command, cwd, timeout_s, space, extra_env=env, on_start=on_start, head=head
+        )
+        return result, parse_unittest(result.full_output)
+    channel = Channel()
+    try:
+        config = {
+            "only": [_absolute(cwd, t) for t in only or []],
+            "ignore": [str(cwd / p) for p in ignore or []],
+            "modules": project_modules(cwd),
+        }
+        inside = space.sandboxed and not sandbox.inside()
+        passed_on = "PYTEST_ADDOPTS" in space.env_names or not space.sandboxed
+        user_addopts = os.environ.get("PYTEST_ADDOPTS", "") if passed_on else ""
+        env = {
+            "PYTHONPATH": os.pathsep.join([pythonpath, channel.plugin_path(inside)]),
+            "SELFFORGE_JUDGE_SOCKET": channel.socket_path(inside),
+            "SELFFORGE_JUDGE_CONFIG": json.dumps(config),
+            "SELFFORGE_JUDGE_USER_ADDOPTS": user_addopts,
+            "PYTEST_ADDOPTS": f"{user_addopts} -p {PLUGIN} -p no:cacheprovider".strip(),
+        }
+        result = run_command(
+            command,
+            cwd,
+            timeout_s,
+            space,
+            extra_env=env,
+            on_start=on_start,
+            channel=channel,
+            head=head,
+        )
+    finally:
+        channel.close()
+    return result, channel.report(cwd) or parse_unittest(result.full_output)
+
+
+def _absolute(root: Path, test: str) -> str:
+    path, sep, rest = test.partition("::")
+    return f"{root / path}{sep}{rest}"
+
+
+def _wraps_pytest(command: str, cwd: Path) -> bool:
+    """``make test``, tox, nox or a script that runs pytest: worth giving the plugin."""
+    first = shlex.split(command)[0] if command.strip() else ""
+    if Path(first).name in ("make", "tox", "nox", "hatch", "uv", "poetry"):
+        return True
+    return first.endswith((".sh", ".bash")) or "pytest" in command
+
+
+def anchor_command(command: str, root: Path) -> str:
+    """Point a command's relative executable (``.venv/bin/pytest``) at the user's repository.
+
+    Checks run in a worktree, which has the tracked files only; a virtualenv or build
+    folder that git ignores lives in the user's checkout, so use it from there.
+    """
+    words = command.split(" ")
+    for i, word in enumerate(words):
+        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):  # VAR=value prefixes
+            continue
+        relative = word.startswith(("./", "../")) or ("/" in word and not word.startswith("/"))
+        if relative and (root / word).exists():
+            # absolute(), not resolve(): a venv's python is a symlink to the base one
+            words[i] = shlex.quote(str((root / word).absolute()))
+        break
+    return " ".join(words)

@@ -1,0 +1,217 @@
+"""What candidate code may touch, as data, and the one function that turns it into bwrap.
+
+Every command that runs candidate code (checks, the smoke run of a self-change) runs in a
+bubblewrap sandbox: the whole filesystem read-only; the user's home, checkout, ``.git``,
+``.selfforge/`` and selfforge's keys hidden behind empty tmpfs mounts; only the
+candidate's tree and a private, size-limited ``/tmp`` writable; no network; a new pid
+namespace that dies with the check. There is no fail-open path: when bubblewrap cannot
+run, ``require`` raises and nothing runs, unless the user chose ``mode = "off"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge.errors import SelfforgeError
+
+# Variables a check may see; everything else (keys, tokens, agent sockets, cloud
+# credentials, the user's PYTHONPATH and VIRTUAL_ENV) stays out.
+ENV_ALLOWLIST = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLUMNS", "LINES", "NO_COLOR")
+ENV_PREFIX_ALLOWLIST = ("LC_",)
+INSIDE_HOME = "/tmp/home"
+FIX_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+    "bubblewrap) and make sure user namespaces are enabled "
+    '(sysctl kernel.unprivileged_userns_clone=1), or opt out with [sandbox] mode = "off" '
+    "in selfforge.toml or --no-sandbox (candidate code then runs with your rights)"
+)
+
+
+class SandboxUnavailable(SelfforgeError):
+    """bubblewrap is missing or cannot create namespaces here."""
+
+
+@dataclass(frozen=True)
+class Bind:
+    source: Path
+    dest: Path
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What one sandboxed command may see and touch."""
+
+    writable: tuple[Path, ...]  # the candidate's tree (bound at the same path)
+    hidden: tuple[Path, ...] = ()  # replaced by empty tmpfs: home, checkout, .git, state
+    readable: tuple[Path, ...] = ()  # shown again, read-only, inside a hidden place
+    binds: tuple[Bind, ...] = ()  # extra mounts: the judge's channel, a throwaway git dir
+    network: bool = False
+    tmp_mb: int = 1024
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def bwrap_argv(policy: Policy, argv: list[str], cwd: Path) -> list[str]:
+    """The bubblewrap command line that runs ``argv`` in ``cwd`` under ``policy``."""
+    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args += ["--size", str(policy.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    for private in ("/dev/shm", "/run", "/var/tmp"):
+        if os.path.isdir(private):
+            args += ["--tmpfs", private]
+    for path in _outermost(policy.hidden):
+        if path.exists() and not _under(path, Path("/tmp")):
+            args += ["--tmpfs", str(path)]
+    for path in sorted(set(policy.readable), key=lambda p: len(p.parts)):
+        if path.exists() and any(_under(path, h) for h in (*policy.hidden, Path("/tmp"))):
+            args += ["--ro-bind", str(path), str(path)]
+    for path in sorted(set(policy.writable), key=lambda p: len(p.parts)):
+        args += ["--bind", str(path), str(path)]
+    for bind in policy.binds:
+        args += ["--bind" if bind.writable else "--ro-bind", str(bind.source), str(bind.dest)]
+    args += ["--dir", INSIDE_HOME, "--chdir", str(cwd)]
+    args += ["--unshare-all", "--die-with-parent", "--new-session"]
+    if policy.network:
+        args.append("--share-net")
+    return [*args, "--", *argv]
+
+
+def check_env(extra_names: Iterable[str] = (), source: Mapping[str, str] | None = None) -> dict:
+    """The environment of a sandboxed check: the allowlist, plus names the user listed."""
+    from selfforge.models.secrets import is_secret_name
+
+    source = os.environ if source is None else source
+    names = set(ENV_ALLOWLIST) | {n for n in extra_names if not is_secret_name(n)}
+    env = {
+        k: v
+        for k, v in source.items()
+        if k in names or (k.startswith(ENV_PREFIX_ALLOWLIST) and not is_secret_name(k))
+    }
+    env.setdefault("PATH", os.defpath)
+    env.update({"HOME": INSIDE_HOME, "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"})
+    env[MARKER] = "1"
+    return env
+
+
+MARKER = "SELFFORGE_SANDBOXED"
+
+
+def inside() -> bool:
+    """This process already runs in a selfforge sandbox (bubblewrap is its pid 1).
+
+    Namespaces do not nest here, and need not: a selfforge started by a sandboxed check
+    (selfforge's own tests, the smoke run of a self-change) runs its checks in the same,
+    already confined, sandbox. Outside one, pid 1 is never bwrap, whatever the
+    environment says, so the marker alone cannot switch the sandbox off.
+    """
+    if os.environ.get(MARKER) != "1":
+        return False
+    try:
+        return Path("/proc/1/comm").read_text().strip() == "bwrap"
+    except OSError:
+        return False
+
+
+def hidden_places(repo: Path, git_common_dir: Path | None = None) -> tuple[Path, ...]:
+    """The user's home, checkout, git directory and selfforge's own config: never seen."""
+    from selfforge.models.secrets import user_config_dir
+
+    places = [Path.home(), repo, user_config_dir()]
+    if git_common_dir is not None:
+        places.append(git_common_dir)
+    return tuple(p.resolve() for p in places)
+
+
+def runtime_roots(
+    executables: Iterable[Path] = (), protect: Iterable[Path] = ()
+) -> tuple[Path, ...]:
+    """Toolchains a check needs even where they live in a hidden place (read-only).
+
+    The interpreters this process and the check commands use, their virtualenvs and base
+    installations, and the PATH entries under the home directory (pyenv, ~/.local/bin).
+    Nothing that contains a ``protect``ed place (the checkout, its .git, selfforge's
+    config) is ever shown: a toolchain inside the checkout is shown on its own.
+    """
+    home = Path.home().resolve()
+    protect = [p.resolve() for p in protect]
+    roots = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.exec_prefix)}
+    for exe in executables:
+        roots |= _venv_roots(exe)
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        path = Path(entry).resolve() if entry and Path(entry).is_absolute() else None
+        if path is None or not _under(path, home) or path == home:
+            continue
+        top = home / path.relative_to(home).parts[0]
+        roots.add(top if not any(_under(p, top) for p in protect) else path)
+    safe = {r.resolve() for r in roots if r.exists()}
+    return tuple(sorted(r for r in safe if not any(_under(p, r) for p in protect)))
+
+
+def _venv_roots(exe: Path) -> set[Path]:
+    """A venv executable's venv and the installation its pyvenv.cfg points at."""
+    roots: set[Path] = set()
+    for parent in exe.absolute().parents:
+        cfg = parent / "pyvenv.cfg"
+        if cfg.is_file():
+            roots.add(parent)
+            for line in cfg.read_text(errors="replace").splitlines():
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and value.strip():
+                    roots.add(Path(value.strip()).parent)
+            break
+    real = exe.resolve()
+    if real.exists():
+        roots.add(real.parent.parent if real.parent.name == "bin" else real.parent)
+    return roots
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    ordered = sorted({p.resolve() for p in paths}, key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in ordered:
+        if not any(_under(path, k) for k in kept):
+            kept.append(path)
+    return kept
+
+
+def _under(path: Path, parent: Path) -> bool:
+    return path == parent or parent in path.parents
+
+
+# --- is it usable here? -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Probe:
+    ok: bool
+    detail: str  # the bwrap version, or why it cannot run
+
+
+@functools.cache
+def probe() -> Probe:
+    """Can bubblewrap create the namespaces a check needs, on this machine, now?"""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return Probe(False, "bubblewrap (bwrap) is not installed")
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
+    trial = bwrap_argv(Policy(writable=()), ["true"], Path("/"))
+    proc = subprocess.run(trial, capture_output=True, text=True, timeout=30)
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        return Probe(False, f"bubblewrap cannot create a sandbox here: {why}")
+    return Probe(True, version or "bwrap")
+
+
+def require() -> None:
+    """Refuse to run candidate code without a working sandbox (no silent downgrade)."""
+    if inside():
+        return
+    found = probe()
+    if not found.ok:
+        raise SandboxUnavailable(f"cannot run candidate code safely: {found.detail}; {FIX_HINT}")

@@ -1,0 +1,224 @@
+"""Extra care when selfforge improves its own repository.
+
+The verdict on a self-change always comes from the installed, running selfforge; the
+candidate's code is only ever run, in the sandbox. Before a self-change lands, the
+candidate version must (1) complete the demo, one candidate rejected and one landed, and
+(2) still refuse a set of known-bad candidates (a regression, a protected path, a
+skipped test in a package, no progress, a forged exit). What it did is read back by the
+running code from the journals and git repositories it left, never from its output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import site
+import sqlite3
+import subprocess
+import tempfile
+import tomllib
+import venv
+from dataclasses import replace
+from pathlib import Path
+
+from selfforge import git
+from selfforge.errors import UsageError
+from selfforge.journal import Journal
+from selfforge.judge.runner import CheckSpace, run_command, trim
+from selfforge.judge.scenarios import KNOWN_BAD, write_scenario
+from selfforge.judge.verdict import Verdict
+from selfforge.workspace import Workspace, recover
+
+LAST_GOOD = "last_known_good"
+SMOKE_TIMEOUT_S = 300.0
+
+
+def is_self_repo(root: Path) -> bool:
+    """The target is selfforge's own source: a pyproject naming the project selfforge."""
+    path = root / "pyproject.toml"
+    if not (path.is_file() and (root / "src" / "selfforge").is_dir()):
+        return False
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError:
+        return False
+    return data.get("project", {}).get("name") == "selfforge"
+
+
+def smoke_env(state: Path, candidate: Path) -> Path:
+    """A venv (made once per repository) whose selfforge is the candidate's source.
+
+    It sees this interpreter's installed dependencies, but its selfforge comes only from
+    ``candidate/src``: the path file lists it first.
+    """
+    env_dir = state / "smoke-venv"
+    python = env_dir / "bin" / "python"
+    if not python.exists():
+        venv.EnvBuilder(with_pip=False, clear=True, symlinks=True).create(env_dir)
+    site_dir = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    lines = [str(candidate / "src"), *deps]
+    (site_dir / "selfforge-candidate.pth").write_text("\n".join(lines) + "\n")
+    return python
+
+
+def smoke_run(
+    candidate: Path, state: Path, space: CheckSpace, timeout_s: float = SMOKE_TIMEOUT_S
+) -> Verdict:
+    """Run the candidate's selfforge on the demo and the known-bad set; check the results."""
+    python = smoke_env(state, candidate)
+    space = replace(space, readable=(*space.readable, state / "smoke-venv", candidate / "src"))
+    with tempfile.TemporaryDirectory(prefix="selfforge-smoke-") as tmp:
+        out = Path(tmp)
+        (out / "demo").mkdir()
+        lines = [f"{_q(python)} -m selfforge demo --replay --dir {_q(out / 'demo')}"]
+        for scenario in KNOWN_BAD:
+            repo, script = write_scenario(scenario, out, python)
+            lines.append(
+                f"{_q(python)} -m selfforge run --repo {_q(repo)} --model script:{_q(script)}"
+                " --cycles 1 --json > /dev/null 2>&1"
+            )
+        script_text = "set -e\n" + "\n".join(lines[:1]) + "\nset +e\n" + "\n".join(lines[1:])
+        (out / "smoke.sh").write_text(script_text + "\n")
+        result = run_command(f"sh {_q(out / 'smoke.sh')}", out, timeout_s, space)
+        if result.exit_code != 0:
+            why = "timed out" if result.timed_out else f"exited {result.exit_code}"
+            return _fail(f"`selfforge demo` {why} with the candidate's code", result.output)
+        verdict = _verify_demo(_project(out / "demo"), space, result.output)
+        if not verdict.ok:
+            return verdict
+        for scenario in KNOWN_BAD:
+            outcomes = _outcomes(out / scenario.name)
+            if outcomes != ["rejected"] or _commits(out / scenario.name) != 1:
+                return _fail(
+                    f"the candidate's selfforge did not refuse a known-bad change "
+                    f"({scenario.name}: {scenario.what}); its attempts were {outcomes}",
+                    result.output,
+                )
+    n = len(KNOWN_BAD)
+    return Verdict(
+        True, f"smoke run passed: the demo worked and {n} known-bad changes were refused"
+    )
+
+
+def _project(folder: Path) -> Path:
+    """The demo's project: the folder itself, or the one folder it made inside."""
+    if (folder / ".git").exists():
+        return folder
+    made = [p for p in folder.iterdir() if p.is_dir()]
+    return made[0] if len(made) == 1 else folder
+
+
+def _outcomes(repo: Path) -> list[str]:
+    """Attempt outcomes from a journal, read by the running code (read-only)."""
+    path = repo / ".selfforge" / "journal.db"
+    if not path.is_file():
+        return []
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        try:
+            return [r[0] for r in db.execute("SELECT outcome FROM attempts ORDER BY id")]
+        except sqlite3.Error:
+            return []
+
+
+def _commits(repo: Path) -> int:
+    out = git.git("rev-list", "--count", "HEAD", cwd=repo, check=False).strip()
+    return int(out) if out.isdigit() else -1
+
+
+def _verify_demo(project: Path, space: CheckSpace, output: str) -> Verdict:
+    outcomes = _outcomes(project)
+    if "rejected" not in outcomes or "accepted" not in outcomes:
+        return _fail(
+            f"the demo's attempts were {outcomes}, not one rejected and one accepted", output
+        )
+    # Judged by the running code: the sample project's own tests must pass now.
+    tests = run_command("python3 -m unittest -q", project, 60, space)
+    if tests.exit_code != 0:
+        return _fail("after the demo, the sample project's tests still fail", tests.output)
+    commits = _commits(project)
+    if commits != 2:
+        return _fail(
+            f"the demo left {commits} commits, expected the initial one and the fix", output
+        )
+    return Verdict(True, "the demo rejected one candidate and landed one")
+
+
+def _fail(reason: str, output: str) -> Verdict:
+    reason = f"smoke run failed: {reason}"
+    return Verdict(False, reason, f"{reason}. The output:\n{trim(output)}")
+
+
+def _q(path: Path | str) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
+
+
+# --- last known good and rollback ---------------------------------------------------------
+
+
+def remember_good(journal: Journal, commit: str, root: Path) -> None:
+    """Record the commit and its tree, so rollback can tell a planted record."""
+    tree = git.git("rev-parse", f"{commit}^{{tree}}", cwd=root).strip()
+    journal.set_meta(LAST_GOOD, json.dumps({"commit": commit, "tree": tree}))
+
+
+def last_good(journal: Journal, root: Path) -> str | None:
+    """The last known good commit, verified against the tree recorded with it."""
+    raw = journal.get_meta(LAST_GOOD)
+    if raw is None:
+        return None
+    try:
+        record = json.loads(raw)
+        commit, tree = record["commit"], record["tree"]
+    except (ValueError, KeyError, TypeError):
+        raise UsageError(
+            "the last known good record in the journal is not one selfforge wrote; "
+            "inspect .selfforge/journal.db"
+        ) from None
+    actual = git.git("rev-parse", "-q", "--verify", f"{commit}^{{tree}}", cwd=root, check=False)
+    if actual.strip() != tree:
+        raise UsageError(
+            f"the last known good commit {commit[:10]} does not hold the tree selfforge "
+            "recorded for it; refusing to roll back to it"
+        )
+    return commit
+
+
+def rollback(ws: Workspace) -> str:
+    """Restore the last known good tree as a new commit on top of HEAD (no history lost)."""
+    with ws.locked("selfforge rollback"), Journal(ws.state / "journal.db") as journal:
+        recover(ws, journal)
+        good = last_good(journal, ws.root)
+        if good is None:
+            raise UsageError(
+                "no last known good commit is recorded; it is set when "
+                "selfforge runs on its own repository"
+            )
+        head = git.git("rev-parse", "HEAD", cwd=ws.root).strip()
+        if git.git("rev-parse", f"{good}^{{tree}}", cwd=ws.root) == git.git(
+            "rev-parse", "HEAD^{tree}", cwd=ws.root
+        ):
+            return f"nothing to roll back: HEAD already has the tree of {good[:10]}"
+        message = f"selfforge rollback to last known good {good[:10]}"
+        commit = git.git(
+            "commit-tree",
+            f"{good}^{{tree}}",
+            "-p",
+            head,
+            "-m",
+            message,
+            cwd=ws.root,
+            env=git.identity_env(ws.root),
+        ).strip()
+        result = ws.land(commit=commit, base_commit=head, mode="merge", name="rollback")
+        ws.remove_worktrees()
+    return result.message

@@ -1,0 +1,49 @@
+"""The judge's records: what the checks observed on a tree, and a stage's verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from selfforge.judge.lint import LintFinding
+from selfforge.judge.results import TestReport
+from selfforge.judge.runner import CommandResult
+
+
+@dataclass
+class Observed:
+    """What the checks saw on one state of the tree (the baseline or a candidate)."""
+
+    lint: list[LintFinding] | None = None
+    lint_result: CommandResult | None = None
+    tests: TestReport | None = None
+    tests_result: CommandResult | None = None
+    flaky: set[str] = field(default_factory=set)  # outcome changed between runs of one tree
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    reason: str = ""
+    feedback: str = ""  # for the model's repair round
+    details: list[str] = field(default_factory=list)
+
+
+PASS = Verdict(True, "all gates passed")
+
+
+@dataclass
+class Criterion:
+    """What a task must achieve to land, journaled with the attempt.
+
+    ``tests``: at least one target test goes from failing to passing, nothing regresses.
+    ``change``: a non-empty change that the reviewers approve as doing the task.
+    """
+
+    kind: str  # "tests" | "change"
+    targets: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        if self.kind == "tests":
+            shown = ", ".join(self.targets[:5]) + (" …" if len(self.targets) > 5 else "")
+            return f"at least one of {len(self.targets)} failing test(s) passes ({shown})"
+        return "a non-empty change the reviewers approve as doing the task"

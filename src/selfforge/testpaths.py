@@ -1,0 +1,94 @@
+"""The one rule for what a test file is, read from the project's pytest configuration.
+
+``python_files`` (default ``test_*.py *_test.py``) names test modules anywhere in the
+tree; ``testpaths`` and folders named ``tests``/``test``/``testing`` hold test code
+(helpers and fixtures included); ``conftest.py`` is test code wherever it is. Every gate,
+the blast radius and retrieval use this rule.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
+TEST_FOLDERS = frozenset({"tests", "test", "testing", "__tests__"})
+# Other languages' conventions, for retrieval and the blast radius: foo.test.js, x_test.go.
+_OTHER_TEST_MARKS = (".test.", ".spec.")
+_OTHER_TEST_SUFFIXES = ("_test.go",)
+CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+@dataclass(frozen=True)
+class TestRule:
+    python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
+    testpaths: tuple[str, ...] = ()
+
+    def is_test_file(self, path: str) -> bool:
+        """A module pytest would collect tests from."""
+        name = PurePosixPath(path).name
+        return name.endswith(".py") and any(fnmatch.fnmatch(name, p) for p in self.python_files)
+
+    def is_test_path(self, path: str) -> bool:
+        """Test code: test modules, conftest.py, and anything in a test folder."""
+        pure = PurePosixPath(path)
+        if self.is_test_file(path) or pure.name == "conftest.py":
+            return True
+        if any(m in pure.name for m in _OTHER_TEST_MARKS) or pure.name.endswith(
+            _OTHER_TEST_SUFFIXES
+        ):
+            return True
+        if any(part in TEST_FOLDERS for part in pure.parts[:-1]):
+            return True
+        return any(pure.is_relative_to(t) for t in self.testpaths if t not in ("", "."))
+
+
+DEFAULT = TestRule()
+
+
+def is_test_path(path: str) -> bool:
+    """The default rule, for callers that have no tree at hand."""
+    return DEFAULT.is_test_path(path)
+
+
+def rule_for(root: Path) -> TestRule:
+    """The rule from ``root``'s pytest configuration (the first file that has one)."""
+    for name in CONFIG_FILES:
+        settings = _pytest_settings(root / name)
+        if settings is None:
+            continue
+        files = _words(settings.get("python_files")) or list(DEFAULT_PYTHON_FILES)
+        paths = [p.strip("/").removeprefix("./") for p in _words(settings.get("testpaths"))]
+        return TestRule(tuple(files), tuple(paths))
+    return DEFAULT
+
+
+def _words(value: object) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, str):
+        return value.split()
+    return []
+
+
+def _pytest_settings(path: Path) -> dict[str, object] | None:
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.name == "pyproject.toml":
+        try:
+            table = tomllib.loads(text).get("tool", {}).get("pytest", {})
+        except tomllib.TOMLDecodeError:
+            return None
+        options = table.get("ini_options") if isinstance(table, dict) else None
+        return options if isinstance(options, dict) else None
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
+    return dict(parser[section]) if parser.has_section(section) else None
