@@ -5,22 +5,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from selfforge.checks import (
-    anchor_command,
-    check_syntax,
-    complexity_findings,
-    new_findings,
-    parse_lint,
-    parse_unittest,
-    run_command,
-    trim,
-)
+from selfforge.judge.lint import new_findings, parse_lint
+from selfforge.judge.results import parse_unittest
+from selfforge.judge.runner import CheckSpace, anchor_command, run_command, trim
+from selfforge.judge.syntax import check_syntax, complexity_findings
 
 
 def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
     started = time.monotonic()
-    result = run_command(f"sh -c 'echo $$ > {pidfile}; sleep 30' & sleep 30", tmp_path, 0.5)
+    command = f"sh -c 'echo $$ > {pidfile}; sleep 30' & sleep 30"
+    result = run_command(command, tmp_path, 0.5, CheckSpace(repo=tmp_path, mode="off"))
     assert result.timed_out and result.exit_code is None
     assert time.monotonic() - started < 10
     assert "timeout" in result.output
@@ -41,7 +36,7 @@ def _running(pid: int) -> bool:
 def test_api_keys_do_not_reach_check_commands(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-secret-value-123456")
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-abc")
-    result = run_command("env", tmp_path, 10)
+    result = run_command("env", tmp_path, 10, CheckSpace(repo=tmp_path, mode="off"))
     assert "AIza-secret-value-123456" not in result.output
     assert "GEMINI_API_KEY" not in result.output and "MY_SERVICE_TOKEN" not in result.output
     assert "PATH=" in result.output

@@ -111,7 +111,8 @@ def test_mul_by_zero():
     assert mul(7, 0) == 0
 >>>>>>> REPLACE
 """
-    cli("run", "--repo", str(calc_repo), "--model", script(propose=[new_test]), check=True)
+    goal = ("--goal", "Add a test that mul by zero is zero")
+    cli("run", "--repo", str(calc_repo), *goal, "--model", script(propose=[new_test]), check=True)
     [attempt] = log_json(calc_repo)
     assert attempt["outcome"] == "accepted", attempt["reason"]
     assert (calc_repo / "test_more.py").exists()

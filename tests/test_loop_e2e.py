@@ -254,7 +254,8 @@ def test_landing_never_overwrites_an_ignored_file_of_the_user(tmp_path: Path, sc
     secret.write_text("DB_PASSWORD = 'hunter2'  # my only copy\n")
     reply = (
         ".gitignore\n<<<<<<< SEARCH\nlocal_settings.py\n=======\n>>>>>>> REPLACE\n\n"
-        "local_settings.py\n<<<<<<< SEARCH\n=======\nDEBUG = False\n>>>>>>> REPLACE\n"
+        "local_settings.py\n<<<<<<< SEARCH\n=======\nDEBUG = False\n>>>>>>> REPLACE\n\n"
+        + FIX_ADD  # progress on the failing test, so only the landing rule can keep it back
     )
     head = git(repo, "rev-parse", "HEAD")
     proc = cli("run", "--repo", str(repo), "--model", script(propose=[reply]), check=True)

@@ -1,5 +1,6 @@
 """selfforge aimed at a copy of its own repository: a change lands only after the
-candidate's own code completes the demo; the next cycle runs the new code; rollback."""
+candidate's own code completes the demo and refuses known-bad changes; later cycles are
+still judged by the installed code; rollback checks what it restores."""
 
 from __future__ import annotations
 
@@ -62,13 +63,13 @@ def test_self_change_lands_only_after_its_smoke_run(self_copy: Path, script) -> 
     assert "SystemExit" not in (self_copy / "src/selfforge/demo.py").read_text()
     landed = attempts[1]["commit"]
     assert git(self_copy, "rev-list", "--count", f"{start}..HEAD").strip() == "1"
-    assert "restarting with the new code" in proc.stdout
+    assert "known-bad changes were refused" in json.dumps(_checks(self_copy, attempts[1]["id"]))
 
     with Journal(self_copy / ".selfforge" / "journal.db") as journal:
-        assert journal.get_meta("last_known_good") == landed
+        assert json.loads(journal.get_meta("last_known_good") or "{}")["commit"] == landed
         third = [c for c in journal.calls(attempts[2]["id"]) if c["role"] == "propose"]
-        assert attempts[2]["run_id"] != attempts[1]["run_id"]  # a new process ran cycle 3
-    assert MARKER in third[0]["prompt"]  # rendered by the template that just landed
+    assert attempts[2]["run_id"] == attempts[1]["run_id"]  # no restart into the new code
+    assert not third[0]["prompt"].startswith(MARKER)  # the installed template, not the new one
 
     # rollback restores the last known good tree as a new commit
     git(self_copy, "commit", "-q", "--allow-empty", "-m", "unrelated")
@@ -82,3 +83,20 @@ def test_self_change_lands_only_after_its_smoke_run(self_copy: Path, script) -> 
     assert tree == git(self_copy, "rev-parse", f"{landed}^{{tree}}")
     status = json.loads(cli("status", "--json", "--repo", str(self_copy)).stdout)
     assert status["running"] is False
+
+
+def _checks(repo: Path, attempt_id: int) -> list[dict]:
+    with Journal(repo / ".selfforge" / "journal.db") as journal:
+        return journal.checks(attempt_id)
+
+
+def test_rollback_refuses_a_planted_last_known_good(self_copy: Path) -> None:
+    """A last-known-good record whose tree is not the one selfforge recorded is refused."""
+    planted = git(self_copy, "rev-parse", "HEAD~1").strip()
+    with Journal(self_copy / ".selfforge" / "journal.db") as journal:
+        head_tree = git(self_copy, "rev-parse", "HEAD^{tree}").strip()
+        journal.set_meta("last_known_good", json.dumps({"commit": planted, "tree": head_tree}))
+    head = git(self_copy, "rev-parse", "HEAD")
+    proc = cli("rollback", "--repo", str(self_copy))
+    assert proc.returncode == 2 and "does not hold the tree" in proc.stderr
+    assert git(self_copy, "rev-parse", "HEAD") == head

@@ -147,7 +147,7 @@ def measure(
     return observed, warning
 
 
-class BaselineError(UsageError):
+class BaselineError(SelfforgeError):
     """The checks cannot judge a candidate on this repository as configured."""
 
 

@@ -13,7 +13,10 @@ import re
 from selfforge.judge.verdict import Criterion, Observed
 
 _ASKS_FOR_TESTS = re.compile(
-    r"\b(tests?|failing|fails?|failures?|pass(es|ing)?|green|broken|regressions?)\b", re.I
+    r"\b(failing|fails?|failures?|broken|green|regressions?)\b"
+    r"|\btests?\b[^.;]*\bpass(es|ing)?\b|\bpass(es|ing)?\b[^.;]*\btests?\b"
+    r"|\bfix(es)?\b[^.;]*\btests?\b",
+    re.I,
 )
 _NOISE = {
     "test",
@@ -54,13 +57,18 @@ def for_task(task: str, baseline: Observed) -> Criterion:
 
 
 def _names(task: str, test: str) -> bool:
-    """The task names this test, its function or the thing it tests."""
+    """The task names this test (its id or function) or calls out what it tests: `add()`."""
     if test in task:
         return True
-    lowered = task.lower()
-    words = set(re.findall(r"[a-z_][a-z0-9_]{2,}", lowered))
+    words = set(re.findall(r"[a-z_][a-z0-9_]{2,}", task.lower()))
     leaf = re.split(r"::|\.", test)[-1].split("[")[0].lower()
     if leaf in words:
         return True
+    called = {
+        m.lower()
+        for m in re.findall(r"([A-Za-z_]\w*)\s*\(\)|`([A-Za-z_]\w*)`", task)
+        for m in m
+        if m
+    }
     parts = {p for p in leaf.split("_") if len(p) >= 3 and p not in _NOISE}
-    return bool(parts) and parts <= words
+    return bool(parts & called)

@@ -87,18 +87,17 @@ def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) ->
     if cand.collected < base.collected:
         reason = f"integrity: collected tests dropped from {base.collected} to {cand.collected}"
         return Verdict(False, reason, reason + "; do not remove or deselect tests.")
-    return progress_gate(base, cand, criterion, flaky, result)
+    return PASS
 
 
-def progress_gate(
-    base: TestReport,
-    cand: TestReport,
-    criterion: Criterion,
-    flaky: set[str],
-    result: CommandResult,
-) -> Verdict:
-    if criterion.kind != "tests":
+def progress_gate(baseline: Observed, candidate: Observed, criterion: Criterion) -> Verdict:
+    """A task aimed at failing tests lands only when one of them passes now."""
+    base, cand, result = baseline.tests, candidate.tests, candidate.tests_result
+    if criterion.kind != "tests" or result is None:
         return PASS
+    if base is None or cand is None:
+        return _exit_code_progress(baseline, result)
+    flaky = baseline.flaky | candidate.flaky
     fixed = [t for t in criterion.targets if t not in flaky and cand.outcome(t) == "passed"]
     if fixed:
         return Verdict(True, f"{len(fixed)} target test(s) now pass: " + ", ".join(fixed[:3]))
@@ -109,6 +108,17 @@ def progress_gate(
         "they still do not:\n" + "\n".join(f"- {s}" for s in still) + f"\n\n{result.output}"
     )
     return Verdict(False, reason, feedback, still)
+
+
+def _exit_code_progress(baseline: Observed, result: CommandResult) -> Verdict:
+    base_ok = baseline.tests_result is None or baseline.tests_result.exit_code == 0
+    if base_ok or result.exit_code != 0:
+        return Verdict(
+            False,
+            "no progress: the test command's exit code did not change",
+            "Make the failing tests pass.",
+        )
+    return Verdict(True, "the test command passes now")
 
 
 def _exit_code_gate(
@@ -124,8 +134,6 @@ def _exit_code_gate(
         why = "passed before and fail now" if base_ok else "still fail"
         reason = f"tests {why} (exit {result.exit_code})"
         return Verdict(False, reason, f"The test command failed:\n{result.output}")
-    if criterion.kind == "tests" and base_ok:
-        return Verdict(False, "no progress: the tests already passed", "Nothing to fix.")
     return PASS
 
 

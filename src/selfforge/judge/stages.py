@@ -21,6 +21,7 @@ from selfforge.judge.lint import parse_lint
 from selfforge.judge.record import Recorder, first_line
 from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CheckSpace, CommandResult, is_pytest, run_command, run_tests
+from selfforge.judge.selfcheck import smoke_run
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
 from selfforge.roles import Caller, has_concerns, parse_vote, render
 from selfforge.testpaths import TestRule
@@ -179,7 +180,11 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         result, report = _run_tests(c, j, "tests:new", command, only=new_tests)
         verdict = gates.new_tests_gate(j.baseline, report, result)
         j.record.step("tests:new", verdict.ok, _summary(report, result), result=result)
-    return verdict
+    if not verdict.ok:
+        return verdict
+    progress = gates.progress_gate(j.baseline, c.observed, c.criterion)
+    j.record.step("progress", progress.ok, progress.reason or c.criterion.describe())
+    return progress
 
 
 def review(c: Candidate, j: Judge) -> Verdict:
@@ -218,12 +223,11 @@ def smoke(c: Candidate, j: Judge) -> Verdict:
     """A change to selfforge itself must still work, and still refuse known-bad changes."""
     if not j.self_target:
         return PASS
-    from selfforge.judge.selfcheck import smoke_run
-
     j.record.begin("smoke run")
     started = time.monotonic()
     verdict = smoke_run(c.tree, j.state_dir, j.space)
-    j.record.step("smoke", verdict.ok, verdict.reason, started)
+    output = verdict.reason + ("\n" + verdict.feedback if verdict.feedback else "")
+    j.record.check(c, "smoke", None, 0 if verdict.ok else 1, verdict.ok, started, output)
     return verdict
 
 
