@@ -17,8 +17,8 @@ from selfforge.commit_message import (
     subject,
 )
 from selfforge.config import Directives
-from selfforge.gates import Observed
 from selfforge.journal import Journal
+from selfforge.judge.verdict import Observed
 
 from conftest import CALC, git, make_repo
 

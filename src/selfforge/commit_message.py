@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from selfforge.gates import Observed
     from selfforge.journal import Journal
+    from selfforge.judge.verdict import Observed
 
 SUBJECT_WIDTH = 72
 TRAILER_ATTEMPT = "Selfforge-Attempt"

@@ -74,7 +74,7 @@ def program_missing(kind: str, command: str, root: Path) -> Finding | None:
 def run_once(command: str, root: Path, timeout_s: float = RUN_TIMEOUT_S) -> Ran:
     """Run ``command`` in a throwaway worktree of HEAD, as the loop runs its checks (the
     checkout itself when there is no commit yet)."""
-    from selfforge.checks import anchor_command
+    from selfforge.judge.runner import anchor_command
 
     command = anchor_command(command, root)
     has_head = (
@@ -197,7 +197,7 @@ def check_tests(command: str, root: Path, timeout_s: float) -> Finding:
 
 
 def check_lint(command: str, root: Path, timeout_s: float) -> Finding:
-    from selfforge.checks import parse_lint
+    from selfforge.judge.lint import parse_lint
 
     if missing := program_missing("lint", command, root):
         return missing
