@@ -24,8 +24,9 @@ LIMIT_WORDS = {
 ROLES = '\n[roles]\nenabled = ["propose", "review"]\n'
 
 
-def _repo(tmp_path: Path, env_dump: Path) -> Path:
-    test = f"env > {env_dump} && {sys.executable} -m pytest -q"
+def _repo(tmp_path: Path) -> Path:
+    # The check prints its environment: it is journaled with the check's output.
+    test = f"env && {sys.executable} -m pytest -q"
     return make_repo(
         tmp_path / "repo",
         {"calc.py": CALC, "test_calc.py": TEST_CALC},
@@ -48,8 +49,7 @@ def _run(repo: Path, fake: FakeProvider) -> tuple[int, str]:
 def test_a_fix_lands_through_the_provider_after_a_429(
     wire: str, httpserver: HTTPServer, tmp_path: Path
 ) -> None:
-    env_dump = tmp_path / "check-env.txt"
-    repo = _repo(tmp_path, env_dump)
+    repo = _repo(tmp_path)
     fake = _fake(wire, httpserver)
     fake.rate_limit_once(retry_s=0.6)
     # The model also echoes the key back: it must be masked wherever it is stored.
@@ -71,15 +71,16 @@ def test_a_fix_lands_through_the_provider_after_a_429(
     for path in (repo / ".selfforge").rglob("*"):
         if path.is_file():
             assert TEST_KEY.encode() not in path.read_bytes(), path
-    dumped = env_dump.read_text()
-    assert TEST_KEY not in dumped and "PATH=" in dumped
+    with Journal(repo / ".selfforge" / "journal.db") as journal:
+        dumped = "".join(c["output"] for c in journal.checks(attempt["id"]))
+    assert "PATH=" in dumped and "GEMINI_API_KEY" not in dumped and "OPENAI" not in dumped
 
 
 @pytest.mark.parametrize("wire", sorted(FAKES))
 def test_a_per_day_quota_stops_the_run_cleanly(
     wire: str, httpserver: HTTPServer, tmp_path: Path
 ) -> None:
-    repo = _repo(tmp_path, tmp_path / "env.txt")
+    repo = _repo(tmp_path)
     fake = _fake(wire, httpserver)
     fake.daily_quota()
     head = git(repo, "rev-parse", "HEAD")
@@ -97,18 +98,18 @@ def test_a_per_day_quota_stops_the_run_cleanly(
 
 
 def test_an_invalid_key_stops_with_what_to_fix(httpserver: HTTPServer, tmp_path: Path) -> None:
-    repo = _repo(tmp_path, tmp_path / "env.txt")
+    repo = _repo(tmp_path)
     fake = _fake("gemini", httpserver)
     fake.auth_failure()
     code, output = _run(repo, fake)
-    assert code == 0, output
+    assert code == 1, output  # the run cannot go on: stop, naming the cause and the fix
     assert "GEMINI_API_KEY" in output
     assert TEST_KEY not in output
     assert len(fake.requests) == 1  # an invalid key is never retried
 
 
 def test_a_dead_server_is_a_clear_error(tmp_path: Path) -> None:
-    repo = _repo(tmp_path, tmp_path / "env.txt")
+    repo = _repo(tmp_path)
     spec = "openai:gpt-4.1-mini@http://127.0.0.1:9/v1"
     proc = cli("run", "--repo", str(repo), "--model", spec, env={"OPENAI_API_KEY": TEST_KEY})
     output = proc.stdout + proc.stderr

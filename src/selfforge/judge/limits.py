@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import resource
 import signal
 import time
 import uuid
@@ -110,17 +109,15 @@ class Guard:
             self.cleanup()
             self.mode = "rlimit"
 
-    def enter(self) -> None:
-        """In the child, before exec: join the groups, or set the rlimits."""
-        for d in self.dirs:
-            (d / "cgroup.procs").write_text(str(os.getpid()))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if self.mode == "rlimit":
-            mem = self.limits.memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-            n = self.limits.processes
-            with contextlib.suppress(ValueError, OSError):
-                resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+    def prelude(self) -> list[str]:
+        """A shell that joins the groups (or sets the rlimits), then execs the command."""
+        if self.dirs:
+            joins = "; ".join(f'echo $$ > "{d}/cgroup.procs"' for d in self.dirs)
+            return ["/bin/sh", "-c", f'{joins}; ulimit -c 0; exec "$@"', "sh"]
+        kb = self.limits.memory_mb * 1024
+        n = self.limits.processes
+        limits = f"ulimit -c 0; ulimit -v {kb} 2>/dev/null; ulimit -p {n} 2>/dev/null"
+        return ["/bin/sh", "-c", f'{limits}; exec "$@"', "sh"]
 
     def hit(self, output: str) -> str | None:
         """The limit the check ran into, if any: 'memory' or 'processes'."""

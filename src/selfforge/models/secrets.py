@@ -8,12 +8,14 @@ key variables out of the environment of check commands (which run model-written 
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 from pydantic import SecretStr
 
@@ -109,13 +111,35 @@ def remember(value: str) -> None:
 
 
 def mask(text: str) -> str:
-    """``text`` with every known key value replaced by ``***``."""
+    """``text`` with every known key replaced by ``***``: as written, and base64-, hex- and
+    URL-encoded (a payload that prints an encoded key is caught too)."""
     if not text:
         return text
-    for value in sorted(_known_secret_values(), key=len, reverse=True):
-        if value in text:
-            text = text.replace(value, MASK)
+    forms = {f for value in _known_secret_values() for f in encoded_forms(value)}
+    for form in sorted(forms, key=len, reverse=True):
+        if form in text:
+            text = text.replace(form, MASK)
     return _KEY_SHAPES.sub(MASK, text)
+
+
+def encoded_forms(value: str) -> set[str]:
+    """The value as written and in the encodings a payload would use to smuggle it.
+
+    base64 of a value inside longer text depends on where it starts: each of the three
+    alignments is kept, trimmed of the characters that mix with its neighbours.
+    """
+    raw = value.encode()
+    forms = {value, raw.hex(), raw.hex().upper(), quote(value, safe=""), quote_plus(value)}
+    for shift in range(3):
+        padded = b"\0" * shift + raw
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            text = encode(padded).decode().rstrip("=")
+            start = (shift * 4 + 2) // 3  # characters that carry the padding bytes
+            end = len(text) - (2 if (len(padded) % 3) else 0)
+            core = text[start:end]
+            if len(core) >= _MIN_MASKED_LEN:
+                forms.add(core)
+    return {f for f in forms if len(f) >= _MIN_MASKED_LEN}
 
 
 def _known_secret_values() -> set[str]:
