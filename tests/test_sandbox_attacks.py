@@ -9,6 +9,8 @@ import json
 import os
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -247,7 +249,12 @@ def test_the_sandbox_stops_the_attack(world: World, script, attack: Attack) -> N
 def test_control_the_same_payload_works_without_the_sandbox(
     world: World, script, attack: Attack
 ) -> None:
-    _attack(world, script, attack, "--no-sandbox")
+    if attack.name == "leave-a-daemon":
+        # Unsandboxed checks still run in a control group that is emptied at the end (where
+        # the machine allows one), so run the payload as plain code to show it works.
+        subprocess.run([sys.executable, "-c", attack.payload(world)], check=True)
+    else:
+        _attack(world, script, attack, "--no-sandbox")
     assert attack.effect(world), f"{attack.name}: the payload does nothing even unsandboxed"
     # selfforge's own git calls never run what the repository configures
     assert not (world.home / "hook-ran").exists()

@@ -69,6 +69,10 @@ def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) ->
     base, cand = baseline.tests, candidate.tests
     if base is None or cand is None:
         return _exit_code_gate(baseline, candidate, result, criterion)
+    added = sorted(set(cand.collect_errors) - set(base.collect_errors))
+    if added:
+        reason = f"the change makes {added[0]} fail to import: {cand.collect_errors[added[0]]}"
+        return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}", added)
     flaky = baseline.flaky | candidate.flaky
     broken = sorted(t for t in base.passed - cand.passed - flaky)
     if broken:
@@ -80,10 +84,6 @@ def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) ->
             + f"\n\nTest output:\n{result.output}"
         )
         return Verdict(False, reason, feedback, details)
-    added = sorted(set(cand.collect_errors) - set(base.collect_errors))
-    if added:
-        reason = f"the change makes {added[0]} fail to import: {cand.collect_errors[added[0]]}"
-        return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}", added)
     if cand.collected < base.collected:
         reason = f"integrity: collected tests dropped from {base.collected} to {cand.collected}"
         return Verdict(False, reason, reason + "; do not remove or deselect tests.")

@@ -57,8 +57,7 @@ class TestReport:
     def outcome(self, test: str) -> str | None:
         if test in self.outcomes:
             return self.outcomes[test]
-        module = test.removesuffix("::<collection>")
-        return "error" if module in self.collect_errors and test != module else None
+        return "error" if test.split("::")[0] in self.collect_errors else None
 
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = {}
