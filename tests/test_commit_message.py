@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
-from selfforge import checks
+from selfforge.judge import results as checks
 from selfforge.commit_message import (
     Evidence,
     Vote,

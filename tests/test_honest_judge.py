@@ -139,7 +139,10 @@ def test_a_candidate_that_adds_a_collection_error_is_rejected(tmp_path: Path, sc
 def test_a_change_that_does_not_fix_the_target_test_is_no_progress(
     tmp_path: Path, script, calc_repo: Path
 ) -> None:
-    unrelated = "calc.py\n<<<<<<< SEARCH\ndef mul(a, b):\n=======\ndef mul(a, b):  # product\n>>>>>>> REPLACE\n"
+    unrelated = (
+        "calc.py\n<<<<<<< SEARCH\ndef mul(a, b):\n=======\n"
+        "def mul(a, b):  # product\n>>>>>>> REPLACE\n"
+    )
     cli("run", "--repo", str(calc_repo), "--model", script(propose=[unrelated]), check=True)
     [attempt] = log_json(calc_repo)
     assert attempt["outcome"] == "rejected"

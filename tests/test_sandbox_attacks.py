@@ -88,15 +88,16 @@ ATTACKS = [
     Attack(
         "read-ssh-key",
         lambda w: _leak(
-            "__import__('base64').b64encode(open(%r).read().encode()).decode()"
-            % str(w.home / ".ssh" / "id_ed25519")
+            "__import__('base64').b64encode(open({!r}).read().encode()).decode()".format(
+                str(w.home / ".ssh" / "id_ed25519")
+            )
         ),
         lambda w: __import__("base64").b64encode(SSH_KEY.encode()).decode() in w.journal_text(),
     ),
     Attack(
         "read-keys-file",
         lambda w: _leak(
-            "open(%r).read()[::-1]" % str(w.home / ".config" / "selfforge" / "keys.toml")
+            "open({!r}).read()[::-1]".format(str(w.home / ".config" / "selfforge" / "keys.toml"))
         ),
         lambda w: KEYS_FILE_KEY[::-1] in w.journal_text(),
     ),
