@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
-from selfforge.judge import results as checks
 from selfforge.commit_message import (
     Evidence,
     Vote,
@@ -18,6 +17,7 @@ from selfforge.commit_message import (
 )
 from selfforge.config import Directives
 from selfforge.journal import Journal
+from selfforge.judge import results as checks
 from selfforge.judge.verdict import Observed
 
 from conftest import CALC, git, make_repo
