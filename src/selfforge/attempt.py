@@ -283,6 +283,9 @@ class Attempt:
     # --- helpers -----------------------------------------------------------------------
 
     def _result(self, outcome: str, reason: str, **kw: object) -> AttemptResult:
+        # A rejected attempt keeps the diff it was judged on (the journal, the dashboard
+        # and the reflect role all show what was tried).
+        kw.setdefault("diff", self.candidate.diff if self.candidate else "")
         return AttemptResult(
             self.id,
             outcome,

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from selfforge.errors import ConfigError
+from selfforge.models.base import ROLES
 
 DIRECTIVES_FILE = "selfforge.toml"
 DEFAULT_PROTECTED = [".github/**", ".ci/**", ".gitlab-ci.yml", "conftest.py", "**/conftest.py"]
@@ -49,7 +50,7 @@ class Limits(_Section):
     stall_after: int = Field(default=3, ge=1)  # rejections in a row before changing strategy
 
 
-ROLE_NAMES = ("plan", "propose", "critique", "review", "reflect", "diagnose")
+ROLE_NAMES = ROLES  # the one registry: models/base.py
 
 
 class RoleGeneration(_Section):
@@ -79,9 +80,7 @@ class ModelSettings(_Section):
 
 
 class Roles(_Section):
-    enabled: list[str] = Field(
-        default_factory=lambda: ["plan", "propose", "critique", "review", "reflect", "diagnose"]
-    )
+    enabled: list[str] = Field(default_factory=lambda: list(ROLES))
     reviewers: list[str] = Field(default_factory=lambda: ["correctness"])
     quorum: int = Field(default=1, ge=1)
 

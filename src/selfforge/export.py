@@ -27,6 +27,7 @@ class Proposal:
     attempt: AttemptRecord
     prompt: str
     reply: str
+    system: str | None = None  # as journaled with the call (None in older journals)
 
 
 @dataclass
@@ -90,8 +91,8 @@ class DpoRecord:
 
 
 def system_prompt() -> str:
-    """The system message of a propose call. The journal stores only the user prompt;
-    the system message is rendered from the installed template, as the caller does."""
+    """The system message of a propose call, for journals older than the one that keeps
+    every message: rendered from the installed template, as the caller does."""
     return render("system", persona=PERSONAS["propose"])
 
 
@@ -99,7 +100,17 @@ def final_proposal(journal: Journal, attempt: AttemptRecord) -> Proposal | None:
     proposes = [c for c in journal.calls(attempt.id) if c["role"] == "propose"]
     if not proposes or proposes[-1]["response"] is None:
         return None  # no reply, or the last call failed: there is no final candidate
-    return Proposal(attempt, proposes[-1]["prompt"] or "", proposes[-1]["response"])
+    call = proposes[-1]
+    return Proposal(attempt, call["prompt"] or "", call["response"], _system_of(call))
+
+
+def _system_of(call: dict[str, Any]) -> str | None:
+    """The system message the model saw, from the call's journaled messages."""
+    try:
+        messages = json.loads(call.get("messages") or "[]")
+    except ValueError:
+        return None
+    return next((m["content"] for m in messages if m.get("role") == "system"), None)
 
 
 def sft_records(journal: Journal) -> list[SftRecord]:
@@ -108,7 +119,7 @@ def sft_records(journal: Journal) -> list[SftRecord]:
     records = []
     for attempt in journal.attempts():
         if _kept(attempt) and (found := final_proposal(journal, attempt)):
-            records.append(SftRecord(system, found))
+            records.append(SftRecord(found.system or system, found))
     return records
 
 
@@ -134,7 +145,9 @@ def dpo_records(journal: Journal) -> list[DpoRecord]:
         ]
         chosen = _nearest(rejected, accepted)
         if chosen is not None and chosen.reply.strip() != rejected.reply.strip():
-            records.append(DpoRecord(system, groups.task_id(key), chosen, rejected))
+            records.append(
+                DpoRecord(rejected.system or system, groups.task_id(key), chosen, rejected)
+            )
     return records
 
 

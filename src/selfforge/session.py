@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from selfforge.config import LoadedDirectives, load_directives
+from selfforge.durations import parse_duration
 from selfforge.errors import UsageError
 from selfforge.loop import RunOptions, RunSummary, run
 from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
@@ -211,10 +211,9 @@ def parse_until(text: str | None) -> float | None:
     """'2h', '30m', '90s' or '1h30m' from now."""
     if not text:
         return None
-    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([hms])", text.strip().lower())
-    if not parts or "".join(n + u for n, u in parts) != re.sub(r"\s", "", text.lower()):
+    seconds = parse_duration(text)
+    if seconds is None:
         raise UsageError(f"--until {text!r}: write a duration like 2h, 45m, 90s or 1h30m")
-    seconds = sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
     return time.time() + seconds
 
 

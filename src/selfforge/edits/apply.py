@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from selfforge.edits import feedback
-from selfforge.edits.files import FileState, Workspace
+from selfforge.edits.files import FileSet, FileState
 from selfforge.edits.match import Miss, Span, apply_spans, locate
 from selfforge.edits.parse import DIVIDER, detect_format, normalize_reply, parse_edits
 from selfforge.edits.records import ApplyResult, Edit, EditFailure
@@ -46,42 +46,40 @@ def apply_response(
         # The format to teach: the one asked for, or the primary one.
         return ApplyResult(False, [], [], 0, fmt="search_replace" if fmt == "auto" else fmt)
     shown_fmt = detect_format(normalize_reply(response)) if fmt == "auto" else fmt
-    workspace = Workspace(root)
-    errors = _apply_all(workspace, edits, protected)
+    files = FileSet(root)
+    errors = _apply_all(files, edits, protected)
     failures = [
         EditFailure(e.index, e.path, errors[e.index].message) for e in edits if e.index in errors
     ]
     fine = [e.index for e in edits if e.index not in errors]
     if failures:
         return ApplyResult(False, [], failures, len(edits), fmt=shown_fmt, fine=fine)
-    changed = workspace.changed()
+    changed = files.changed()
     if not dry_run:
-        workspace.write()
+        files.write()
     return ApplyResult(True, changed, [], len(edits), fmt=shown_fmt, fine=fine)
 
 
-def _apply_all(
-    workspace: Workspace, edits: list[Edit], protected: Sequence[str]
-) -> dict[int, EditError]:
+def _apply_all(files: FileSet, edits: list[Edit], protected: Sequence[str]) -> dict[int, EditError]:
     """Apply in order; retry not-found edits while others make progress (any block order)."""
     errors: dict[int, EditError] = {}
     for edit in edits:
-        _try(workspace, edit, protected, errors)
+        _try(files, edit, protected, errors)
     progress = True
     while progress and any(err.retry for err in errors.values()):
         progress = False
         for edit in edits:
             err = errors.get(edit.index)
-            if err is not None and err.retry and _try(workspace, edit, protected, errors):
+            if err is not None and err.retry and _try(files, edit, protected, errors):
                 progress = True
     return errors
 
 
 def _try(
-    workspace: Workspace, edit: Edit, protected: Sequence[str], errors: dict[int, EditError]
+    files: FileSet, edit: Edit, protected: Sequence[str], errors: dict[int, EditError]
 ) -> bool:
     try:
-        _apply_edit(workspace, edit, protected)
+        _apply_edit(files, edit, protected)
     except EditError as err:
         errors[edit.index] = err
         return False
@@ -89,17 +87,17 @@ def _try(
     return True
 
 
-def _apply_edit(workspace: Workspace, edit: Edit, protected: Sequence[str]) -> None:
+def _apply_edit(files: FileSet, edit: Edit, protected: Sequence[str]) -> None:
     if edit.error:
         raise EditError(edit.error)
     if not edit.path:
         raise EditError("the edit names no file.")
     try:
-        target = resolve_target(workspace.root, edit.path, protected)
+        target = resolve_target(files.root, edit.path, protected)
     except Refused as refused:
         raise EditError(str(refused)) from None
     try:
-        state = workspace.load(target)
+        state = files.load(target)
     except OSError as exc:
         raise EditError(f"{edit.path} cannot be read ({exc.strerror or exc}).") from None
     if state.unreadable:
@@ -109,7 +107,7 @@ def _apply_edit(workspace: Workspace, edit: Edit, protected: Sequence[str]) -> N
     elif edit.delete_file:
         _delete(state, edit)
     else:
-        _search_replace(workspace, state, edit)
+        _search_replace(files, state, edit)
 
 
 def _whole_file(state: FileState, edit: Edit) -> None:
@@ -146,13 +144,13 @@ def _delete(state: FileState, edit: Edit) -> None:
     state.delete()
 
 
-def _search_replace(workspace: Workspace, state: FileState, edit: Edit) -> None:
+def _search_replace(files: FileSet, state: FileState, edit: Edit) -> None:
     search, replace = list(edit.search), list(edit.replace)
     if edit.create_file and state.exists:
         raise EditError(f"{edit.path} already exists; to change it, diff against its content.")
     if not state.exists:
         if any(s.strip() for s in search):
-            raise EditError(_missing_file(workspace, edit.path or ""), retry=True)
+            raise EditError(_missing_file(files, edit.path or ""), retry=True)
         state.set_lines(_strip_blank_edges(replace), final_newline=True)
         return
     if not any(s.strip() for s in search):
@@ -171,7 +169,7 @@ def _search_replace(workspace: Workspace, state: FileState, edit: Edit) -> None:
     else:
         found = locate(state.lines, search, replace)
     if isinstance(found, Miss):
-        raise _miss_error(found, edit.path or "", state, search, replace, workspace, edit.kind)
+        raise _miss_error(found, edit.path or "", state, search, replace, files, edit.kind)
     state.set_lines(apply_spans(state.lines, found))
 
 
@@ -215,7 +213,7 @@ def _miss_error(
     state: FileState,
     search: list[str],
     replace: list[str],
-    workspace: Workspace,
+    files: FileSet,
     kind: str,
 ) -> EditError:
     short = "hunk" if kind == "udiff" else "SEARCH"
@@ -223,13 +221,13 @@ def _miss_error(
         return EditError(feedback.ambiguous(path, list(miss.ambiguous), short))
     if miss.reason:
         return EditError(miss.reason)
-    elsewhere = workspace.find_elsewhere(search, state.target.rel)
+    elsewhere = files.find_elsewhere(search, state.target.rel)
     message = feedback.not_found(path, state.lines, search, replace, elsewhere, short)
     return EditError(message, retry=True)
 
 
-def _missing_file(workspace: Workspace, path: str) -> str:
-    similar = workspace.same_name(path)
+def _missing_file(files: FileSet, path: str) -> str:
+    similar = files.same_name(path)
     hint = f" Did you mean {' or '.join(similar)}?" if similar else ""
     return (
         f"{path} does not exist.{hint} To create a new file, use an empty SEARCH section; "

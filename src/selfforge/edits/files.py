@@ -85,7 +85,7 @@ class FileState:
         return self.render() != self.original
 
 
-class Workspace:
+class FileSet:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.files: dict[str, FileState] = {}

@@ -60,7 +60,7 @@ class Policy:
 
 def bwrap_argv(policy: Policy, argv: list[str], cwd: Path) -> list[str]:
     """The bubblewrap command line that runs ``argv`` in ``cwd`` under ``policy``."""
-    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args = [bwrap_exe() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     args += ["--size", str(policy.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     for private in ("/dev/shm", "/run", "/var/tmp"):
         if os.path.isdir(private):
@@ -193,10 +193,18 @@ class Probe:
     detail: str  # the bwrap version, or why it cannot run
 
 
+def bwrap_exe() -> str | None:
+    """bubblewrap's path: ``SELFFORGE_BWRAP`` if set (a build of your own), else PATH's."""
+    chosen = os.environ.get("SELFFORGE_BWRAP")
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
 @functools.cache
 def probe() -> Probe:
     """Can bubblewrap create the namespaces a check needs, on this machine, now?"""
-    exe = shutil.which("bwrap")
+    exe = bwrap_exe()
     if exe is None:
         return Probe(False, "bubblewrap (bwrap) is not installed")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()

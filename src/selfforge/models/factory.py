@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable, Mapping
 
 from selfforge.errors import UsageError
-from selfforge.models.budget import Budget
 from selfforge.models.catalog import (
     default_base_url,
     key_names,
@@ -42,7 +41,6 @@ def build(
     backoff_base_s: float | None = None,
     backoff_cap_s: float | None = None,
     max_wait_s: float | None = None,
-    budget: Budget | None = None,
     env: Mapping[str, str] | None = None,
     on_wait: Callable[[str], None] | None = None,
     generation: Generation | None = None,
@@ -64,7 +62,6 @@ def build(
         endpoint.facts,
         pacer=pacer_for(str(spec), rpm or None),
         policy=_policy(env, max_retries, backoff_base_s, backoff_cap_s, max_wait_s),
-        budget=budget,
         on_wait=on_wait,
         generation=generation,
     )

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import httpx
 from pydantic import SecretStr
 
+from selfforge.durations import parse_duration
 from selfforge.models.base import (
     AuthError,
     BadRequest,
@@ -201,9 +202,6 @@ def auth_error(label: str, status: int, detail: str, key: KeyInfo) -> AuthError:
     )
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-
-
 def parse_delay(value: str | None) -> float | None:
     """Seconds from a Retry-After header, a protobuf Duration ("43.5s") or "6m0s"."""
     if not value:
@@ -213,10 +211,9 @@ def parse_delay(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    parts = _DURATION.findall(value)
-    if parts and "".join(n + u for n, u in parts) == value.replace(" ", ""):
-        scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-        return sum(float(n) * scale[u] for n, u in parts)
+    seconds = parse_duration(value)
+    if seconds is not None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

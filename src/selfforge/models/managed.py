@@ -1,4 +1,5 @@
-"""A provider client made fit for hours of unattended use: pacing, retries, cost, budget.
+"""A provider client made fit for hours of unattended use: pacing, retries, cost.
+(The budget is checked once, before every call, by ``roles.Caller``.)
 
 Retry rules (issue: rate limits and faults): a server-given wait (Retry-After,
 RetryInfo) is honoured; 5xx, timeouts, dropped connections and garbled answers back off
@@ -23,14 +24,12 @@ from selfforge.models.base import (
     Request,
     Usage,
 )
-from selfforge.models.budget import Budget
 from selfforge.models.catalog import ModelFacts
 from selfforge.models.generation import Generation, fit_request, output_cap
 from selfforge.models.http import Client, Pacer
 from selfforge.models.pricing import cost_usd
 from selfforge.models.quota import reset_after_seconds
 from selfforge.models.spec import ModelSpec
-from selfforge.models.tokens import estimate_tokens
 
 log = logging.getLogger("selfforge.models")
 
@@ -63,7 +62,6 @@ class ManagedModel:
         *,
         pacer: Pacer,
         policy: RetryPolicy,
-        budget: Budget | None = None,
         on_wait: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         generation: Generation | None = None,
@@ -74,7 +72,6 @@ class ManagedModel:
         self.facts = facts
         self.pacer = pacer
         self.policy = policy
-        self.budget = budget
         self.on_wait = on_wait
         self._sleep = sleep
         self.generation = generation or Generation()
@@ -84,14 +81,9 @@ class ManagedModel:
         self._estimate_scale = 1.0
 
     def complete(self, request: Request) -> Reply:
-        if self.budget is not None:
-            estimated = estimate_tokens("\n".join(m.content for m in request.messages))
-            self.budget.check(request, estimated, self.estimate_cost(request, estimated))
         request = self.prepare(request)
         reply = self._with_retries(request)
         reply.cost_usd = cost_usd(self.parsed, reply.usage, self.facts)
-        if self.budget is not None:
-            self.budget.record(reply)
         return reply
 
     def estimate_cost(self, request: Request, input_tokens: int) -> float | None:

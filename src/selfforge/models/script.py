@@ -21,10 +21,7 @@ from selfforge.models.base import (
     Request,
     Usage,
 )
-
-
-def _estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
+from selfforge.models.tokens import estimate_tokens
 
 
 def default_reply(request: Request) -> str:
@@ -91,8 +88,8 @@ class ScriptModel:
             truncated = bool(item.get("truncated", False))
         prompt_text = "\n".join(m.content for m in request.messages)
         usage_rec = Usage(
-            input_tokens=int((usage or {}).get("input_tokens", _estimate_tokens(prompt_text))),
-            output_tokens=int((usage or {}).get("output_tokens", _estimate_tokens(content))),
+            input_tokens=int((usage or {}).get("input_tokens", estimate_tokens(prompt_text))),
+            output_tokens=int((usage or {}).get("output_tokens", estimate_tokens(content))),
             cached_tokens=int((usage or {}).get("cached_tokens", 0)),
             thinking_tokens=int((usage or {}).get("thinking_tokens", 0)),
         )

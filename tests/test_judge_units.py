@@ -1,0 +1,178 @@
+"""The judge's parts on their own: the results channel, the gates' agreement rules, the
+reporting gate, secret masking, the sandbox's limits and its refusal to run unsandboxed."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from selfforge.judge.gates import run_gate
+from selfforge.judge.integrity import reporting_gate
+from selfforge.judge.limits import Limits
+from selfforge.judge.results import report_from_records
+from selfforge.judge.runner import CheckSpace, CommandResult, run_command
+from selfforge.models import secrets
+from selfforge.testpaths import DEFAULT, rule_for
+
+from conftest import FIX_ADD, cli
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "selfforge"
+
+
+def _result(exit_code: int) -> CommandResult:
+    return CommandResult("pytest", exit_code, False, 0.1, "")
+
+
+def test_a_forged_pass_cannot_hide_a_real_failure(tmp_path: Path) -> None:
+    records = [
+        {"ev": "start", "rootdir": str(tmp_path)},
+        {"ev": "test", "id": "t.py::a", "when": "call", "outcome": "failed", "msg": "boom"},
+        {"ev": "test", "id": "t.py::a", "when": "call", "outcome": "passed"},  # forged
+        {"ev": "finish", "exitstatus": 1},
+    ]
+    report = report_from_records(records, tmp_path)
+    assert report is not None and report.outcomes["t.py::a"] == "failed"
+
+
+def test_exit_code_and_results_must_agree(tmp_path: Path) -> None:
+    failing = report_from_records(
+        [
+            {"ev": "start", "rootdir": str(tmp_path)},
+            {"ev": "test", "id": "t.py::a", "when": "call", "outcome": "failed"},
+            {"ev": "finish", "exitstatus": 1},
+        ],
+        tmp_path,
+    )
+    passing = report_from_records(
+        [
+            {"ev": "start", "rootdir": str(tmp_path)},
+            {"ev": "test", "id": "t.py::a", "when": "call", "outcome": "passed"},
+            {"ev": "finish", "exitstatus": 0},
+        ],
+        tmp_path,
+    )
+    assert "disagree" in run_gate(_result(0), failing).reason
+    assert "disagree" in run_gate(_result(1), passing).reason
+    assert run_gate(_result(1), failing).ok and run_gate(_result(0), passing).ok
+    unfinished = report_from_records([{"ev": "start", "rootdir": str(tmp_path)}], tmp_path)
+    assert "stopped before it finished" in run_gate(_result(0), unfinished).reason
+
+
+def test_xfail_and_xpass_are_their_own_outcomes(tmp_path: Path) -> None:
+    report = report_from_records(
+        [
+            {"ev": "start", "rootdir": str(tmp_path)},
+            {"ev": "test", "id": "t.py::x", "when": "call", "outcome": "xfailed"},
+            {"ev": "test", "id": "t.py::y", "when": "call", "outcome": "xpassed"},
+            {"ev": "finish", "exitstatus": 0},
+        ],
+        tmp_path,
+    )
+    assert report is not None
+    assert report.outcomes == {"t.py::x": "xfailed", "t.py::y": "xpassed"}
+    assert not report.failing and not report.passed
+
+
+def test_changing_how_results_are_reported_is_rejected() -> None:
+    for path in ("sitecustomize.py", "pkg/conftest.py", "x.pth"):
+        assert not reporting_gate({path: "A"}, "", DEFAULT).ok, path
+    diff = "diff --git a/pkg/core.py b/pkg/core.py\n+import _pytest.runner\n"
+    assert "test runner" in reporting_gate({"pkg/core.py": "M"}, diff, DEFAULT).reason
+    assert reporting_gate({"pkg/core.py": "M"}, "+x = 1\n", DEFAULT).ok
+
+
+def test_the_test_path_rule_comes_from_the_pytest_configuration(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = check_*.py\ntestpaths = qa\n")
+    rule = rule_for(tmp_path)
+    assert rule.is_test_file("pkg/check_calc.py") and not rule.is_test_file("pkg/test_x.py")
+    assert rule.is_test_path("qa/helpers.py") and rule.is_test_path("pkg/conftest.py")
+    assert DEFAULT.is_test_path("pkg/test_calc.py") and DEFAULT.is_test_path("a/b/x_test.py")
+
+
+def test_keys_are_masked_in_every_encoding() -> None:
+    key = "sk-test-canary-0123456789abcdef"
+    secrets.remember(key)
+    for shown in (
+        key,
+        key.encode().hex(),
+        quote(key, safe=""),
+        base64.b64encode(key.encode()).decode(),
+        base64.b64encode(b"x" + key.encode() + b"yz").decode(),
+        base64.b64encode(b"ab" + key.encode()).decode(),
+    ):
+        assert shown[4:-4] not in secrets.mask(f"output: {shown} end"), shown
+
+
+def _space(tmp_path: Path, **limits: int) -> CheckSpace:
+    return CheckSpace(repo=tmp_path / "checkout", limits=Limits(**limits), output_kb=64)
+
+
+@pytest.mark.parametrize(
+    ("command", "limits", "limit"),
+    [
+        (f'{sys.executable} -c "b = bytearray(600 * 1024 * 1024)"', {"memory_mb": 256}, "memory"),
+        ("for i in $(seq 1 200); do sleep 5 & done; wait", {"processes": 32}, "processes"),
+        ("yes | head -c 2000000", {}, "output"),
+    ],
+    ids=["memory", "processes", "output"],
+)
+def test_hitting_a_limit_fails_the_check_and_names_it(
+    tmp_path: Path, command: str, limits: dict[str, int], limit: str
+) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    result = run_command(command, tree, 60, _space(tmp_path, **limits))
+    assert result.limit == limit, result.output
+    assert f"{limit} limit" in result.output
+    control = run_command(command, tree, 60, _space(tmp_path, memory_mb=4096, processes=1024))
+    if limit != "output":
+        assert control.limit is None and control.exit_code == 0, control.output
+
+
+def test_without_bubblewrap_run_refuses_unless_the_user_opts_out(calc_repo: Path, script) -> None:
+    env = {"SELFFORGE_BWRAP": "/nonexistent/bwrap"}
+    proc = cli("run", "--repo", str(calc_repo), "--model", script(propose=[FIX_ADD]), env=env)
+    assert proc.returncode == 1 and "bubblewrap" in proc.stderr and "--no-sandbox" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    spec = script(propose=[FIX_ADD])
+    opted = cli("run", "--repo", str(calc_repo), "--model", spec, "--no-sandbox", env=env)
+    assert opted.returncode == 0, opted.stderr
+    assert "warning" in opted.stderr and "your rights" in opted.stderr
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m.startswith("selfforge")}
+
+
+def test_no_import_cycle_between_the_packages() -> None:
+    """cli/commands → session → loop → attempt → judge → workspace/git → journal."""
+    order = ["judge", "attempt", "loop", "session", "commands", "cli"]
+    for path in (SRC / "judge").rglob("*.py"):
+        for module in _imports(path):
+            above = module.split(".")[1] if "." in module else ""
+            assert above not in order[1:], f"{path.name} imports {module}"
+    graph: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC.parent).with_suffix("")
+        name = ".".join(rel.parts).removesuffix(".__init__")
+        graph[name] = _imports(path)
+    package = {n: n.split(".")[1] if n.count(".") else n for n in graph}
+    edges = {
+        (package[a], package.get(b, b.split(".")[1] if "." in b else b))
+        for a, targets in graph.items()
+        for b in targets
+    }
+    assert ("judge", "loop") not in edges and ("judge", "attempt") not in edges
+    assert ("workspace", "loop") not in edges and ("journal", "loop") not in edges
