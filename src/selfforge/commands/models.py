@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -91,14 +90,14 @@ def diagnose(repo: Path, model: str | None) -> list[Finding]:
 
 
 def _check_git(repo: Path) -> Finding:
+    from selfforge import git
+
     if shutil.which("git") is None:
         return Finding("fail", "git", "not found on PATH; install git")
-    proc = subprocess.run(
-        ["git", "rev-parse", "--show-toplevel"], cwd=repo, capture_output=True, text=True
-    )
-    if proc.returncode != 0:
+    try:
+        return Finding("ok", "git", str(git.repo_root(repo)))
+    except SelfforgeError:
         return Finding("fail", "git", f"{repo} is not a git repository; run `git init` there")
-    return Finding("ok", "git", proc.stdout.strip())
 
 
 def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
@@ -136,7 +135,7 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
             )
         )
     if checks.test:
-        found.append(check_tests(checks.test, root, checks.timeout_s))
+        found.append(check_tests(checks.test, root, checks.timeout_s, loaded.directives))
     else:
         found.append(
             Finding(
@@ -147,7 +146,7 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
             )
         )
     if checks.lint:
-        found.append(check_lint(checks.lint, root, checks.timeout_s))
+        found.append(check_lint(checks.lint, root, checks.timeout_s, loaded.directives))
     return loaded.directives, found
 
 
