@@ -78,11 +78,10 @@ def check_tests(
         space = check_space(directives or Directives(), root)
     except SelfforgeError as exc:
         return Finding("fail", "test check", f"not run: {exc.message}")
-    command = anchor_command(command, root)
     with _worktree(root) as (tree, head):
-        found = probe_tests(command, tree, timeout_s, space, head=head)
+        found = probe_tests(anchor_command(command, root), tree, timeout_s, space, head=head)
     if found.problem:
-        return Finding("fail", "test check", found.problem)
+        return Finding("fail", "test check", found.problem, "fix [checks] test in selfforge.toml")
     summary = f"`{command}`: {found.describe()}"
     if found.warning:
         return Finding("warn", "test check", summary, found.warning)
@@ -120,9 +119,8 @@ def check_lint(
         space = check_space(directives or Directives(), root)
     except SelfforgeError as exc:
         return Finding("fail", "lint check", f"not run: {exc.message}")
-    command = anchor_command(command, root)
     with _worktree(root) as (tree, head):
-        ran = run_command(command, tree, timeout_s, space, head=head)
+        ran = run_command(anchor_command(command, root), tree, timeout_s, space, head=head)
     if ran.timed_out or ran.exit_code in (126, 127):
         why = "timed out" if ran.timed_out else f"could not run (exit {ran.exit_code})"
         return Finding("fail", "lint check", f"`{command}` {why}", "fix [checks] lint")

@@ -35,12 +35,15 @@ class Probe:
 
     def describe(self) -> str:
         report = self.report
+        took = f"in {self.result.duration_s:.1f}s"
         if report is None:
-            return f"exit {self.result.exit_code} in {self.result.duration_s:.1f} s"
-        errors = f", {len(report.collect_errors)} module(s) failed to collect"
+            return f"exit {self.result.exit_code} {took}"
+        failed = len(report.failing)
+        errors = len(report.collect_errors)
+        broken = f", {errors} module(s) failed to import" if errors else ""
         return (
-            f"{report.collected} tests collected, {len(report.passed)} passing"
-            f"{errors if report.collect_errors else ''}, in {self.result.duration_s:.1f} s"
+            f"{report.collected} collected, {len(report.passed)} passed, {failed} failed"
+            f"{broken} {took}"
         )
 
 
