@@ -90,7 +90,7 @@ def test_attempt_pages_show_diff_checks_votes_and_a_script_as_text(
 ) -> None:  # type: ignore[no-untyped-def]
     with Server(repo) as server:
         page.goto(f"{server.base}/attempts/1")
-        check = page.locator("#checks details.fail")
+        check = page.locator("#checks details.fail").first
         assert "test_sub" in check.inner_text()  # failing checks open with their output
         assert "✗ fail" in page.locator("#steps").inner_text()
         reply = page.locator("pre.response").first

@@ -112,7 +112,10 @@ def _warning(report: TestReport | None) -> str | None:
             f"code ({first}); their tests count as failing"
         )
     if report.collected and not report.passed:
-        return "no test passes on the unmodified code, so the tests cannot catch a regression"
+        return (
+            "no test passes on the unmodified code, so the tests cannot catch a regression; "
+            "check [checks] test (does it need files git ignores, or another environment?)"
+        )
     return None
 
 
