@@ -95,14 +95,19 @@ def test_budget_projects_unpriced_calls_from_the_runs_average() -> None:
     Budget(usd=0.0).check(ask(), 1_000_000)  # free models run on a $0 budget
 
 
-def test_model_enforces_its_budget_and_records_spend(httpserver) -> None:
+def test_the_budget_is_checked_before_every_call(httpserver, tmp_path) -> None:
+    """One budget check, in the Caller every model call goes through."""
+    from selfforge.journal import Journal
+    from selfforge.roles import Caller
+
     fake = fake_gemini(httpserver, ["one", "two"])
-    budget = Budget(tokens=200)
-    model = fake.model(budget=budget)
-    model.complete(ask())
-    assert budget.spent_tokens == 150
-    with pytest.raises(BudgetExceeded):
-        model.complete(ask("x " * 300))
+    budget = Budget(tokens=400)
+    with Journal(tmp_path / "journal.db") as journal:
+        caller = Caller(fake.model(), journal, budget)
+        caller.ask("propose", "hello")
+        assert budget.spent_tokens == 150
+        with pytest.raises(BudgetExceeded):
+            caller.ask("propose", "x " * 600)
     assert len(fake.requests) == 1  # the second call was never sent
 
 

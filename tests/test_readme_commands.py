@@ -43,7 +43,8 @@ def help_options(*command: str) -> set[str]:
         if line.startswith("  -"):
             found.update(_OPTION.findall(line.split("  ", 2)[1]))
     # --x / --no-x pairs: the table names the one that changes something.
-    return {o for o in found if not o.startswith("--no-")} - _IMPLIED
+    pairs = {o for o in found if o.startswith("--no-") and "--" + o[5:] in found}
+    return found - pairs - _IMPLIED
 
 
 def test_the_readme_lists_exactly_the_commands_selfforge_has() -> None:

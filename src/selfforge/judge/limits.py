@@ -134,7 +134,7 @@ class Guard:
                 return "processes"
         if "MemoryError" in output or "Cannot allocate memory" in output:
             return "memory"
-        if "Resource temporarily unavailable" in output and "fork" in output:
+        if "Cannot fork" in output or ("temporarily unavailable" in output and "fork" in output):
             return "processes"
         return None
 

@@ -149,10 +149,12 @@ def _execute(
 
     def pump() -> None:
         assert proc.stdout is not None
+        total = 0
         for chunk in iter(lambda: proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
+            total += len(chunk)
             if len(sink) < cap:
-                sink.extend(chunk[: cap - len(sink) + 1])
-            if len(sink) > cap and not over.is_set():
+                sink.extend(chunk[: cap - len(sink)])
+            if total > cap and not over.is_set():
                 over.set()
                 _kill(proc.pid)
 
@@ -168,18 +170,18 @@ def _execute(
     finally:
         _kill(proc.pid)  # also what the command left running in the background
         proc.wait()
-        guard.cleanup()
         reader.join(timeout=5)
         if callable(on_start):
             on_start(None)
-    raw = mask(bytes(sink[:cap]).decode("utf-8", errors="replace"))
+    raw = mask(bytes(sink).decode("utf-8", errors="replace"))
     duration = time.monotonic() - started
     output = trim(raw)
     limit = "output" if over.is_set() else None
     if timed_out:
         output += f"\n[killed: no result within the {timeout_s:g} s timeout]"
     elif limit is None and proc.returncode != 0:
-        limit = guard.hit(raw)
+        limit = guard.hit(raw)  # read before the groups are removed
+    guard.cleanup()
     if limit:
         output += "\n[killed: " + _limit_text(limit, space) + "]"
     exit_code = None if timed_out else proc.returncode
@@ -189,7 +191,7 @@ def _execute(
 def _limit_text(limit: str, space: CheckSpace) -> str:
     values = {
         "memory": f"the memory limit ({space.limits.memory_mb} MB, [sandbox] memory_mb)",
-        "processes": f"the process limit ({space.limits.processes}, [sandbox] processes)",
+        "processes": f"the processes limit ({space.limits.processes}, [sandbox] processes)",
         "output": f"the output limit ({space.output_kb} KB, [sandbox] output_kb)",
     }
     return "hit " + values.get(limit, limit)
