@@ -20,7 +20,7 @@ from selfforge.journal import Journal
 from selfforge.judge import results as checks
 from selfforge.judge.verdict import Observed
 
-from conftest import CALC, git, make_repo
+from conftest import CALC, FIX_ADD, cli, git, log_json, make_repo
 
 
 def _message(**overrides: object) -> str:
@@ -146,3 +146,17 @@ def test_landing_message_reads_votes_and_cost_from_the_journal(tmp_path: Path) -
     assert "passed after 1 repair round(s)" in flat
     assert f"Selfforge-Attempt: {attempt}\nSelfforge-Run: {run}\n" in text
     assert "Selfforge-Cost: $0.0120" in text
+
+
+def test_a_landed_commit_carries_task_reasons_and_trailers(calc_repo: Path, script) -> None:
+    spec = script(propose=[FIX_ADD], review=["APPROVE: [ok] adds now"])
+    cli("run", "--repo", str(calc_repo), "--model", spec, check=True)
+    [attempt] = log_json(calc_repo)
+    body = git(calc_repo, "log", "-1", "--format=%B")
+    assert body.splitlines()[0].startswith("calc.py: ") or "calc.py" in body.splitlines()[0]
+    assert "Accepted because:" in body and "no regression" in body
+    assert "[ok] adds now" in body
+    trailers = git(calc_repo, "log", "-1", "--format=%(trailers:only,unfold)")
+    assert f"Selfforge-Attempt: {attempt['id']}" in trailers
+    assert f"Selfforge-Run: {attempt['run_id']}" in trailers
+    assert "Selfforge-Model: script:" in trailers and "Selfforge-Cost: $" in trailers

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge import git
+from selfforge.commit_message import landing_message, restate
 from selfforge.config import Directives, LoadedDirectives
 from selfforge.context import ContextBundle, assemble_sections, build_context
 from selfforge.edits import ApplyResult, apply_response, carry_over, format_instructions
@@ -267,7 +268,11 @@ class Attempt:
 
     def _land(self) -> AttemptResult:
         assert self.candidate is not None
-        sha, diff = self.candidate.commit, self.candidate.diff
+        c = self.candidate  # the checked commit, restated with why it passed (same tree)
+        why = landing_message(
+            self.e, self.id, self.task, self.baseline, self.observed, c.changed, self.round
+        )
+        sha, diff = restate(self.wt, c.commit, why), c.diff
         landed = self.e.ws.land(
             commit=sha, base_commit=self.base, mode=self.e.d.land.mode, name=self.task
         )
