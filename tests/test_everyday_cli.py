@@ -176,3 +176,14 @@ def test_demo_hints_repeat_the_command_as_it_was_run(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert f"{script_path} log --repo" in proc.stdout
     assert f"{script_path} init" in proc.stdout
+
+
+def test_a_critic_s_long_reason_is_kept_whole(tmp_path: Path, script) -> None:
+    concern = "[style] " + " ".join(f"concern{i}" for i in range(80))
+    repo = make_repo(
+        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(max_repairs=1)
+    )
+    spec = script(propose=[FIX_ADD, ""], critique=[concern])
+    cli("run", "--repo", str(repo), "--model", spec, check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "rejected" and concern in attempt["reason"]
