@@ -205,7 +205,7 @@ def test_fifty_unattended_cycles_leave_a_consistent_journal_and_a_clean_repo(
     assert history == [a.commit for a in landed]
     for a in landed:
         message = git(repo, "log", "-1", "--format=%B", a.commit or "")
-        assert f"selfforge-attempt: {a.id}" in message
+        assert f"Selfforge-Attempt: {a.id}\nSelfforge-Run: {a.run_id}\n" in message
 
     # Nothing left behind: worktrees, temporary branches, changes, the lock.
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
