@@ -54,7 +54,7 @@ def journal(repo: Path, sql: str) -> list[tuple[object, ...]]:
 
 
 def test_requests_carry_generation_settings_and_fit_the_window(tmp_path, proxy) -> None:
-    repo = calc_project(tmp_path / "calc", ROLES_PLAN_PROPOSE_REFLECT, cycles=2)
+    repo = calc_project(tmp_path / "calc", ROLES_PLAN_PROPOSE_REFLECT)
     head = git(repo, "rev-parse", "HEAD")
     proc = run(repo, proxy)
     output = proc.stdout + proc.stderr
