@@ -54,11 +54,13 @@ class PoolExecutor:
         return len(self.futures)
 
     def close(self) -> None:
+        if not self.futures:  # every job finished: the workers are idle
+            self.pool.shutdown(wait=True)
+            return
         processes = list((getattr(self.pool, "_processes", None) or {}).values())
         self.pool.shutdown(wait=False, cancel_futures=True)
-        if self.futures:  # interrupted: a job still running is dropped, not awaited
-            for process in processes:
-                process.terminate()
+        for process in processes:  # interrupted: a job still running is dropped, not awaited
+            process.terminate()
 
 
 class RayExecutor:
