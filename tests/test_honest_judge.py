@@ -225,3 +225,29 @@ def test_run_task_lands_one_task_without_a_planner(calc_repo: Path, script) -> N
     assert summary, proc.stdout
     [attempt] = log_json(calc_repo)
     assert attempt["task"] == "Fix add()" and attempt["outcome"] == "accepted"
+
+
+def test_a_flaky_test_decides_nothing_and_is_listed(tmp_path: Path, script) -> None:
+    """A test that passes and fails by turns on the same tree is neither a regression
+    nor progress; the run summary names it. (Its coin lives outside the tree, which only
+    an unsandboxed check can reach: in the sandbox nothing persists between runs.)"""
+    coin = tmp_path / "coin"
+    flaky = (
+        "import os\n\n\n"
+        "def test_coin():\n"
+        f"    path = {str(coin)!r}\n"
+        "    flips = int(open(path).read()) if os.path.exists(path) else 0\n"
+        "    open(path, 'w').write(str(flips + 1))\n"
+        "    assert flips % 2 == 0\n"
+    )
+    repo = make_repo(
+        tmp_path / "repo",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_coin.py": flaky},
+        directives(PYTEST),
+    )
+    spec = script(propose=[FIX_ADD])
+    proc = cli("run", "--repo", str(repo), "--model", spec, "--no-sandbox")
+    assert proc.returncode == 0, proc.stderr
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted", attempt["reason"]
+    assert "flaky" in proc.stdout and "test_coin.py::test_coin" in proc.stdout

@@ -81,6 +81,15 @@ class RunSummary:
     recovered: str = ""
     report_path: Path | None = None
 
+    @property
+    def flaky(self) -> list[str]:
+        """Tests whose outcome changed between runs of one tree, in any attempt."""
+        found: set[str] = set()
+        for result in self.results:
+            if result.observed is not None:
+                found |= result.observed.flaky
+        return sorted(found)
+
     def count(self, outcome: str) -> int:
         return sum(1 for r in self.results if r.outcome == outcome)
 

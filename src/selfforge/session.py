@@ -229,6 +229,9 @@ def print_summary(summary: RunSummary, ws: Workspace) -> None:
     verdict = _format_verdict(summary, ws)
     if verdict:
         out(f"  [bold yellow]verdict[/]: {escape(verdict)}")
+    if summary.flaky:
+        shown = escape(", ".join(summary.flaky[:10]))
+        out(f"  flaky (outcome changed between runs; counted neither way): {shown}")
     for result in summary.results:
         if result.outcome == "accepted" and not result.landed and result.branch:
             branch = escape(result.branch)
@@ -265,6 +268,7 @@ def summary_json(summary: RunSummary) -> dict[str, Any]:
         "stop_reason": summary.stop_reason,
         "recovered": summary.recovered,
         "report": str(summary.report_path) if summary.report_path else None,
+        "flaky": summary.flaky,
         "attempts": [
             {
                 "id": r.attempt_id,

@@ -25,6 +25,7 @@ def undo_last(ws: Workspace) -> str:
     with ws.locked("selfforge undo"), Journal(ws.state / "journal.db") as journal:
         recovered = recover(ws, journal)
         target, sha = _newest_on_head(ws.root, journal)
+        _verify(ws.root, journal, target, sha)
         if not git.is_clean(ws.root):
             raise SelfforgeError(
                 "your working tree has uncommitted changes; commit or stash "
@@ -46,6 +47,28 @@ def undo_last(ws: Workspace) -> str:
         journal.mark_reverted(target.id, new_head)
     done = f"reverted attempt {target.id} ({target.task}): {result.message}"
     return f"{recovered}\n{done}" if recovered else done
+
+
+def _verify(root: Path, journal: Journal, attempt: AttemptRecord, sha: str) -> None:
+    """The commit about to be reverted is the one selfforge recorded: the same tree when
+    it is the landed commit itself, the same patch when it came back another way."""
+    recorded = journal.attempt_extra(attempt.id).get("landed_tree")
+    if sha == attempt.commit and recorded:
+        if git.tree_of(root, sha) != recorded:
+            raise SelfforgeError(
+                f"commit {sha[:10]} does not hold the tree selfforge recorded for attempt "
+                f"{attempt.id}; refusing to revert it (inspect .selfforge/journal.db)"
+            )
+        return
+    if (
+        sha != attempt.commit
+        and attempt.diff
+        and _same_patch(root, attempt.diff, [sha, "-1"]) != sha
+    ):
+        raise SelfforgeError(
+            f"commit {sha[:10]} names attempt {attempt.id} but does not hold its change; "
+            "refusing to revert it"
+        )
 
 
 def _newest_on_head(root: Path, journal: Journal) -> tuple[AttemptRecord, str]:
