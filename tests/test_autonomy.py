@@ -162,5 +162,5 @@ def test_a_plan_without_a_list_is_named_in_the_stop_reason(tmp_path: Path, scrip
     repo = _repo(tmp_path, cycles=3)
     rambling = "I looked at the code.\nIt seems fine overall.\nMaybe refactor later?"
     proc = cli("run", "--repo", str(repo), "--model", script(plan=[rambling]), check=True)
-    assert "listed no usable task" in proc.stdout and "I looked at the code." in proc.stdout
+    assert "listed no tasks" in proc.stdout and "I looked at the code." in proc.stdout
     assert log_json(repo) == []
