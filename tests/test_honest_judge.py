@@ -162,6 +162,19 @@ def test_a_run_that_exits_early_is_not_a_verdict(tmp_path: Path, script, calc_re
     assert "did not finish" in attempt["reason"] or "stopped before" in attempt["reason"]
 
 
+def _fix_add_with_test_file(tmp_path: Path, script, name: str, text: str) -> Path:
+    """A calc repo with one more test module; FIX_ADD must land through it."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC, name: text},
+        directives(PYTEST),
+    )
+    cli("run", "--repo", str(repo), "--model", script(propose=[FIX_ADD]), check=True)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted", attempt["reason"]
+    return repo
+
+
 def test_pytest_options_do_not_leak_into_pytest_runs_the_tests_start(
     tmp_path: Path, script
 ) -> None:
@@ -175,14 +188,7 @@ def test_pytest_options_do_not_leak_into_pytest_runs_the_tests_start(
         "    assert proc.returncode == 0, proc.stdout + proc.stderr\n"
         "    assert 'SELFFORGE' not in ''.join(os.environ)\n"
     )
-    repo = make_repo(
-        tmp_path / "repo",
-        {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_nested.py": nested},
-        directives(PYTEST),
-    )
-    cli("run", "--repo", str(repo), "--model", script(propose=[FIX_ADD]), check=True)
-    [attempt] = log_json(repo)
-    assert attempt["outcome"] == "accepted", attempt["reason"]
+    _fix_add_with_test_file(tmp_path, script, "test_nested.py", nested)
 
 
 def test_files_the_tests_create_or_stage_never_land(tmp_path: Path, script) -> None:
@@ -192,14 +198,7 @@ def test_files_the_tests_create_or_stage_never_land(tmp_path: Path, script) -> N
         "    open('EXTRA.txt', 'w').write('x')\n"
         "    subprocess.run(['git', 'add', 'EXTRA.txt'])\n"
     )
-    repo = make_repo(
-        tmp_path / "repo",
-        {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_stage.py": stager},
-        directives(PYTEST),
-    )
-    cli("run", "--repo", str(repo), "--model", script(propose=[FIX_ADD]), check=True)
-    [attempt] = log_json(repo)
-    assert attempt["outcome"] == "accepted", attempt["reason"]
+    repo = _fix_add_with_test_file(tmp_path, script, "test_stage.py", stager)
     assert "EXTRA.txt" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
     assert not (repo / "EXTRA.txt").exists()
 

@@ -67,17 +67,12 @@ def check_tests(
 ) -> Finding:
     """Run the test command once, exactly as the baseline does (the same probe, in the
     sandbox): can it judge a candidate here, how many tests, how long."""
-    from selfforge.config import Directives
     from selfforge.judge.baseline import probe_tests
     from selfforge.judge.runner import anchor_command
-    from selfforge.loop import check_space
 
-    if missing := program_missing("test", command, root):
-        return missing
-    try:
-        space = check_space(directives or Directives(), root)
-    except SelfforgeError as exc:
-        return Finding("fail", "test check", f"not run: {exc.message}")
+    space = _space("test", command, root, directives)
+    if isinstance(space, Finding):
+        return space
     with _worktree(root) as (tree, head):
         found = probe_tests(anchor_command(command, root), tree, timeout_s, space, head=head)
     if found.problem:
@@ -86,6 +81,19 @@ def check_tests(
     if found.warning:
         return Finding("warn", "test check", summary, found.warning)
     return Finding("ok", "test check", summary + " (a regression is judged against these)")
+
+
+def _space(kind: str, command: str, root: Path, directives: Any | None) -> Any:
+    """Where the loop would run this check (its CheckSpace), or the Finding why not."""
+    from selfforge.config import Directives
+    from selfforge.loop import check_space
+
+    if missing := program_missing(kind, command, root):
+        return missing
+    try:
+        return check_space(directives or Directives(), root)
+    except SelfforgeError as exc:
+        return Finding("fail", f"{kind} check", f"not run: {exc.message}")
 
 
 @contextlib.contextmanager
@@ -108,17 +116,12 @@ def check_lint(
     command: str, root: Path, timeout_s: float, directives: Any | None = None
 ) -> Finding:
     """Run the lint command once, in the sandbox, as the loop does."""
-    from selfforge.config import Directives
     from selfforge.judge.lint import parse_lint
     from selfforge.judge.runner import anchor_command, run_command
-    from selfforge.loop import check_space
 
-    if missing := program_missing("lint", command, root):
-        return missing
-    try:
-        space = check_space(directives or Directives(), root)
-    except SelfforgeError as exc:
-        return Finding("fail", "lint check", f"not run: {exc.message}")
+    space = _space("lint", command, root, directives)
+    if isinstance(space, Finding):
+        return space
     with _worktree(root) as (tree, head):
         ran = run_command(anchor_command(command, root), tree, timeout_s, space, head=head)
     if ran.timed_out or ran.exit_code in (126, 127):
