@@ -10,9 +10,12 @@ from conftest import cli, git, log_json
 def test_demo_shows_a_rejection_then_an_acceptance_and_where_the_journal_is(
     tmp_path: Path,
 ) -> None:
-    proc = cli("demo", "--replay", "--dir", str(tmp_path))
+    project = tmp_path / "demo"
+    proc = cli("demo", "--replay", "--dir", str(project))
     assert proc.returncode == 0, proc.stderr
-    [project] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (project / "calc.py").is_file()  # --dir is the project itself
+    refused = cli("demo", "--replay", "--dir", str(project))
+    assert refused.returncode == 2 and "not empty" in refused.stderr
     out = proc.stdout
     assert "replays a model session recorded for it" in out
     assert "1 accepted, 1 rejected" in out

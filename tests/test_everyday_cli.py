@@ -167,7 +167,7 @@ def test_demo_hints_repeat_the_command_as_it_was_run(tmp_path: Path) -> None:
         pytest.skip("selfforge is not installed as a console script here")
     env = {**os.environ, "PATH": "/usr/bin:/bin"}  # not on PATH: only the path works
     proc = subprocess.run(
-        [str(script_path), "demo", "--replay", "--dir", str(tmp_path)],
+        [str(script_path), "demo", "--replay", "--dir", str(tmp_path / "demo")],
         capture_output=True,
         text=True,
         env=env,

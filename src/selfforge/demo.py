@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from selfforge import git
+from selfforge.errors import UsageError
 from selfforge.git import _FALLBACK_IDENTITY
 
 console = Console(highlight=False, soft_wrap=True)
@@ -26,13 +27,16 @@ def replay_path() -> Path:
     return Path(str(resources.files("selfforge") / "demo_data" / "replay.json"))
 
 
-def make_project(parent: Path | None = None) -> Path:
-    """A fresh git repository holding the sample project, committed, in a new folder
-    inside ``parent`` (default: the system's temporary folder). The smoke run of a
-    self-change relies on that new folder being the only one in ``parent``."""
-    if parent is not None:
-        parent.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="selfforge-demo-", dir=parent))
+def make_project(where: Path | None = None) -> Path:
+    """A fresh git repository holding the sample project, committed: in ``where`` itself
+    (made if missing; it must be empty), or a new temporary folder."""
+    if where is None:
+        root = Path(tempfile.mkdtemp(prefix="selfforge-demo-"))
+    else:
+        root = where
+        root.mkdir(parents=True, exist_ok=True)
+        if any(root.iterdir()):
+            raise UsageError(f"--dir {root} is not empty; name a new or empty folder")
     source = resources.files("selfforge") / "demo_data" / "project"
     for item in source.iterdir():
         if item.is_file():

@@ -123,8 +123,8 @@ def demo(
     parent: Path = typer.Option(
         None,
         "--dir",
-        help="Make the sample project in a new selfforge-demo-* folder inside this one "
-        "(default: the system's temporary folder).",
+        help="Make the sample project in this folder (new or empty; default: a new "
+        "temporary folder).",
     ),
 ) -> None:
     """Watch selfforge work on a small sample project; no setup or key needed."""
