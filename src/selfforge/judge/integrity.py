@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path, PurePosixPath
 
 from selfforge import git
+from selfforge.errors import GitError
 from selfforge.judge.protected import touched
 from selfforge.judge.verdict import PASS, Verdict
 from selfforge.testpaths import TestRule
@@ -168,8 +169,11 @@ def _pytest_settings(path: str, text: str | None) -> object:
 
 
 def _show(worktree: Path, base: str, path: str) -> str | None:
-    out = git.git("show", f"{base}:{path}", cwd=worktree, check=False)
-    return out if git.ok("cat-file", "-e", f"{base}:{path}", cwd=worktree) else None
+    """The file at ``base``, or None when it did not exist there (one git call)."""
+    try:
+        return git.git("show", f"{base}:{path}", cwd=worktree)
+    except GitError:
+        return None
 
 
 def _read(path: Path) -> str | None:

@@ -165,14 +165,11 @@ def _execute(
     done = threading.Event()
     threading.Thread(target=lambda: (proc.wait(), done.set()), daemon=True).start()
     timed_out = not done.wait(timeout_s)
-    try:
-        pass
-    finally:
-        _kill(proc.pid)  # also what the command left running in the background
-        proc.wait()
-        reader.join(timeout=5)
-        if callable(on_start):
-            on_start(None)
+    _kill(proc.pid)  # also what the command left running in the background
+    proc.wait()
+    reader.join(timeout=5)
+    if callable(on_start):
+        on_start(None)
     raw = mask(bytes(sink).decode("utf-8", errors="replace"))
     duration = time.monotonic() - started
     output = trim(raw)
@@ -229,9 +226,11 @@ def _places(
     space: CheckSpace, executables: tuple[Path, ...]
 ) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """(hidden, readable) for a repository's checks; the same for every check of a run."""
-    protect = [space.repo, *([space.git_common_dir] if space.git_common_dir else [])]
     hidden = sandbox.hidden_places(space.repo, space.git_common_dir)
-    roots = sandbox.runtime_roots(executables, protect=[*protect, *hidden[2:]])
+    # Toolchains under the home folder are shown again, but never one that holds the
+    # checkout, its git directory or selfforge's config (every hidden place but home).
+    home = Path.home().resolve()
+    roots = sandbox.runtime_roots(executables, protect=[p for p in hidden if p != home])
     return hidden, (*roots, *space.readable)
 
 
