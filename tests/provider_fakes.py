@@ -214,3 +214,22 @@ def fake_ollama(
     server: HTTPServer, replies: list[str] | None = None, model: str | None = None
 ) -> FakeProvider:
     return FakeProvider(server, "ollama", replies or [], model)
+
+
+class FakeTime:
+    """A clock that moves only when slept on, recording every wait asked of it: pass
+    ``sleep=t.sleep, clock=t.monotonic`` to ``from_spec`` and back-off takes no time."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def settings(self) -> dict[str, Any]:
+        return {"sleep": self.sleep, "clock": self.monotonic}

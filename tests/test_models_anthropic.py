@@ -11,7 +11,7 @@ from providers.bodies import anthropic_error
 from selfforge.models import Message, Request
 from selfforge.models.base import AuthError, MalformedResponse, ModelTimeout, QuotaExhausted
 
-from provider_fakes import TEST_KEY, fake_anthropic
+from provider_fakes import TEST_KEY, FakeTime, fake_anthropic
 
 
 def ask() -> Request:
@@ -45,9 +45,9 @@ def test_success_counts_cache_reads_as_input(httpserver) -> None:
 def test_429_retry_after_then_success(httpserver) -> None:
     fake = fake_anthropic(httpserver, ["ok"])
     fake.rate_limit_once(retry_s=0.1)
-    started = time.monotonic()
-    assert fake.model().complete(ask()).content == "ok"
-    assert time.monotonic() - started >= 0.1 and len(fake.requests) == 2
+    clock = FakeTime()
+    assert fake.model(**clock.settings()).complete(ask()).content == "ok"
+    assert clock.waits == [0.1] and len(fake.requests) == 2
 
 
 def test_529_overloaded_is_retried(httpserver) -> None:

@@ -16,7 +16,7 @@ from selfforge.models.base import (
     ServerError,
 )
 
-from provider_fakes import TEST_KEY, fake_gemini
+from provider_fakes import TEST_KEY, FakeTime, fake_gemini
 
 
 def ask(text: str = "Fix add()", role: str = "propose") -> Request:
@@ -53,10 +53,10 @@ def test_429_waits_for_retry_delay_then_succeeds(httpserver) -> None:
     fake = fake_gemini(httpserver, ["done"])
     fake.rate_limit_once(retry_s=0.3)
     waits: list[str] = []
-    started = time.monotonic()
-    reply = fake.model(on_wait=waits.append).complete(ask())
+    clock = FakeTime()
+    reply = fake.model(on_wait=waits.append, **clock.settings()).complete(ask())
     assert reply.content == "done"
-    assert time.monotonic() - started >= 0.3
+    assert clock.waits == [0.3]
     assert len(fake.requests) == 2 and "retrying in 0.3s" in waits[0]
     assert "(429): GenerateRequestsPerMinutePerProjectPerModel-FreeTier, limit 10" in waits[0]
 

@@ -14,7 +14,7 @@ from selfforge.models import Message, Request, from_spec
 from selfforge.models.base import ModelUnreachable, QuotaExhausted, ServerError
 from selfforge.models.openai_compat import usage_from
 
-from provider_fakes import TEST_KEY, fake_gemini, fake_ollama, fake_openai
+from provider_fakes import TEST_KEY, FakeTime, fake_gemini, fake_ollama, fake_openai
 
 
 def ask() -> Request:
@@ -49,8 +49,7 @@ def test_dropped_connections_are_retried_then_reported(tmp_path) -> None:
         f"openai:m@{base}",
         env={"SELFFORGE_CONFIG_DIR": str(tmp_path)},
         max_retries=2,
-        backoff_base_s=0.01,
-        backoff_cap_s=0.02,
+        **FakeTime().settings(),
     )
     with pytest.raises(ServerError, match=r"connection failed.*gave up after 3 tries"):
         model.complete(ask())
@@ -61,6 +60,7 @@ def test_connection_refused_is_unreachable_naming_host_and_cause(tmp_path) -> No
     model = from_spec(
         "ollama:qwen2.5-coder:7b@http://127.0.0.1:9",
         env={"SELFFORGE_CONFIG_DIR": str(tmp_path)},
+        **FakeTime().settings(),
     )
     with pytest.raises(ModelUnreachable) as caught:
         model.complete(ask())
@@ -71,7 +71,9 @@ def test_connection_refused_is_unreachable_naming_host_and_cause(tmp_path) -> No
 
 
 def test_unknown_host_is_unreachable(tmp_path) -> None:
-    model = from_spec("openai:m@http://no-such-host.invalid:8080/v1", max_retries=0)
+    model = from_spec(
+        "openai:m@http://no-such-host.invalid:8080/v1", max_retries=0, **FakeTime().settings()
+    )
     with pytest.raises(ModelUnreachable, match=r"no-such-host\.invalid:8080 \(no such host\)"):
         model.complete(ask())
 

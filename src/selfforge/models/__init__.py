@@ -42,7 +42,8 @@ def from_spec(spec: str, **settings: Any) -> Model:
     """Build the model a spec names, with retries, pacing and cost for network providers.
 
     ``settings`` (ignored by the scripted model): requests_per_minute, timeout_s,
-    max_retries, backoff_base_s, backoff_cap_s, max_wait_s, budget, env, on_wait, generation.
+    max_retries, backoff_base_s, backoff_cap_s, max_wait_s, budget, env, on_wait, generation,
+    sleep and clock (tests: waits that take no real time).
     """
     parsed = parse_spec(spec)
     target = PROVIDERS.get(parsed.provider)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
+import time
 from collections.abc import Callable, Mapping
 
 from selfforge.errors import UsageError
@@ -15,7 +17,7 @@ from selfforge.models.catalog import (
     provider_config,
 )
 from selfforge.models.generation import Generation
-from selfforge.models.http import Endpoint, KeyInfo, pacer_for
+from selfforge.models.http import Endpoint, KeyInfo, Pacer, pacer_for
 from selfforge.models.managed import ManagedModel, RetryPolicy
 from selfforge.models.secrets import find_key, keys_file
 from selfforge.models.spec import ModelSpec
@@ -44,25 +46,36 @@ def build(
     env: Mapping[str, str] | None = None,
     on_wait: Callable[[str], None] | None = None,
     generation: Generation | None = None,
+    sleep: Callable[[float], None] | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> ManagedModel:
     """A network model. ``requests_per_minute``: None = the catalog's pacing, 0 = none;
-    timeout and retry settings left None come from the catalog (provider, [retry])."""
+    timeout and retry settings left None come from the catalog (provider, [retry]).
+    ``sleep`` and ``clock`` (tests): every wait — back-off, reconnects, pacing — goes
+    through them, on a pacer of this model's own instead of the one shared per spec."""
     env = os.environ if env is None else env
     if timeout_s is None:
         timeout_s = provider_config(spec.provider, env).timeout_s
         if spec.is_local:  # a local server sends nothing until the whole reply is ready
             timeout_s = max(timeout_s, LOCAL_TIMEOUT_S)
     endpoint = make_endpoint(spec, timeout_s=timeout_s, env=env)
+    if sleep is not None:
+        endpoint = dataclasses.replace(endpoint, sleep=sleep)
     module_name, _, class_name = WIRES[provider_config(spec.provider, env).wire].partition(":")
     client = getattr(importlib.import_module(module_name), class_name)(endpoint)
     rpm = endpoint.facts.requests_per_minute if requests_per_minute is None else requests_per_minute
+    if sleep is None and clock is None:
+        pacer = pacer_for(str(spec), rpm or None)
+    else:
+        pacer = Pacer(rpm or None, clock=clock or time.monotonic, sleep=sleep or time.sleep)
     return ManagedModel(
         client,
         spec,
         endpoint.facts,
-        pacer=pacer_for(str(spec), rpm or None),
+        pacer=pacer,
         policy=_policy(env, max_retries, backoff_base_s, backoff_cap_s, max_wait_s),
         on_wait=on_wait,
+        sleep=endpoint.sleep,
         generation=generation,
     )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
+import tenacity
 from pydantic import SecretStr
 
 from selfforge.durations import parse_duration
@@ -74,19 +75,22 @@ class Transport:
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
 
     def request(self, method: str, url: str, body: Any = None) -> httpx.Response:
-        for attempt in range(CONNECT_TRIES):
-            try:
-                return self._http().request(method, url, json=body)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                if attempt + 1 == CONNECT_TRIES:
-                    raise unreachable(self.label, url, exc) from None
-                self.sleep(0.5 * 2**attempt)
-            except httpx.TimeoutException:
-                raise ModelTimeout(f"{self.label}: no answer within {self.timeout_s:g}s") from None
-            except httpx.TransportError as exc:
-                # str(exc) names the host and errno; the URL carries no key (keys go in headers).
-                raise ServerError(f"{self.label}: connection failed ({mask(str(exc))})") from None
-        raise AssertionError("unreachable")  # the loop returns or raises
+        connect = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type((httpx.ConnectError, httpx.ConnectTimeout)),
+            stop=tenacity.stop_after_attempt(CONNECT_TRIES),
+            wait=tenacity.wait_exponential(multiplier=0.5),  # 0.5 s, 1 s, …
+            sleep=self.sleep,
+            reraise=True,
+        )
+        try:
+            return connect(self._http().request, method, url, json=body)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise unreachable(self.label, url, exc) from None
+        except httpx.TimeoutException:
+            raise ModelTimeout(f"{self.label}: no answer within {self.timeout_s:g}s") from None
+        except httpx.TransportError as exc:
+            # str(exc) names the host and errno; the URL carries no key (keys go in headers).
+            raise ServerError(f"{self.label}: connection failed ({mask(str(exc))})") from None
 
     def call_json(
         self, method: str, url: str, body: Any, on_error: Callable[[httpx.Response], ModelError]
@@ -295,6 +299,8 @@ class Endpoint:
     key_info: KeyInfo
     facts: ModelFacts
     timeout_s: float = 120.0
+    # Every wait between tries goes through this (tests inject one that takes no time).
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
 
     @property
     def label(self) -> str:

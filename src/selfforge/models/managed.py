@@ -4,16 +4,19 @@
 Retry rules (issue: rate limits and faults): a server-given wait (Retry-After,
 RetryInfo) is honoured; 5xx, timeouts, dropped connections and garbled answers back off
 exponentially with jitter; a wait longer than ``max_wait_s`` is treated as a long-window
-quota and stops the run; auth and request errors are never retried.
+quota and stops the run; auth and request errors are never retried. tenacity runs the
+loop; every wait goes through the injected ``sleep``, so tests take no real time.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
+
+import tenacity
 
 from selfforge.models.base import (
     ContextTooLong,
@@ -45,10 +48,11 @@ class RetryPolicy:
     # A server asking for a longer wait than this is out of a long-window quota.
     max_wait_s: float = 600.0
 
-    def backoff(self, attempt: int) -> float:
-        """Exponential with jitter, so many clients do not retry in lockstep."""
-        ceiling = min(self.cap_s, self.base_s * 2**attempt)
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
+    def backoff(self) -> tenacity.wait.wait_base:
+        """Exponential with jitter, so many clients do not retry in lockstep: before retry
+        n (from 0), half of min(cap, base * 2**n) plus a random part of the other half."""
+        half = {"multiplier": self.base_s / 2, "max": self.cap_s / 2}
+        return tenacity.wait_exponential(**half) + tenacity.wait_random_exponential(**half)
 
 
 class ManagedModel:
@@ -74,6 +78,7 @@ class ManagedModel:
         self.policy = policy
         self.on_wait = on_wait
         self._sleep = sleep
+        self._backoff = policy.backoff()
         self.generation = generation or Generation()
         self._window: int | None = None
         # Raised each time the server refuses a prompt for its size that the estimate said
@@ -135,22 +140,31 @@ class ManagedModel:
         return f"ManagedModel({self.spec!r})"
 
     def _with_retries(self, request: Request) -> Reply:
-        attempt = 0
-        while True:
-            self.pacer.wait()
-            try:
-                return self.client.send(request)
-            except ModelError as exc:
-                if isinstance(exc, ContextTooLong):
-                    self._estimate_scale *= 1.25
-                if not exc.retryable:
-                    raise
-                if attempt >= self.policy.max_retries:
-                    raise type(exc)(f"{exc.message} (gave up after {attempt + 1} tries)") from None
-                self._wait_before_retry(exc, attempt)
-                attempt += 1
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception(_retryable),
+            stop=tenacity.stop_after_attempt(self.policy.max_retries + 1),
+            wait=self._delay,
+            before_sleep=self._before_retry,
+            retry_error_callback=_give_up,
+            sleep=self._sleep,
+            reraise=True,
+        )
+        return retrying(self._send_once, request)
 
-    def _wait_before_retry(self, exc: ModelError, attempt: int) -> None:
+    def _send_once(self, request: Request) -> Reply:
+        self.pacer.wait()
+        try:
+            return self.client.send(request)
+        except ContextTooLong:
+            self._estimate_scale *= 1.25
+            raise
+
+    def _delay(self, state: tenacity.RetryCallState) -> float:
+        # A zero hint is no hint: retrying at once would only burn the retries.
+        return _error(state).retry_after_s or self._backoff(state)
+
+    def _before_retry(self, state: tenacity.RetryCallState) -> None:
+        exc, delay = _error(state), state.upcoming_sleep
         hinted = exc.retry_after_s
         if hinted is not None and hinted > self.policy.max_wait_s:
             resets = reset_after_seconds(hinted)
@@ -160,17 +174,29 @@ class ManagedModel:
                 resets=resets,
                 limit=exc.kind,
             )
-        # A zero hint is no hint: retrying at once would only burn the retries.
-        delay = hinted if hinted else self.policy.backoff(attempt)
         note = f"{exc.message}; retrying in {delay:.1f}s"
         # info, not warning: on_wait shows it; Python's last-resort handler would repeat it.
         log.info(note)
         if self.on_wait is not None:
             self.on_wait(note)
         if isinstance(exc, RateLimited):
-            # Everyone sharing this model's pacer holds off, not just this call; the next
-            # pacer.wait() does the sleeping.
+            # Everyone sharing this model's pacer holds off too, not just this call (this
+            # call sleeps the delay itself, so its own pacer.wait() finds it over).
             self.pacer.defer(delay)
             self.pacer.slow_down()
-        elif delay > 0:
-            self._sleep(delay)
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ModelError) and exc.retryable
+
+
+def _error(state: tenacity.RetryCallState) -> ModelError:
+    assert state.outcome is not None  # tenacity asks for a wait only after a failed try
+    exc = state.outcome.exception()
+    assert isinstance(exc, ModelError)  # only ModelErrors are retryable
+    return exc
+
+
+def _give_up(state: tenacity.RetryCallState) -> NoReturn:
+    exc = _error(state)
+    raise type(exc)(f"{exc.message} (gave up after {state.attempt_number} tries)") from None
