@@ -250,3 +250,25 @@ def test_a_flaky_test_decides_nothing_and_is_listed(tmp_path: Path, script) -> N
     [attempt] = log_json(repo)
     assert attempt["outcome"] == "accepted", attempt["reason"]
     assert "flaky" in proc.stdout and "test_coin.py::test_coin" in proc.stdout
+
+
+def test_a_task_that_names_its_tests_is_not_done_until_each_passes(tmp_path: Path, script) -> None:
+    """Fixing one of two named failing tests lands nothing; the rejection names the other."""
+    broken_mul = CALC.replace("return a * b", "return a + b")
+    task = "Make test_calc.py::test_add and test_calc.py::test_mul pass"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"calc.py": broken_mul, "test_calc.py": TEST_CALC},
+        directives(PYTEST, goals=(task,)),
+    )
+    fix_mul = (
+        "calc.py\n<<<<<<< SEARCH\ndef mul(a, b):\n    return a + b\n=======\n"
+        "def mul(a, b):\n    return a * b\n>>>>>>> REPLACE\n"
+    )
+    spec = script(propose=[FIX_ADD, FIX_ADD + "\n" + fix_mul])
+    cli("run", "--repo", str(repo), "--model", spec, "--cycles", "2", check=True)
+    first, second = log_json(repo)
+    assert first["outcome"] == "rejected"
+    assert first["reason"].startswith("not done") and "test_calc.py::test_mul" in first["reason"]
+    assert second["outcome"] == "accepted", second["reason"]
+    assert "return a * b" in (repo / "calc.py").read_text()

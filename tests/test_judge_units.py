@@ -11,11 +11,14 @@ from urllib.parse import quote
 
 import pytest
 
-from selfforge.judge.gates import run_gate
+from selfforge.judge.criterion import for_task
+from selfforge.judge.gates import progress_gate, run_gate
 from selfforge.judge.integrity import reporting_gate
 from selfforge.judge.limits import Limits
+from selfforge.judge.results import TestReport as Report
 from selfforge.judge.results import report_from_records
 from selfforge.judge.runner import CheckSpace, CommandResult, run_command
+from selfforge.judge.verdict import Observed
 from selfforge.models import secrets
 from selfforge.testpaths import DEFAULT, rule_for
 
@@ -176,3 +179,65 @@ def test_no_import_cycle_between_the_packages() -> None:
     }
     assert ("judge", "loop") not in edges and ("judge", "attempt") not in edges
     assert ("workspace", "loop") not in edges and ("journal", "loop") not in edges
+
+
+def _observed(outcomes: dict[str, str]) -> Observed:
+    report = Report(outcomes=outcomes)
+    return Observed(
+        tests=report, tests_result=_result(0 if "failed" not in outcomes.values() else 1)
+    )
+
+
+def test_a_task_that_names_its_tests_needs_every_one_to_pass() -> None:
+    baseline = _observed(
+        {"t.py::test_a": "failed", "t.py::test_b": "failed", "t.py::test_c": "passed"}
+    )
+    task = "Add halve(). The failing tests must pass: t.py::test_a, t.py::test_b"
+    criterion = for_task(task, baseline)
+    assert criterion.every and criterion.targets == ["t.py::test_a", "t.py::test_b"]
+    half = _observed({"t.py::test_a": "passed", "t.py::test_b": "failed", "t.py::test_c": "passed"})
+    verdict = progress_gate(baseline, half, criterion)
+    assert not verdict.ok
+    assert "1 of the 2" in verdict.reason and "t.py::test_b" in verdict.reason
+    assert "t.py::test_a" not in verdict.reason
+    both = _observed({"t.py::test_a": "passed", "t.py::test_b": "passed", "t.py::test_c": "passed"})
+    assert progress_gate(baseline, both, criterion).ok
+
+
+def test_a_named_target_that_passes_only_sometimes_is_not_done() -> None:
+    baseline = _observed({"t.py::test_a": "failed", "t.py::test_b": "failed"})
+    criterion = for_task("Make t.py::test_a and t.py::test_b pass", baseline)
+    both = _observed({"t.py::test_a": "passed", "t.py::test_b": "passed"})
+    both.flaky = {"t.py::test_b"}
+    verdict = progress_gate(baseline, both, criterion)
+    assert not verdict.ok and "t.py::test_b: flaky" in verdict.reason
+
+
+def test_naming_a_test_class_or_file_names_the_tests_in_it() -> None:
+    baseline = _observed(
+        {
+            "tests/test_m.py::Suite::test_a": "failed",
+            "tests/test_m.py::Suite::test_ab": "failed",
+            "tests/test_m.py::Other::test_c": "failed",
+            "tests/test_n.py::test_d": "failed",
+        }
+    )
+    in_class = for_task("Make tests/test_m.py::Suite pass.", baseline)
+    assert in_class.every and in_class.targets == [
+        "tests/test_m.py::Suite::test_a",
+        "tests/test_m.py::Suite::test_ab",
+    ]
+    in_file = for_task("Make the tests in tests/test_m.py pass", baseline)
+    assert in_file.every and len(in_file.targets) == 3
+    # A longer id is another test: naming Suite::test_a names neither test_ab nor Suite.
+    only_a = for_task("Fix tests/test_m.py::Suite::test_a", baseline)
+    assert only_a.targets == ["tests/test_m.py::Suite::test_a"]
+
+
+def test_a_broad_request_still_lands_partial_progress() -> None:
+    baseline = _observed({"t.py::test_add": "failed", "t.py::test_mul": "failed"})
+    for task in ("Make the failing tests pass", "Fix add()"):
+        criterion = for_task(task, baseline)
+        assert criterion.kind == "tests" and not criterion.every, task
+        half = _observed({"t.py::test_add": "passed", "t.py::test_mul": "failed"})
+        assert progress_gate(baseline, half, criterion).ok, task

@@ -42,10 +42,9 @@ class Instance(BaseModel):
     @property
     def task(self) -> str:
         """The commit message (or issue text), and the tests it must make pass: in a
-        tests-first replay they are committed already, failing."""
-        shown = [self.node_id(t) for t in self.fail_to_pass[:10]]
-        more = len(self.fail_to_pass) - len(shown)
-        tests = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+        tests-first replay they are committed already, failing. Every one is named by
+        its id, so the judge requires every one to pass (README, the acceptance rule)."""
+        tests = ", ".join(self.node_id(t) for t in self.fail_to_pass)
         return (
             f"{(self.issue_text or self.message).strip()}\n\nThe failing tests must pass: {tests}"
         )

@@ -1,9 +1,12 @@
 """What a task must achieve to land (its acceptance criterion).
 
-A task aimed at failing tests — it names them, names what they test, or asks for the
-tests to pass while some fail — lands only when at least one of those tests goes from
-failing to passing, with nothing regressed. Any other task needs a non-empty change
-that the reviewers approve as doing it.
+A task that names failing tests by their ids (``tests/test_a.py::test_x``, or the file
+or class that holds them) lands only when every one of them passes, with nothing
+regressed: a change that fixes some and leaves others failing is not the task done. A
+task aimed at failing tests more loosely — it names what they test (``add()``) or asks
+for the failing tests to pass — lands when at least one of them goes from failing to
+passing: partial progress on a broad request is progress. Any other task needs a
+non-empty change that the reviewers approve as doing it.
 """
 
 from __future__ import annotations
@@ -48,12 +51,30 @@ def for_task(task: str, baseline: Observed) -> Criterion:
     failing = sorted(tests.failing - baseline.flaky) if tests is not None else []
     if not failing:
         return Criterion("change")
+    required = [t for t in failing if _names_id(task, t)]
+    if required:
+        return Criterion("tests", required, every=True)
     named = [t for t in failing if _names(task, t)]
     if named:
         return Criterion("tests", named)
     if _ASKS_FOR_TESTS.search(task):
         return Criterion("tests", failing)
     return Criterion("change")
+
+
+def _names_id(task: str, test: str) -> bool:
+    """The task writes this test's id, or the id of the test file or class that holds
+    it, as a whole word: ``tests/test_a.py::Suite`` names ``tests/test_a.py::Suite::test_x``
+    (and ``t.py::test_x`` names each ``t.py::test_x[case]``)."""
+    parts = test.split("::")
+    names = {"::".join(parts[:end]) for end in range(2, len(parts) + 1)}
+    names.add(test.split("[")[0])
+    if "test" in parts[0].rsplit("/", 1)[-1]:
+        names.add(parts[0])  # a test file, not a module whose doctests fail
+    return any(
+        re.search(r"(?<![\w./-])" + re.escape(name) + r"(?![\w\[/-]|::|\.\w)", task)
+        for name in names
+    )
 
 
 def _names(task: str, test: str) -> bool:

@@ -91,7 +91,8 @@ def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) ->
 
 
 def progress_gate(baseline: Observed, candidate: Observed, criterion: Criterion) -> Verdict:
-    """A task aimed at failing tests lands only when one of them passes now."""
+    """A task aimed at failing tests lands only when they pass now: every one it names,
+    or at least one when it named none."""
     base, cand, result = baseline.tests, candidate.tests, candidate.tests_result
     if criterion.kind != "tests" or result is None:
         return PASS
@@ -99,6 +100,8 @@ def progress_gate(baseline: Observed, candidate: Observed, criterion: Criterion)
         return _exit_code_progress(baseline, result)
     flaky = baseline.flaky | candidate.flaky
     fixed = [t for t in criterion.targets if t not in flaky and cand.outcome(t) == "passed"]
+    if criterion.every:
+        return _every_target(criterion.targets, fixed, cand, flaky, result)
     if fixed:
         return Verdict(True, f"{len(fixed)} target test(s) now pass: " + ", ".join(fixed[:3]))
     still = [f"{t}: {_state(cand, t)}" for t in criterion.targets[:10]]
@@ -106,6 +109,31 @@ def progress_gate(baseline: Observed, candidate: Observed, criterion: Criterion)
     feedback = (
         "Your change broke nothing, but the task is to make these failing tests pass, and "
         "they still do not:\n" + "\n".join(f"- {s}" for s in still) + f"\n\n{result.output}"
+    )
+    return Verdict(False, reason, feedback, still)
+
+
+def _every_target(
+    targets: list[str], fixed: list[str], cand: TestReport, flaky: set[str], result: CommandResult
+) -> Verdict:
+    """The task named its tests: the ones still failing (or passing only sometimes) are
+    named in the rejection."""
+    if len(fixed) == len(targets):
+        return Verdict(True, f"every named target test passes now ({len(targets)})")
+    still = [
+        f"{t}: {'flaky (its outcome changed between runs)' if t in flaky else _state(cand, t)}"
+        for t in targets
+        if t not in fixed
+    ]
+    reason = (
+        f"not done: {len(still)} of the {len(targets)} target test(s) the task names still "
+        "fail: " + "; ".join(still[:3])
+    )
+    feedback = (
+        f"Your change broke nothing and {len(fixed)} of the tests the task names pass now, "
+        "but the task is to make every one of them pass, and these still do not:\n"
+        + "\n".join(f"- {s}" for s in still[:20])
+        + f"\n\n{result.output}"
     )
     return Verdict(False, reason, feedback, still)
 

@@ -35,15 +35,18 @@ PASS = Verdict(True, "all gates passed")
 class Criterion:
     """What a task must achieve to land, journaled with the attempt.
 
-    ``tests``: at least one target test goes from failing to passing, nothing regresses.
+    ``tests``: the target tests go from failing to passing (every one of them when the
+    task names them, ``every``; otherwise at least one), nothing regresses.
     ``change``: a non-empty change that the reviewers approve as doing the task.
     """
 
     kind: str  # "tests" | "change"
     targets: list[str] = field(default_factory=list)
+    every: bool = False  # the task named these tests: all of them must pass
 
     def describe(self) -> str:
         if self.kind == "tests":
             shown = ", ".join(self.targets[:5]) + (" …" if len(self.targets) > 5 else "")
-            return f"at least one of {len(self.targets)} failing test(s) passes ({shown})"
+            how = "every one" if self.every else "at least one"
+            return f"{how} of {len(self.targets)} failing test(s) passes ({shown})"
         return "a non-empty change the reviewers approve as doing the task"
