@@ -68,7 +68,7 @@ def make_jobs(
 def run_bench(
     jobs: list[Job],
     results_path: Path,
-    executor: Executor,
+    executor: Executor[Job, Result],
     *,
     workers: int,
     budget_usd: float | None = None,
