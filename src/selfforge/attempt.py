@@ -65,6 +65,8 @@ class AttemptResult:
     diff: str = ""
     observed: Observed | None = None
     failures: list[str] = field(default_factory=list)
+    candidate: int | None = None  # k of a best-of-N cycle's candidates (run --parallel)
+    cycle: int = 0
 
 
 class Attempt:
@@ -76,12 +78,21 @@ class Attempt:
         base: str,
         baseline: Observed,
         edit_format: str | None = None,
+        slot: str = "attempt",
+        candidate: int | None = None,
     ):
         self.e, self.task, self.base, self.baseline = engine, task, base, baseline
+        self.cycle, self.number = cycle, candidate
+        self.slot = slot  # the worktree this attempt uses (one per candidate of a cycle)
         self.fmt = edit_format or engine.edit_format
         self.criterion: Criterion = criteria.for_task(task, baseline)
         self.id = engine.journal.start_attempt(
-            engine.run_id, cycle, task, base, criterion=self.criterion.describe()
+            engine.run_id,
+            cycle,
+            task,
+            base,
+            criterion=self.criterion.describe(),
+            candidate=candidate,
         )
         self.round = 0
         self.failures: list[str] = []
@@ -94,12 +105,20 @@ class Attempt:
     # --- driver ------------------------------------------------------------------------
 
     def run(self) -> AttemptResult:
-        wt, tmp_branch = self.e.ws.create_worktree("attempt", self.base, f"attempt-{self.id}")
-        self.wt = wt
+        branch = self.open()
         try:
             result = self._rounds()
         finally:
-            self.e.ws.release_worktree(wt, tmp_branch)
+            self.e.ws.release_worktree(self.wt, branch)
+        return self.finish(result)
+
+    def open(self) -> str:
+        """Check out the attempt's worktree at the base; returns its temporary branch."""
+        self.wt, branch = self.e.ws.create_worktree(self.slot, self.base, f"attempt-{self.id}")
+        return branch
+
+    def finish(self, result: AttemptResult) -> AttemptResult:
+        """Journal how the attempt ended."""
         self.e.journal.finish_attempt(
             self.id,
             outcome=result.outcome,
@@ -113,19 +132,22 @@ class Attempt:
         )
         return result
 
-    def _rounds(self) -> AttemptResult:
-        bundle = build_context(
+    def context(self) -> ContextBundle:
+        return build_context(
             self.wt,
             self.task,
             state_dir=self.e.ws.state,
             token_budget=self.e.context_window // 2,
             lessons=self.e.lessons_for(self.task),
         )
+
+    def _rounds(self) -> AttemptResult:
+        bundle = self.context()
         feedback, carried, reminded = "", "", False
         last: Verdict | None = None
         while True:
-            reply = carried + self._propose(bundle, feedback)
-            applied = self._apply(reply)
+            reply = carried + self.propose(bundle, feedback)
+            applied = self.apply(reply)
             if applied.n_edits == 0:
                 if last is None and reply.strip() and not reminded and self._can_repair():
                     # Prose without edits (small models do this): remind it of the format once.
@@ -135,22 +157,22 @@ class Attempt:
                     continue
                 if last is None:
                     self._step("apply", None, "the model proposed no edits")
-                    return self._result("no_edits", "the model proposed no edits")
-                return self._result("rejected", last.reason)
+                    return self.result("no_edits", "the model proposed no edits")
+                return self.result("rejected", last.reason)
             carried = "" if applied.ok else carry_over(reply, applied, self.fmt)
             verdict = self._verify(applied)
             if verdict.ok:
-                return self._land()
+                return self.land()
             self.failures.append(verdict.reason)
             last, feedback = verdict, verdict.feedback
             if not self._can_repair():
-                return self._result("rejected", verdict.reason)
+                return self.result("rejected", verdict.reason)
             self.round += 1
 
     def _can_repair(self) -> bool:
         return self.round < self.e.d.limits.max_repairs
 
-    def _apply(self, reply: str) -> ApplyResult:
+    def apply(self, reply: str) -> ApplyResult:
         """Apply to the candidate as it stands; a repair reply written against the original
         files instead (models do both) is applied to a fresh copy of the base."""
         protected, fmt = self.e.loaded.protected, self.fmt
@@ -169,7 +191,7 @@ class Attempt:
 
     # --- stages ------------------------------------------------------------------------
 
-    def _propose(self, bundle: ContextBundle, feedback: str) -> str:
+    def propose(self, bundle: ContextBundle, feedback: str) -> str:
         sections = {
             "directives": "\n".join(f"- {g}" for g in self.e.d.goals.items),
             "task": self.task,
@@ -211,6 +233,16 @@ class Attempt:
         return "\n\n".join(blocks)
 
     def _verify(self, applied: ApplyResult) -> Verdict:
+        candidate = self.commit(applied)
+        if isinstance(candidate, Verdict):
+            return candidate
+        verdict = run_pipeline(candidate, self._judge())
+        self.observed = candidate.observed
+        return verdict
+
+    def commit(self, applied: ApplyResult) -> Candidate | Verdict:
+        """Commit the applied edits (what the checks judge and what lands) as this round's
+        candidate; a verdict instead when there is nothing to judge."""
         if not applied.ok:
             self._step("apply", False, applied.failures[0].message if applied.failures else "")
             return Verdict(
@@ -243,14 +275,12 @@ class Attempt:
         )
         self.critiqued = self.critiqued or self.e.d.role_enabled("critique")
         self.candidate = candidate
-        verdict = run_pipeline(candidate, self._judge())
-        self.observed = candidate.observed
-        return verdict
+        return candidate
 
-    def _judge(self) -> Judge:
+    def _judge(self, directives: Directives | None = None) -> Judge:
         e = self.e
         return Judge(
-            directives=e.d,
+            directives=directives or e.d,
             protected=tuple(e.loaded.protected),
             baseline=self.baseline,
             space=e.space,
@@ -266,7 +296,7 @@ class Attempt:
         path, _branch = self.e.ws.create_worktree("rerun", commit, f"rerun-{self.id}")
         return path
 
-    def _land(self) -> AttemptResult:
+    def land(self) -> AttemptResult:
         assert self.candidate is not None
         c = self.candidate  # the checked commit, restated with why it passed (same tree)
         why = landing_message(
@@ -278,7 +308,7 @@ class Attempt:
         )
         self._step("land", True, landed.message)
         reason = "all gates passed; " + landed.message
-        return self._result(
+        return self.result(
             "accepted", reason, commit=sha, branch=landed.branch, landed=landed.landed, diff=diff
         )
 
@@ -287,7 +317,7 @@ class Attempt:
 
     # --- helpers -----------------------------------------------------------------------
 
-    def _result(self, outcome: str, reason: str, **kw: object) -> AttemptResult:
+    def result(self, outcome: str, reason: str, **kw: object) -> AttemptResult:
         # A rejected attempt keeps the diff it was judged on (the journal, the dashboard
         # and the reflect role all show what was tried).
         kw.setdefault("diff", self.candidate.diff if self.candidate else "")
@@ -298,6 +328,8 @@ class Attempt:
             repairs=self.round,
             observed=self.observed,
             failures=self.failures,
+            candidate=self.number,
+            cycle=self.cycle,
             **kw,
         )  # type: ignore[arg-type]
 

@@ -152,12 +152,18 @@ class Journal:
     # --- attempts --------------------------------------------------------------------
 
     def start_attempt(
-        self, run_id: int, cycle: int, task: str, base_commit: str, criterion: str = ""
+        self,
+        run_id: int,
+        cycle: int,
+        task: str,
+        base_commit: str,
+        criterion: str = "",
+        candidate: int | None = None,
     ) -> int:
         cur = self.conn.execute(
-            "INSERT INTO attempts (run_id, cycle, task, base_commit, started_at, criterion)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (run_id, cycle, task, base_commit, time.time(), criterion or None),
+            "INSERT INTO attempts (run_id, cycle, task, base_commit, started_at, criterion,"
+            " candidate) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (run_id, cycle, task, base_commit, time.time(), criterion or None, candidate),
         )
         return int(cur.lastrowid or 0)
 

@@ -101,6 +101,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE attempts ADD COLUMN landed_tree TEXT;
     ALTER TABLE model_calls ADD COLUMN messages TEXT;
     """,
+    # 8: `run --parallel N`: which of the cycle's N candidates an attempt was (its
+    # siblings share the run and the cycle); NULL for a cycle with one candidate
+    """
+    ALTER TABLE attempts ADD COLUMN candidate INTEGER;
+    """,
 ]
 
 
@@ -136,6 +141,7 @@ class AttemptRecord:
     started_at: float
     ended_at: float | None
     reverted_by: str | None = None  # the revert commit, once `selfforge undo` undid it
+    candidate: int | None = None  # k of a `run --parallel` cycle's candidates, else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -154,6 +160,7 @@ class AttemptRecord:
             "started_at": self.started_at,
             "ended_at": self.ended_at,
             "reverted_by": self.reverted_by,
+            "candidate": self.candidate,
         }
 
 
@@ -170,7 +177,7 @@ class Totals:
 
 ATTEMPT_COLUMNS = (
     "id, run_id, cycle, task, outcome, reason, repairs, base_commit, commit_sha, branch, "
-    "landed, diff, lesson, started_at, ended_at, reverted_by"
+    "landed, diff, lesson, started_at, ended_at, reverted_by, candidate"
 )
 
 

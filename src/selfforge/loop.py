@@ -20,6 +20,7 @@ from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
 from selfforge.config import Directives, LoadedDirectives
 from selfforge.errors import BudgetExceeded, SelfforgeError
+from selfforge.executors import Executor
 from selfforge.journal import Journal
 from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import sandbox, selfcheck
@@ -32,6 +33,7 @@ from selfforge.models import Model, ModelError
 from selfforge.models.base import QuotaExhausted
 from selfforge.models.budget import Budget
 from selfforge.models.policy import ModelFailure, classify
+from selfforge.parallel import Checked, CheckJob, best_of, make_checker
 from selfforge.planner import Backlog, Planner, Task, split_task
 from selfforge.report import write_report
 from selfforge.roles import Caller, default_lesson, render
@@ -71,6 +73,8 @@ class RunOptions:
     fresh_backlog: bool = False  # goals given on the command line: ignore older tasks
     no_sandbox: bool = False  # --no-sandbox: the user's explicit, warned opt-out
     task: str | None = None  # --task: this one task, no planner
+    parallel: int = 1  # --parallel N: N candidates per cycle, the best passing one lands
+    backend: str = "pool"  # where the N candidates are checked: pool | ray
 
 
 @dataclass
@@ -134,8 +138,11 @@ def run(
         if engine.self_target and journal.get_meta(LAST_GOOD) is None:
             remember_good(journal, base, ws.root)  # the code now running is the known good one
         status, summary.stop_reason = "failed", "stopped by an unexpected error"
+        checker = None
         try:
-            summary.stop_reason = _cycles(engine, options, summary)
+            if options.parallel > 1:
+                checker = make_checker(options.backend, options.parallel, ws.lock_fd)
+            summary.stop_reason = _cycles(engine, options, summary, checker)
             status = "finished"
         except (BudgetExceeded, QuotaExhausted) as exc:
             summary.stop_reason, status = f"stopped: {exc.message}", "stopped"
@@ -149,13 +156,20 @@ def run(
             summary.stop_reason = exc.message
             raise
         finally:  # whatever ended the run, the journal says so and nothing is left open
+            if checker is not None:
+                checker.close()  # before the worktrees go: no check still runs in one
             ws.remove_worktrees()
             journal.end_run(run_id, status, summary.stop_reason)
         summary.report_path = write_report(ws, journal, run_id)
         return summary
 
 
-def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
+def _cycles(
+    engine: Engine,
+    options: RunOptions,
+    summary: RunSummary,
+    checker: Executor[CheckJob, Checked] | None = None,
+) -> str:
     d, journal = engine.d, engine.journal
     plans = d.role_enabled("plan") and options.task is None  # --task: no planner
     planner = Planner(Backlog(journal), engine.caller if plans else None, d.goals.items)
@@ -170,7 +184,7 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
         if baseline is None or base != baseline_commit:
             baseline, baseline_commit = measure_baseline(engine, base), base
         try:
-            picked = _one_cycle(engine, planner, cycle, base, baseline)
+            picked = _one_cycle(engine, planner, cycle, base, baseline, options, checker)
         except ModelError as exc:
             _stop_if_fatal(exc, engine)
             model_errors += 1
@@ -182,10 +196,12 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
         if picked is None:
             why = f" ({planner.note})" if planner.note else ""
             return f"the backlog is empty: the planner proposed nothing new{why}"
-        task, result = picked
+        task, results, result = picked
         model_errors = 0
-        summary.results.append(result)
-        engine.reporter.outcome(result.outcome, result.reason)
+        summary.results.extend(results)
+        for each in sorted(results, key=lambda r: r is result):  # the cycle's own outcome last
+            shown = f"candidate {each.candidate}: " if each.candidate else ""
+            engine.reporter.outcome(each.outcome, shown + each.reason)
         _reflect(engine, task, result)
         _next_strategy(engine, planner, task, result)
         if result.landed and result.observed is not None and result.commit:
@@ -199,15 +215,29 @@ def _cycles(engine: Engine, options: RunOptions, summary: RunSummary) -> str:
 
 
 def _one_cycle(
-    engine: Engine, planner: Planner, cycle: int, base: str, baseline: Observed
-) -> tuple[Task, AttemptResult] | None:
-    """Pick the next task (planning if needed) and attempt it; None: nothing left."""
+    engine: Engine,
+    planner: Planner,
+    cycle: int,
+    base: str,
+    baseline: Observed,
+    options: RunOptions,
+    checker: Executor[CheckJob, Checked] | None,
+) -> tuple[Task, list[AttemptResult], AttemptResult] | None:
+    """Pick the next task (planning if needed) and attempt it: once, or as ``--parallel``
+    candidates of which the best passing one lands. None: nothing left."""
     history = [f"{a.outcome}: {a.task} ({a.reason})" for a in engine.journal.attempts(last=10)]
     task = planner.next_task(describe_state(baseline), history)
     if task is None:
         return None
     engine.reporter.attempt(cycle, task.text)
-    return task, Attempt(engine, cycle, task.text, base, baseline, task.edit_format).run()
+    if checker is None:
+        result = Attempt(engine, cycle, task.text, base, baseline, task.edit_format).run()
+        return task, [result], result
+    n = options.parallel
+    results, chosen = best_of(
+        engine, checker, n, cycle, task.text, base, baseline, task.edit_format
+    )
+    return task, results, chosen
 
 
 def measure_baseline(engine: Engine, commit: str) -> Observed:

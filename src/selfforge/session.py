@@ -13,6 +13,7 @@ from rich.markup import escape
 from selfforge.config import LoadedDirectives, load_directives
 from selfforge.durations import parse_duration
 from selfforge.errors import UsageError
+from selfforge.executors import check_backend
 from selfforge.loop import RunOptions, RunSummary, run
 from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
 from selfforge.models.catalog import ModelFacts, model_facts
@@ -44,6 +45,8 @@ def start_run(
     reporter: Reporter | None = None,
     task: str | None = None,
     no_sandbox: bool = False,
+    parallel: int = 1,
+    backend: str = "pool",
 ) -> dict[str, Any]:
     """Run the loop as ``selfforge run`` does; return the JSON summary.
 
@@ -51,6 +54,9 @@ def start_run(
     ``as_json``: one JSON event per line on stdout (the summary last), nothing else.
     """
     quiet = quiet or as_json
+    if parallel < 1:
+        raise UsageError(f"--parallel {parallel}: give the number of candidates, 1 or more")
+    check_backend(backend)
     ws = Workspace(repo)
     if task is not None and not task.strip():
         raise UsageError("--task needs the text of the task, e.g. --task 'Fix add()'")
@@ -77,6 +83,8 @@ def start_run(
         fresh_backlog=bool(goals),
         no_sandbox=no_sandbox,
         task=task,
+        parallel=parallel,
+        backend=backend,
         context_window=getattr(the_model, "context_window", None)
         or (facts.context_window if facts else 32_000),
     )
@@ -84,6 +92,7 @@ def start_run(
         console.print(
             f"selfforge: {escape(str(ws.root))} with [bold]{escape(spec)}[/]; "
             f"{options.cycles} cycle(s), land mode {d.land.mode}"
+            + (f"; best of {parallel} candidates per cycle ({backend})" if parallel > 1 else "")
         )
     if no_sandbox or d.sandbox.mode == "off":
         why = "--no-sandbox" if no_sandbox else '[sandbox] mode = "off"'
@@ -109,7 +118,7 @@ def start_run(
     finally:
         close_reporter(reporter)
         journaling.close()
-    result = summary_json(summary)
+    result = summary_json(summary, parallel)
     if isinstance(reporter, JsonReporter):
         reporter.emit("summary", **result)
     elif not as_json:
@@ -233,6 +242,12 @@ def print_summary(summary: RunSummary, ws: Workspace) -> None:
         shown = escape(", ".join(summary.flaky[:10]))
         out(f"  flaky (outcome changed between runs; counted neither way): {shown}")
     for result in summary.results:
+        if result.candidate and result.outcome == "accepted":
+            tried = sum(1 for r in summary.results if r.candidate and r.cycle == result.cycle)
+            out(
+                f"  best of {tried}: candidate {result.candidate} (attempt {result.attempt_id})"
+                f" {'landed' if result.landed else 'was accepted'}"
+            )
         if result.outcome == "accepted" and not result.landed and result.branch:
             branch = escape(result.branch)
             out(f"  kept on branch [bold]{branch}[/]: git merge {branch}")
@@ -262,9 +277,10 @@ def _spend_text(ws: Workspace, run_id: int) -> str:
     return f"{tokens:,} tokens, ${cost:.4f}; the run took {minutes}:{seconds:02d}"
 
 
-def summary_json(summary: RunSummary) -> dict[str, Any]:
+def summary_json(summary: RunSummary, parallel: int = 1) -> dict[str, Any]:
     return {
         "run_id": summary.run_id,
+        "parallel": parallel,
         "stop_reason": summary.stop_reason,
         "recovered": summary.recovered,
         "report": str(summary.report_path) if summary.report_path else None,
@@ -278,6 +294,8 @@ def summary_json(summary: RunSummary) -> dict[str, Any]:
                 "commit": r.commit,
                 "branch": r.branch,
                 "landed": r.landed,
+                "cycle": r.cycle,
+                "candidate": r.candidate,
             }
             for r in summary.results
         ],

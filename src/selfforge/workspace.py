@@ -118,6 +118,11 @@ class Workspace:
             os.close(fd)
             self._lock_fd = None
 
+    @property
+    def lock_fd(self) -> int | None:
+        """The run lock's descriptor while held (a forked worker closes its copy)."""
+        return self._lock_fd
+
     def _write_lock(self) -> None:
         assert self._lock_fd is not None
         data = json.dumps(self._record).encode()

@@ -83,6 +83,15 @@ def run(
     no_sandbox: bool = typer.Option(
         False, "--no-sandbox", help="Run checks without the sandbox (unsafe; warns)."
     ),
+    parallel: int = typer.Option(
+        1,
+        "--parallel",
+        min=1,
+        help="Candidates per cycle: N proposals checked at once; the best passing one lands.",
+    ),
+    backend: str = typer.Option(
+        "pool", "--backend", help="Where --parallel candidates are checked: pool or ray."
+    ),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="No live view and no line per step; the summary only."
     ),
@@ -105,6 +114,8 @@ def run(
         as_json=as_json,
         task=task,
         no_sandbox=no_sandbox,
+        parallel=parallel,
+        backend=backend,
     )
 
 

@@ -95,8 +95,25 @@ def show(
     with open_journal(repo) as journal:
         record = resolve_attempt(journal, attempt)
         calls, check_rows = journal.calls(record.id), journal.checks(record.id)
+        siblings = [
+            a
+            for a in journal.attempts(record.run_id)
+            if record.candidate and a.cycle == record.cycle and a.candidate
+        ]
     out = console.print
     out(f"[bold]attempt {record.id}[/] (run {record.run_id}, cycle {record.cycle})")
+    if siblings:
+        others = "; ".join(
+            f"{a.id} (candidate {a.candidate}: {a.outcome or 'open'}"
+            + (", landed" if a.landed else "")
+            + ")"
+            for a in siblings
+            if a.id != record.id
+        )
+        out(
+            f"best of {len(siblings)}: candidate {record.candidate} of {len(siblings)}; "
+            f"siblings: {escape(others)}"
+        )
     out(f"task:    {escape(record.task)}")
     out(
         f"outcome: {escape(record.outcome or 'open')} after {record.repairs} repair(s): "

@@ -1,0 +1,108 @@
+"""`run --parallel N`: N scripted candidates checked at once; the best passing one lands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import TEST_CALC, cli, directives, git, log_json, make_repo, snapshot
+
+# add() and mul() are both broken: test_add and test_mul fail, test_sub passes.
+CALC2 = """\
+def add(a, b):
+    return a - b
+
+
+def sub(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a + b
+"""
+
+FIXED = "\n\n\n".join(
+    [
+        "def add(a, b):\n    return a + b",
+        "def sub(a, b):\n    return a - b",
+        "def mul(a, b):\n    return a * b\n",
+    ]
+)
+
+
+def _edit(search: str, replace: str) -> str:
+    return f"calc.py\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
+
+ADD_ONLY = _edit("def add(a, b):\n    return a - b\n", "def add(a, b):\n    return a + b\n")
+BOTH = ADD_ONLY + _edit("def mul(a, b):\n    return a + b\n", "def mul(a, b):\n    return a * b\n")
+BOTH_BREAK_SUB = BOTH + _edit(
+    "def sub(a, b):\n    return a - b\n", "def sub(a, b):\n    return a + b\n"
+)
+
+
+@pytest.fixture
+def two_bugs(tmp_path: Path) -> Path:
+    goals = ("Fix the failing tests",)
+    return make_repo(
+        tmp_path / "repo",
+        {"calc.py": CALC2, "test_calc.py": TEST_CALC},
+        directives(goals=goals, max_repairs=2),
+    )
+
+
+def _run(repo: Path, spec: str, *extra: str) -> dict[str, object]:
+    proc = cli("run", "--repo", str(repo), "--model", spec, "--parallel", "3", "--json", *extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    return lines[-1]
+
+
+def _check_best_landed(repo: Path, before: dict[str, object], summary: dict[str, object]) -> None:
+    # The best candidate landed (the second: it fixes both tests), not the first passing one.
+    assert summary["parallel"] == 3
+    attempts = {a["candidate"]: a for a in summary["attempts"]}  # type: ignore[union-attr]
+    assert sorted(attempts) == [1, 2, 3]
+    assert attempts[2]["outcome"] == "accepted" and attempts[2]["landed"]
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert attempts[2]["commit"] == head
+    base = str(before["head"]).strip()
+    assert git(repo, "rev-list", "--count", f"{base}..HEAD").strip() == "1"
+    # Only candidate 2's change reached the user's checkout; nothing of the others did.
+    after = snapshot(repo)
+    assert after["status"] == "" and after["branch"] == before["branch"]
+    expected = dict(before["files"])  # type: ignore[call-overload]
+    expected["calc.py"] = FIXED.encode()
+    assert after["files"] == expected
+    assert git(repo, "branch", "--list").split() == ["*", "main"]  # no loser kept anywhere
+    # The others are journaled, each with why it did not land, as siblings of one cycle.
+    journal = {a["id"]: a for a in log_json(repo)}
+    ids = [attempts[k]["id"] for k in (1, 2, 3)]
+    rows = [journal[i] for i in ids]
+    assert [r["candidate"] for r in rows] == [1, 2, 3]
+    assert len({(r["run_id"], r["cycle"]) for r in rows}) == 1
+    one, _, three = rows
+    assert one["outcome"] == "rejected"
+    assert one["reason"] == (
+        "passed every check, not chosen: candidate 2 fixed more target tests (2 vs 1)"
+    )
+    assert three["outcome"] == "rejected" and "test_sub" in three["reason"]
+    assert not one["commit"] and not three["commit"] and not one["branch"]
+
+
+def test_parallel_3_lands_the_best_of_three_and_journals_the_others(two_bugs: Path, script) -> None:
+    before = snapshot(two_bugs)
+    spec = script(propose=[ADD_ONLY, BOTH, BOTH_BREAK_SUB])
+    summary = _run(two_bugs, spec)
+    _check_best_landed(two_bugs, before, summary)
+    # N proposals are N model calls, each journaled with its own attempt and counted.
+    from selfforge.journal import Journal
+
+    with Journal(two_bugs / ".selfforge" / "journal.db") as journal:
+        for attempt in summary["attempts"]:  # type: ignore[union-attr]
+            calls = journal.calls(attempt["id"])
+            assert [c["role"] for c in calls].count("propose") == 1
+    shown = cli("show", str(summary["attempts"][0]["id"]), "--repo", str(two_bugs), check=True)
+    assert "candidate 1 of 3" in shown.stdout
