@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,28 @@ def test_parallel_3_lands_the_best_of_three_and_journals_the_others(two_bugs: Pa
             assert [c["role"] for c in calls].count("propose") == 1
     shown = cli("show", str(summary["attempts"][0]["id"]), "--repo", str(two_bugs), check=True)
     assert "candidate 1 of 3" in shown.stdout
+
+
+def test_the_budget_counts_every_candidates_call(tmp_path: Path, script) -> None:
+    limits = "[limits]\ncycles = 1\nmax_repairs = 0\nbudget_tokens = 1000000\n"
+    text = directives(goals=("Fix the failing tests",)).replace(
+        "[limits]\ncycles = 1\nmax_repairs = 0\n", limits
+    )
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC2, "test_calc.py": TEST_CALC}, text)
+    before = snapshot(repo)
+    big = {"input_tokens": 600_000, "output_tokens": 0}  # one call alone fits the budget
+    spec = script(propose=[{"content": reply, "usage": big} for reply in (ADD_ONLY, BOTH, BOTH)])
+    summary = _run(repo, spec)
+    # Two proposals spent 1.2M (plus the planner's few): the third is refused before it goes.
+    why = str(summary["stop_reason"])
+    assert re.search(r"token budget \(1,000,000\) would be exceeded: 1,20\d,\d{3} spent", why)
+    assert "the next propose call" in why
+    assert snapshot(repo) == before  # two proposals made, none checked, nothing landed
+    assert [a["outcome"] for a in log_json(repo)] == ["error", "error", "error"]
+
+
+def test_parallel_candidates_run_as_ray_tasks(two_bugs: Path, script) -> None:
+    pytest.importorskip("ray")
+    before = snapshot(two_bugs)
+    spec = script(propose=[ADD_ONLY, BOTH, BOTH_BREAK_SUB])
+    _check_best_landed(two_bugs, before, _run(two_bugs, spec, "--backend", "ray"))
