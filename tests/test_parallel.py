@@ -127,8 +127,29 @@ def test_the_budget_counts_every_candidates_call(tmp_path: Path, script) -> None
     assert [a["outcome"] for a in log_json(repo)] == ["error", "error", "error"]
 
 
+@pytest.mark.slow  # starting a local Ray instance takes most of its time
 def test_parallel_candidates_run_as_ray_tasks(two_bugs: Path, script) -> None:
     pytest.importorskip("ray")
     before = snapshot(two_bugs)
     spec = script(propose=[ADD_ONLY, BOTH, BOTH_BREAK_SUB])
     _check_best_landed(two_bugs, before, _run(two_bugs, spec, "--backend", "ray"))
+
+
+def test_best_is_most_targets_fixed_then_more_passing_fewer_lint_smaller_earlier() -> None:
+    from selfforge.parallel import Rank, why_not
+
+    ranks = [
+        Rank(1, fixed=1, passing=1, lint=0, size=2),
+        Rank(2, fixed=1, passing=1, lint=0, size=2),  # equal to 1 but later
+        Rank(3, fixed=1, passing=1, lint=0, size=9),
+        Rank(4, fixed=1, passing=1, lint=3, size=1),
+        Rank(5, fixed=1, passing=2, lint=5, size=40),
+        Rank(6, fixed=2, passing=2, lint=9, size=99),
+    ]
+    order = sorted(ranks, key=Rank.key)
+    assert [r.number for r in order] == [6, 5, 1, 2, 3, 4]
+    assert why_not(order[0], order[1]) == "candidate 6 fixed more target tests (2 vs 1)"
+    assert why_not(order[1], order[2]) == "candidate 5 makes more tests pass (2 vs 1)"
+    assert why_not(order[2], order[3]) == "candidate 1 came first (equal on every count)"
+    assert why_not(order[3], order[4]) == "candidate 2's change is smaller (2 vs 9 changed lines)"
+    assert why_not(order[4], order[5]) == "candidate 3 leaves fewer lint findings (0 vs 3)"

@@ -208,6 +208,8 @@ def best_of(
             branches.append((a, a.open()))
         bundle = attempts[0].context()  # every worktree is at the base: one context serves all
         jobs = _propose_all(engine, attempts, bundle, results)
+        if jobs:
+            engine.reporter.begin(f"checking {len(jobs)} candidate(s) at once")
         for job in jobs:
             checker.submit(job)
         while checker.running():
