@@ -127,6 +127,25 @@ def test_the_budget_counts_every_candidates_call(tmp_path: Path, script) -> None
     assert [a["outcome"] for a in log_json(repo)] == ["error", "error", "error"]
 
 
+def test_the_reviewers_see_the_best_first_and_the_next_lands_when_they_refuse_it(
+    two_bugs: Path, script
+) -> None:
+    # Candidate 3 ranks best (both targets fixed); the reviewer refuses it, approves 1.
+    spec = script(
+        propose=[ADD_ONLY, BOTH_BREAK_SUB, BOTH],
+        review=["REJECT: mul() now hides a bug", "APPROVE: fixes add()"],
+    )
+    summary = _run(two_bugs, spec)
+    attempts = {a["candidate"]: a for a in summary["attempts"]}  # type: ignore[union-attr]
+    assert attempts[3]["outcome"] == "rejected"
+    assert "mul() now hides a bug" in attempts[3]["reason"]
+    assert attempts[1]["outcome"] == "accepted" and attempts[1]["landed"]
+    assert attempts[1]["commit"] == git(two_bugs, "rev-parse", "HEAD").strip()
+    assert "test_sub" in attempts[2]["reason"]
+    add_fixed = CALC2.replace("return a - b", "return a + b", 1)  # mul() still broken
+    assert (two_bugs / "calc.py").read_text() == add_fixed
+
+
 @pytest.mark.slow  # starting a local Ray instance takes most of its time
 def test_parallel_candidates_run_as_ray_tasks(two_bugs: Path, script) -> None:
     pytest.importorskip("ray")
