@@ -48,8 +48,9 @@ def label(name: str, commands: dict[str, str] | None = None) -> str:
     """What a step's name means, with the command it runs when there is one."""
     if name.startswith("repair"):
         return f"{name}: waiting for the model's repaired edit"
-    if name.startswith("propose "):  # best of N: "propose 2/3"
-        return f"proposing candidate {name.partition(' ')[2]}: waiting for the model's edit"
+    if name.startswith("#"):  # best of N: "#2 tests" is candidate 2's
+        number, _, rest = name.partition(" ")
+        return f"{label(rest, commands)} (candidate {number[1:]})"
     if name.startswith("review:"):
         return f"reviewing: the {name.partition(':')[2]} reviewer votes"
     text = _LABELS.get(name, name)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import os
 import signal
 import sqlite3
@@ -31,7 +32,7 @@ from selfforge.judge.runner import CheckSpace
 from selfforge.judge.stages import PIPELINE, Candidate, Judge, critique, review
 from selfforge.judge.verdict import PASS, Observed, Verdict
 from selfforge.testpaths import TestRule
-from selfforge.ui import BaseReporter
+from selfforge.ui import BaseReporter, Reporter
 from selfforge.workspace import Workspace
 
 MODEL_STAGES = (critique, review)  # they call the model: the main process runs them
@@ -61,6 +62,28 @@ class Checked:
     verdict: Verdict
     observed: Observed
     steps: list[tuple[str, bool | None, str, float]] = field(default_factory=list)
+
+
+class _Labelled:
+    """Candidate k's steps, named ``#k tests`` and so on, on the run's reporter."""
+
+    def __init__(self, inner: Reporter, k: int) -> None:
+        self.inner, self.prefix = inner, f"#{k} "
+
+    def begin(self, name: str) -> None:
+        self.inner.begin(self.prefix + name)
+
+    def attempt(self, cycle: int, task: str) -> None:
+        self.inner.attempt(cycle, task)
+
+    def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
+        self.inner.step(self.prefix + name, ok, detail, seconds)
+
+    def outcome(self, outcome: str, reason: str) -> None:
+        self.inner.outcome(outcome, reason)
+
+    def info(self, message: str) -> None:
+        self.inner.info(message)
 
 
 class _Steps(BaseReporter):
@@ -198,7 +221,16 @@ def best_of(
     """Attempt ``task`` with ``n`` candidates; returns every candidate's result (in order)
     and the one that stands for the cycle (the landed one, else the best of the rest)."""
     attempts = [
-        Attempt(engine, cycle, task, base, baseline, edit_format, f"attempt-{k}", candidate=k)
+        Attempt(
+            dataclasses.replace(engine, reporter=_Labelled(engine.reporter, k)),
+            cycle,
+            task,
+            base,
+            baseline,
+            edit_format,
+            f"attempt-{k}",
+            candidate=k,
+        )
         for k in range(1, n + 1)
     ]
     branches: list[tuple[Attempt, str]] = []
@@ -214,7 +246,7 @@ def best_of(
             checker.submit(job)
         while checker.running():
             job, checked = checker.next_done()
-            _take(engine, attempts[job.number - 1], job.number, checked, results)
+            _take(attempts[job.number - 1], job.number, checked, results)
         _choose(engine, attempts, baseline, results)
     finally:
         for a, branch in branches:
@@ -232,10 +264,9 @@ def _propose_all(
     jobs: list[CheckJob] = []
     trees: dict[str, int] = {}
     for k, a in enumerate(attempts, 1):
-        engine.reporter.begin(f"propose {k}/{len(attempts)}")
         applied = a.apply(a.propose(bundle, ""))  # type: ignore[arg-type]
         if applied.n_edits == 0:
-            engine.reporter.step(f"#{k} apply", None, "the model proposed no edits")
+            a.e.reporter.step("apply", None, "the model proposed no edits")
             results[k] = a.result("no_edits", "the model proposed no edits")
             continue
         made = a.commit(applied)
@@ -281,16 +312,14 @@ def _scratch(state: Path, k: int) -> Path:
     return scratch
 
 
-def _take(
-    engine: Engine, a: Attempt, k: int, checked: Checked, results: dict[int, AttemptResult]
-) -> None:
+def _take(a: Attempt, k: int, checked: Checked, results: dict[int, AttemptResult]) -> None:
     """A candidate's checks came back: show its steps, keep what they observed."""
     assert a.candidate is not None
     a.candidate.observed = a.observed = checked.observed
     for name, ok, detail, seconds in checked.steps:
-        engine.reporter.step(f"#{k} {name}", ok, detail, seconds)
+        a.e.reporter.step(name, ok, detail, seconds)
     if not checked.verdict.ok:
-        engine.reporter.step(f"#{k} verdict", False, checked.verdict.reason)
+        a.e.reporter.step("verdict", False, checked.verdict.reason)
         a.failures.append(checked.verdict.reason)
         results[k] = a.result("rejected", checked.verdict.reason)
 
