@@ -1,5 +1,7 @@
 """The journal: every run, attempt, model call and check, in SQLite (WAL) at
-``.selfforge/journal.db``. Schema changes are numbered migrations on ``user_version``.
+``.selfforge/journal.db``. Schema changes are numbered migrations on ``user_version``
+(``journal_schema.py``); the steps and the running stage that the dashboard shows are
+written by ``progress.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ __all__ = ["OUTCOMES", "AttemptRecord", "Journal", "Totals"]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 OUTCOMES = ("accepted", "rejected", "no_edits", "error")
+RUN_COLUMNS = (
+    "id, started_at, ended_at, status, pid, base_branch, base_commit, model, goals, "
+    "land_mode, stop_reason"
+)
 
 
 class Journal:
@@ -122,25 +128,11 @@ class Journal:
 
     def run_info(self, run_id: int) -> dict[str, Any] | None:
         row = self.conn.execute(
-            "SELECT id, started_at, ended_at, status, pid, base_branch, base_commit, model, "
-            "goals, land_mode, stop_reason FROM runs WHERE id = ?",
-            (run_id,),
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)
         ).fetchone()
         if row is None:
             return None
-        keys = (
-            "id",
-            "started_at",
-            "ended_at",
-            "status",
-            "pid",
-            "base_branch",
-            "base_commit",
-            "model",
-            "goals",
-            "land_mode",
-            "stop_reason",
-        )
+        keys = [c.strip() for c in RUN_COLUMNS.split(",")]
         info = dict(zip(keys, row, strict=True))
         info["goals"] = json.loads(info["goals"])
         return info
@@ -227,12 +219,6 @@ class Journal:
             f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE id = ?", (attempt_id,)
         ).fetchone()
         return attempt_record(row) if row else None
-
-    def landed_attempts(self) -> list[AttemptRecord]:
-        rows = self.conn.execute(
-            f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE landed = 1 ORDER BY id"
-        )
-        return [attempt_record(r) for r in rows]
 
     def similar_attempts(self, text: str, limit: int = 3) -> list[AttemptRecord]:
         """Past finished attempts most similar to ``text`` (FTS5 BM25), best first."""
@@ -377,40 +363,6 @@ class Journal:
         totals.calls, totals.input_tokens, totals.output_tokens = row[0], row[1], row[2]
         totals.cost_usd = float(row[3])
         return totals
-
-    # --- steps, as the run reports them (the dashboard reads these) --------------------
-
-    def record_step(self, name: str, ok: bool | None, detail: str, seconds: float) -> None:
-        """A finished step of the running run's open attempt (or of no attempt: baseline)."""
-        run_id, attempt_id = self._running()
-        if run_id is None:
-            return
-        self.conn.execute(
-            "INSERT INTO steps (run_id, attempt_id, name, ok, detail, seconds, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                attempt_id,
-                name,
-                None if ok is None else int(ok),
-                detail,
-                seconds,
-                time.time(),
-            ),
-        )
-
-    def set_stage(self, stage: str | None) -> None:
-        run_id, _ = self._running()
-        if run_id is not None:
-            self.conn.execute("UPDATE runs SET stage = ? WHERE id = ?", (stage, run_id))
-
-    def _running(self) -> tuple[int | None, int | None]:
-        row = self.conn.execute(
-            "SELECT r.id, (SELECT max(a.id) FROM attempts a WHERE a.run_id = r.id "
-            "AND a.outcome IS NULL) FROM runs r WHERE r.status = 'running' ORDER BY r.id DESC"
-            " LIMIT 1"
-        ).fetchone()
-        return (row[0], row[1]) if row else (None, None)
 
     # --- key/value ---------------------------------------------------------------------
 

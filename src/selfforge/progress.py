@@ -1,8 +1,10 @@
 """A reporter that also writes each step to the journal, so `selfforge serve` shows the
-gates' verdicts and the stage now running while a run goes on."""
+gates' verdicts and the stage now running while a run goes on; and the two writes it
+makes (the ``steps`` table and ``runs.stage``), which only it makes."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from selfforge.journal import Journal
@@ -26,22 +28,22 @@ class JournalingReporter:
     def begin(self, name: str) -> None:
         self.inner.begin(name)
         if journal := self._store():
-            journal.set_stage(name)
+            set_stage(journal, name)
 
     def attempt(self, cycle: int, task: str) -> None:
         self.inner.attempt(cycle, task)
         if journal := self._store():
-            journal.set_stage("propose")
+            set_stage(journal, "propose")
 
     def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
         self.inner.step(name, ok, detail, seconds)
         if journal := self._store():
-            journal.record_step(name, ok, detail, seconds)
+            record_step(journal, name, ok, detail, seconds)
 
     def outcome(self, outcome: str, reason: str) -> None:
         self.inner.outcome(outcome, reason)
         if journal := self._store():
-            journal.set_stage(None)
+            set_stage(journal, None)
 
     def info(self, message: str) -> None:
         self.inner.info(message)
@@ -50,3 +52,32 @@ class JournalingReporter:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
+
+
+def record_step(journal: Journal, name: str, ok: bool | None, detail: str, seconds: float) -> None:
+    """A finished step of the running run's open attempt (or of no attempt: baseline)."""
+    run_id, attempt_id = _running(journal)
+    if run_id is None:
+        return
+    journal.conn.execute(
+        "INSERT INTO steps (run_id, attempt_id, name, ok, detail, seconds, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (run_id, attempt_id, name, None if ok is None else int(ok), detail, seconds, time.time()),
+    )
+
+
+def set_stage(journal: Journal, stage: str | None) -> None:
+    """The stage the running run is in now (None between attempts)."""
+    run_id, _ = _running(journal)
+    if run_id is not None:
+        journal.conn.execute("UPDATE runs SET stage = ? WHERE id = ?", (stage, run_id))
+
+
+def _running(journal: Journal) -> tuple[int | None, int | None]:
+    """The running run and its open attempt, if any."""
+    row = journal.conn.execute(
+        "SELECT r.id, (SELECT max(a.id) FROM attempts a WHERE a.run_id = r.id "
+        "AND a.outcome IS NULL) FROM runs r WHERE r.status = 'running' ORDER BY r.id DESC"
+        " LIMIT 1"
+    ).fetchone()
+    return (row[0], row[1]) if row else (None, None)
