@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 
 from selfforge.judge.criterion import for_task
-from selfforge.judge.gates import progress_gate, run_gate
+from selfforge.judge.gates import progress_gate, regression_gate, run_gate
 from selfforge.judge.integrity import reporting_gate
 from selfforge.judge.limits import Limits
 from selfforge.judge.results import TestReport as Report
@@ -64,6 +64,19 @@ def test_exit_code_and_results_must_agree(tmp_path: Path) -> None:
     assert run_gate(_result(1), failing).ok and run_gate(_result(0), passing).ok
     unfinished = report_from_records([{"ev": "start", "rootdir": str(tmp_path)}], tmp_path)
     assert "stopped before it finished" in run_gate(_result(0), unfinished).reason
+
+
+def test_a_test_that_passed_before_must_still_pass() -> None:
+    base = Report({"t::a": "passed", "t::b": "passed", "t::c": "failed", "t::d": "passed"})
+    # b now fails, d was not run (a run of the tests a change reaches), a is flaky.
+    reached = Report({"t::a": "failed", "t::b": "failed", "t::c": "passed"})
+    verdict = regression_gate(base, reached, {"t::a"}, "output", partial=True)
+    assert not verdict.ok and verdict.details == ["t::b: failed"]
+    assert verdict.reason == "1 test(s) passed before and fail now: t::b: failed"
+    # The same run judged as the full suite: d is gone, so it no longer passes either.
+    full = regression_gate(base, reached, {"t::a"}, "output")
+    assert full.details == ["t::b: failed", "t::d: no longer collected"]
+    assert regression_gate(base, base, set(), "output").ok
 
 
 def test_xfail_and_xpass_are_their_own_outcomes(tmp_path: Path) -> None:

@@ -73,21 +73,33 @@ def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) ->
     if added:
         reason = f"the change makes {added[0]} fail to import: {cand.collect_errors[added[0]]}"
         return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}", added)
-    flaky = baseline.flaky | candidate.flaky
-    broken = sorted(t for t in base.passed - cand.passed - flaky)
-    if broken:
-        details = [f"{t}: {_state(cand, t)}" for t in broken]
-        reason = f"{len(broken)} test(s) passed before and fail now: " + "; ".join(details[:3])
-        feedback = (
-            "These tests passed before your change and do not pass now:\n"
-            + "\n".join(f"- {d}" for d in details[:20])
-            + f"\n\nTest output:\n{result.output}"
-        )
-        return Verdict(False, reason, feedback, details)
+    verdict = regression_gate(base, cand, baseline.flaky | candidate.flaky, result.output)
+    if not verdict.ok:
+        return verdict
     if cand.collected < base.collected:
         reason = f"integrity: collected tests dropped from {base.collected} to {cand.collected}"
         return Verdict(False, reason, reason + "; do not remove or deselect tests.")
     return PASS
+
+
+def regression_gate(
+    base: TestReport, cand: TestReport, flaky: set[str], output: str, *, partial: bool = False
+) -> Verdict:
+    """Every test that passed on the baseline still passes, flaky ones aside. ``partial``:
+    the run ran only some tests (the ones a change reaches), so only those count."""
+    broken = sorted(
+        t for t in base.passed - cand.passed - flaky if not partial or t in cand.outcomes
+    )
+    if not broken:
+        return PASS
+    details = [f"{t}: {_state(cand, t)}" for t in broken]
+    reason = f"{len(broken)} test(s) passed before and fail now: " + "; ".join(details[:3])
+    feedback = (
+        "These tests passed before your change and do not pass now:\n"
+        + "\n".join(f"- {d}" for d in details[:20])
+        + f"\n\nTest output:\n{output}"
+    )
+    return Verdict(False, reason, feedback, details)
 
 
 def progress_gate(baseline: Observed, candidate: Observed, criterion: Criterion) -> Verdict:

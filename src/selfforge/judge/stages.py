@@ -331,15 +331,9 @@ def _focused_verdict(
     verdict = gates.run_gate(result, report)
     if not verdict.ok or report is None or baseline.tests is None:
         return verdict
-    broken = sorted(
-        t
-        for t in baseline.tests.passed - baseline.flaky
-        if t in report.outcomes and report.outcomes[t] != "passed"
+    return gates.regression_gate(
+        baseline.tests, report, baseline.flaky, result.output, partial=True
     )
-    if not broken:
-        return PASS
-    reason = f"{len(broken)} test(s) passed before and fail now: " + "; ".join(broken[:3])
-    return Verdict(False, reason, f"These tests now fail:\n{result.output}", broken)
 
 
 def _mark_flaky(c: Candidate, j: Judge, command: str) -> None:
