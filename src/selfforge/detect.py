@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from selfforge.testpaths import DEFAULT_PYTHON_FILES
+
 _RUNNER_TIMEOUT_S = 20
 _PYTEST = re.compile(
     r"(?:^|\s)(?:\S*/)?(?:python3?\s+-m\s+)?(?:coverage\s+run\s+-m\s+)?(pytest|py\.test)\b(?P<args>.*)"
@@ -219,7 +221,8 @@ def _uses_pytest(root: Path) -> bool:
     for folder in ("tests", "test"):
         if (root / folder).is_dir() and any((root / folder).rglob("test*.py")):
             return not _uses_unittest(root)
-    return (any(root.glob("test_*.py")) or any(root.glob("*_test.py"))) and not _uses_unittest(root)
+    modules = any(any(root.glob(pattern)) for pattern in DEFAULT_PYTHON_FILES)
+    return modules and not _uses_unittest(root)
 
 
 def _uses_unittest(root: Path) -> bool:

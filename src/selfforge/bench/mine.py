@@ -20,8 +20,8 @@ from selfforge.bench.records import Instance
 from selfforge.bench.testrun import run_tests
 from selfforge.errors import GitError, UsageError
 from selfforge.git import git, repo_root
+from selfforge.testpaths import rule_for
 
-TEST_DIRS = {"test", "tests", "testing"}
 CODE_SUFFIXES = {".py", ".pyi"}
 DEFAULT_TEST_CMD = "python -m pytest"
 
@@ -32,24 +32,7 @@ class Candidate:
     parent: str
     test_files: tuple[str, ...]
     code_files: tuple[str, ...]
-
-    @property
-    def test_modules(self) -> list[str]:
-        return [f for f in self.test_files if is_test_module(f)]
-
-
-def is_test_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    return (
-        any(p in TEST_DIRS for p in parts[:-1])
-        or is_test_module(path)
-        or (parts[-1] == "conftest.py")
-    )
-
-
-def is_test_module(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+    test_modules: tuple[str, ...]  # the test files pytest collects tests from
 
 
 def candidates(repo: Path, since: str | None = None) -> list[Candidate]:
@@ -59,6 +42,7 @@ def candidates(repo: Path, since: str | None = None) -> list[Candidate]:
     if since:
         args.append(f"--since={since}")
     out = git(*args, "HEAD", cwd=repo)
+    rule = rule_for(repo)  # the one test-path rule, from the project's pytest settings
     found = []
     for block in out.split("@@")[1:]:
         lines = [x for x in block.splitlines() if x.strip()]
@@ -66,12 +50,13 @@ def candidates(repo: Path, since: str | None = None) -> list[Candidate]:
         if len(shas) != 2:  # a root commit has no parent to replay from
             continue
         files = lines[1:]
-        tests = tuple(f for f in files if is_test_path(f))
+        tests = tuple(f for f in files if rule.is_test_path(f))
         code = tuple(
-            f for f in files if not is_test_path(f) and PurePosixPath(f).suffix in CODE_SUFFIXES
+            f for f in files if f not in tests and PurePosixPath(f).suffix in CODE_SUFFIXES
         )
-        if code and any(is_test_module(f) for f in tests):
-            found.append(Candidate(shas[0], shas[1], tests, code))
+        modules = tuple(f for f in tests if rule.is_test_file(f))
+        if code and modules:
+            found.append(Candidate(shas[0], shas[1], tests, code, modules))
     return found
 
 

@@ -11,24 +11,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_NOT_MODULES = {"setup", "conftest", "noxfile", "tasks", "fabfile", "manage", "docs"}
-_NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "bench"}
+from selfforge.testpaths import TEST_FOLDERS, TestRule, rule_for
+
+_NOT_MODULES = {"setup", "conftest", "noxfile", "tasks", "fabfile", "manage", "docs", "test"}
+_NOT_PACKAGES = TEST_FOLDERS | {"docs", "doc", "examples", "benchmarks", "bench"}
 
 
 def import_roots(tree: Path) -> list[Path]:
     """The tree's ``src/`` (when it holds code) and the tree itself, in that order."""
     src = tree / "src"
-    return [src, tree] if src.is_dir() and _modules_in(src) else [tree]
+    return [src, tree] if src.is_dir() and _modules_in(src, rule_for(tree)) else [tree]
 
 
 def project_modules(tree: Path, limit: int = 8) -> list[str]:
     """The project's own top-level modules: those under ``src/``, else at the root."""
-    src = tree / "src"
-    found = _modules_in(src) if src.is_dir() else []
-    return (found or _modules_in(tree))[:limit]
+    src, rule = tree / "src", rule_for(tree)
+    found = _modules_in(src, rule) if src.is_dir() else []
+    return (found or _modules_in(tree, rule))[:limit]
 
 
-def _modules_in(folder: Path) -> list[str]:
+def _modules_in(folder: Path, rule: TestRule) -> list[str]:
     names = []
     for entry in sorted(folder.iterdir()):
         name = entry.name
@@ -38,13 +40,9 @@ def _modules_in(folder: Path) -> list[str]:
             names.append(name)
         elif entry.suffix == ".py" and entry.is_file():
             stem = entry.stem
-            if stem.isidentifier() and stem not in _NOT_MODULES and not _is_test_name(stem):
+            if stem.isidentifier() and stem not in _NOT_MODULES and not rule.is_test_file(name):
                 names.append(stem)
     return names
-
-
-def _is_test_name(stem: str) -> bool:
-    return stem.startswith("test_") or stem.endswith("_test") or stem == "test"
 
 
 def outside(tree: Path, imports: dict[str, str | None]) -> dict[str, str]:
