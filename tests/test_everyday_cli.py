@@ -94,6 +94,17 @@ def test_log_filters(two_attempts: Path) -> None:
         assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_since_and_until_read_durations_with_the_one_parser() -> None:
+    from selfforge.commands.history import parse_since
+    from selfforge.durations import parse_duration
+
+    assert parse_duration("3d") == 3 * 86400 and parse_duration("1d 2h30m") == 95400
+    assert parse_duration("90m") == 5400 and parse_duration("500ms") == 0.5
+    assert parse_duration("3 days") is None and parse_duration("soon") is None
+    # log --since 3d is that many seconds before now (the clock moves on while it runs).
+    assert parse_since("3d") <= parse_since("2d") - 86400 + 1
+
+
 def test_status_words_the_last_run_and_never_prints_none(two_attempts: Path) -> None:
     out = cli("status", "--repo", str(two_attempts), check=True).stdout
     assert "None" not in out

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from selfforge.durations import parse_duration
 from selfforge.errors import UsageError
 from selfforge.journal import OUTCOMES, AttemptRecord, Journal
 from selfforge.workspace import Workspace
@@ -248,11 +249,9 @@ def resolve_attempt(journal: Journal, text: str) -> AttemptRecord:
 
 def parse_since(text: str) -> float:
     """'2h', '3d', '90m', '1h30m' ago, or a date / date-time (local time)."""
-    compact = re.sub(r"\s", "", text.lower())
-    parts = re.findall(r"(\d+(?:\.\d+)?)([dhms])", compact)
-    if parts and "".join(n + u for n, u in parts) == compact:
-        units = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-        return time.time() - sum(float(n) * units[u] for n, u in parts)
+    seconds = parse_duration(text)
+    if seconds is not None:
+        return time.time() - seconds
     try:
         return dt.datetime.fromisoformat(text.strip()).timestamp()
     except ValueError:
