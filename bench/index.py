@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from selfforge.git import git
+
 SKIP = shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc")
 CHANGED = "json/decoder.py"
 
@@ -34,9 +36,9 @@ def make_repo(target: Path) -> Path:
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     shutil.copytree(stdlib, target, ignore=SKIP, symlinks=True)
     env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b"}
-    env |= {"GIT_COMMITTER_EMAIL": "b@b", "PATH": "/usr/bin:/bin:/usr/local/bin"}
+    env |= {"GIT_COMMITTER_EMAIL": "b@b"}
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "stdlib"]):
-        subprocess.run(["git", *args], cwd=target, check=True, env=env)
+        git(*args, cwd=target, env=env)
     return target
 
 
@@ -90,9 +92,7 @@ def run_phase(name: str, repo: Path) -> None:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="selfforge-bench-index-") as tmp:
         repo = make_repo(Path(tmp) / "stdlib")
-        tracked = subprocess.run(
-            ["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout.count("\n")
+        tracked = git("ls-files", cwd=repo).count("\n")
         python_files = sum(1 for _ in repo.rglob("*.py"))
         print(
             f"repository: Python {sys.version.split()[0]} standard library, "

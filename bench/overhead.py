@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from selfforge.git import git
 from selfforge.journal import Journal
 from selfforge.session import start_run
 from selfforge.ui import SilentReporter
@@ -50,9 +49,8 @@ def make_repo(root: Path, n_files: int, cycles: int) -> None:
         f"[limits]\ncycles = {cycles}\nmax_repairs = 0\n\n"
         '[roles]\nenabled = ["propose", "critique", "review", "reflect"]\n'
     )
-    env = {**os.environ, **IDENTITY}
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
-        subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
+        git(*args, cwd=root, env=IDENTITY)
 
 
 def script(root: Path, cycles: int) -> Path:

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from selfforge.git import git
+
 TASKS = Path(__file__).with_name("retrieval_tasks.json")
 PACKAGE, VERSION = "docutils", "0.21.2"
 RELEASES = ("0.21", "0.20", "0.19", "0.18b1", "0.18", "0.17", "0.16")
@@ -53,7 +55,7 @@ def fetch_source(workdir: Path) -> Path:
     root = workdir / f"{PACKAGE}-{VERSION}"
     env = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
     for args in (["init", "-q"], ["add", "-A"], [*env, "commit", "-qm", "sdist"]):
-        subprocess.run(["git", *args], cwd=root, check=True)
+        git(*args, cwd=root)
     return root
 
 

@@ -18,11 +18,12 @@ Run:   git clone https://github.com/pypa/setuptools /tmp/setuptools
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from selfforge.git import git as selfforge_git
 
 PIN = "7d531288b7c8708d4cc186213da93eaf5d11833d"  # pypa/setuptools main, November 2026
 TASKS = 200
@@ -33,9 +34,7 @@ NOT_OWN = ("setuptools/_vendor/", "setuptools/_distutils/", "setuptools/config/_
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
+    return selfforge_git(*args, cwd=repo)
 
 
 def make_tasks(repo: Path, pin: str, tree: Path) -> list[dict[str, object]]:
