@@ -75,6 +75,17 @@ def test_pagerank_favours_the_hub_and_follows_personalisation() -> None:
     assert focused["b"] < plain["b"]
 
 
+def test_pagerank_matches_the_closed_form_with_weights_and_a_dangling_node() -> None:
+    # a sends all its rank to b (a's weights only set proportions); b links nowhere, so
+    # its rank goes back through the teleport vector: r_a = 1 / (2 + d), r_b = 1 - r_a.
+    d = 0.85
+    rank = pagerank(["a", "b"], {"a": {"b": 3.0, "gone": 5.0}}, damping=d, tolerance=1e-12)
+    assert rank["a"] == pytest.approx(1 / (2 + d)) and rank["b"] == pytest.approx(1 - 1 / (2 + d))
+    # a links to b twice as strongly as to c: b gets twice c's share of a.
+    rank = pagerank(["a", "b", "c"], {"a": {"b": 2.0, "c": 1.0}}, tolerance=1e-12)
+    assert rank["b"] - rank["c"] == pytest.approx(d * rank["a"] / 3)
+
+
 def test_a_task_in_plain_words_still_leads_the_map_with_its_files(shop: Path) -> None:
     text = repo_map(shop, 60, task="the shipping cost is wrong for big carts")
     assert text.splitlines()[0] == "shop/shipping.py:"
