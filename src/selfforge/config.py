@@ -289,4 +289,5 @@ def render_default(test: str | None, lint: str | None, goals: list[str]) -> str:
     from jinja2 import Environment, PackageLoader
 
     env = Environment(loader=PackageLoader("selfforge", "prompts"), keep_trailing_newline=True)
-    return env.get_template("selfforge.toml.j2").render(test=test, lint=lint, goals=goals)
+    template = env.get_template("selfforge.toml.j2")
+    return template.render(test=test, lint=lint, goals=goals, roles=list(ROLES))
