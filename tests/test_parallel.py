@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -172,3 +176,62 @@ def test_best_is_most_targets_fixed_then_more_passing_fewer_lint_smaller_earlier
     assert why_not(order[2], order[3]) == "candidate 1 came first (equal on every count)"
     assert why_not(order[3], order[4]) == "candidate 2's change is smaller (2 vs 9 changed lines)"
     assert why_not(order[4], order[5]) == "candidate 3 leaves fewer lint findings (0 vs 3)"
+
+
+SLOW_WHEN_FIXED = """\
+import time
+from pathlib import Path
+
+
+def test_slow_in_candidates():
+    if "return a - b\\n\\n\\ndef sub" not in Path("calc.py").read_text():
+        time.sleep(120)
+"""
+
+
+def _checks_in(repo: Path, slot: str) -> list[int]:
+    """Processes whose command line names this worktree (the sandboxed checks in it)."""
+    where = f"{repo}/.selfforge/worktrees/{slot}"
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if where in cmdline.read_bytes().decode(errors="replace"):
+                found.append(int(cmdline.parent.name))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return found
+
+
+def _wait_for(predicate, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def test_a_killed_parallel_run_leaves_no_check_running_and_is_recovered(
+    tmp_path: Path, script
+) -> None:
+    files = {"calc.py": CALC2, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_WHEN_FIXED}
+    repo = make_repo(tmp_path / "repo", files, directives(goals=("Fix the failing tests",)))
+    before = snapshot(repo)
+    spec = script(propose=[ADD_ONLY, BOTH])
+    command = [sys.executable, "-m", "selfforge", "run", "--repo", str(repo), "--model", spec]
+    proc = subprocess.Popen(
+        [*command, "--parallel", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _wait_for(lambda: _checks_in(repo, "attempt-1") and _checks_in(repo, "attempt-2"))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    # The workers die with the run, and the sandboxed checks with the workers.
+    _wait_for(lambda: not _checks_in(repo, "attempt-1") and not _checks_in(repo, "attempt-2"), 20)
+    assert snapshot(repo) == before
+    status = cli("status", "--repo", str(repo), check=True).stdout
+    assert "running:    no" in status  # no worker kept the run lock
+    second = cli("run", "--repo", str(repo), "--model", script(propose=[]))
+    assert second.returncode == 0, second.stderr
+    assert "recovered" in second.stdout and "2 open attempt(s) closed" in second.stdout
+    assert [a["outcome"] for a in log_json(repo)] == ["error", "error", "no_edits"]
+    assert not any((repo / ".selfforge" / "worktrees").iterdir())

@@ -9,6 +9,7 @@ Items, results and the function must be picklable (the function importable by na
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Generic, Protocol, TypeVar
@@ -38,9 +39,11 @@ class PoolExecutor(Generic[T, R]):
         crashed: Callable[[T, str], R],
         initializer: Callable[..., object] | None = None,
         initargs: tuple[Any, ...] = (),
+        start_method: str | None = None,  # "fork": workers run the code this process loaded
     ) -> None:
+        context = multiprocessing.get_context(start_method) if start_method else None
         self.pool = ProcessPoolExecutor(
-            max_workers=workers, initializer=initializer, initargs=initargs
+            max_workers=workers, mp_context=context, initializer=initializer, initargs=initargs
         )
         self.fn, self.crashed = fn, crashed
         self.futures: dict[Future[R], T] = {}

@@ -141,7 +141,9 @@ def run(
         checker = None
         try:
             if options.parallel > 1:
-                checker = make_checker(options.backend, options.parallel, ws.lock_fd)
+                checker = make_checker(
+                    options.backend, options.parallel, ws.lock_fd, engine.self_target
+                )
             summary.stop_reason = _cycles(engine, options, summary, checker)
             status = "finished"
         except (BudgetExceeded, QuotaExhausted) as exc:

@@ -25,6 +25,7 @@ from pathlib import Path
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
 from selfforge.config import Directives
+from selfforge.errors import UsageError
 from selfforge.executors import Executor, PoolExecutor, RayExecutor, check_backend
 from selfforge.journal import Journal
 from selfforge.judge.record import Recorder
@@ -147,12 +148,28 @@ def workers_for(n: int) -> int:
     return max(1, min(n, os.cpu_count() or 1))
 
 
-def make_checker(backend: str, n: int, lock_fd: int | None) -> Executor[CheckJob, Checked]:
+def make_checker(
+    backend: str, n: int, lock_fd: int | None, self_target: bool = False
+) -> Executor[CheckJob, Checked]:
+    """The executor of a run's candidate checks. Pool workers are forked from this process,
+    so they judge with the selfforge loaded at the start of the run (a landed change to
+    selfforge itself never judges later cycles); Ray workers import it from disk."""
     workers = workers_for(n)
     if check_backend(backend) == "ray":  # a local Ray instance: the worktrees are here
+        if self_target:
+            raise UsageError(
+                "--backend ray cannot check selfforge's own candidates: Ray workers import "
+                "selfforge from disk, where a landed change would judge the next cycles; "
+                "use --backend pool"
+            )
         return RayExecutor(workers, check_candidate, _crashed)
     return PoolExecutor(
-        workers, check_candidate, _crashed, initializer=_worker_start, initargs=(lock_fd,)
+        workers,
+        check_candidate,
+        _crashed,
+        initializer=_worker_start,
+        initargs=(lock_fd,),
+        start_method="fork",
     )
 
 
