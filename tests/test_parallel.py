@@ -235,3 +235,13 @@ def test_a_killed_parallel_run_leaves_no_check_running_and_is_recovered(
     assert "recovered" in second.stdout and "2 open attempt(s) closed" in second.stdout
     assert [a["outcome"] for a in log_json(repo)] == ["error", "error", "no_edits"]
     assert not any((repo / ".selfforge" / "worktrees").iterdir())
+
+
+def test_bad_parallel_options_are_one_line_usage_errors(calc_repo: Path) -> None:
+    for args, words in (
+        (["--parallel", "2", "--backend", "cluster"], ["'cluster'", "pool, ray"]),
+        (["--parallel", "0"], ["--parallel"]),
+    ):
+        proc = cli("run", "--repo", str(calc_repo), "--model", "script:none.json", *args)
+        assert proc.returncode == 2, proc.stderr
+        assert all(w in proc.stderr for w in words) and "Traceback" not in proc.stderr
