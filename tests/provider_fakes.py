@@ -182,11 +182,12 @@ class FakeProvider:
 
 
 def _quiet_config_dir() -> Path:
-    """A user config dir whose models.toml turns pacing off and makes backoff tiny, so
-    tests that build models from a spec alone (the loop's e2e tests) never wait long."""
+    """A user config dir whose models.toml turns pacing off and makes backoff (and the
+    waits between connection tries) tiny, so tests that build models from a spec alone
+    (the loop's e2e tests, the CLI in a subprocess) never wait long."""
     path = Path(tempfile.mkdtemp(prefix="selfforge-test-config-"))
     (path / "models.toml").write_text(
-        "[retry]\nbackoff_base_s = 0.01\nbackoff_cap_s = 0.05\n\n"
+        "[retry]\nbackoff_base_s = 0.01\nbackoff_cap_s = 0.05\nconnect_backoff_s = 0.01\n\n"
         '[[models]]\nmatch = "*:*"\nrequests_per_minute = 0\n'
     )
     return path

@@ -81,3 +81,17 @@ def test_a_refused_connection_is_tried_three_times_quickly(tmp_path) -> None:
         model.complete(ask())
     # Seconds, not the minutes a busy server gets: nothing is listening.
     assert clock.waits == [0.5, 1.0]
+
+
+def test_the_wait_between_connection_tries_is_a_retry_setting(tmp_path) -> None:
+    (tmp_path / "models.toml").write_text("[retry]\nconnect_backoff_s = 0.2\n")
+    clock = FakeTime()
+    model = from_spec(
+        "openai:m@http://127.0.0.1:9/v1",
+        env={"SELFFORGE_CONFIG_DIR": str(tmp_path)},
+        max_retries=0,
+        **clock.settings(),
+    )
+    with pytest.raises(ModelUnreachable):
+        model.complete(ask())
+    assert clock.waits == [0.2, 0.4]

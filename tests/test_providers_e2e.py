@@ -12,7 +12,14 @@ from pytest_httpserver import HTTPServer
 from selfforge.journal import Journal
 
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, log_json, make_repo
-from provider_fakes import TEST_KEY, FakeProvider, fake_anthropic, fake_gemini, fake_openai
+from provider_fakes import (
+    TEST_KEY,
+    FakeProvider,
+    _quiet_config_dir,
+    fake_anthropic,
+    fake_gemini,
+    fake_openai,
+)
 
 FAKES = {"gemini": fake_gemini, "openai": fake_openai, "anthropic": fake_anthropic}
 # What each provider's long-window limit is called (Anthropic's is the credit balance).
@@ -111,7 +118,8 @@ def test_an_invalid_key_stops_with_what_to_fix(httpserver: HTTPServer, tmp_path:
 def test_a_dead_server_is_a_clear_error(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     spec = "openai:gpt-4.1-mini@http://127.0.0.1:9/v1"
-    proc = cli("run", "--repo", str(repo), "--model", spec, env={"OPENAI_API_KEY": TEST_KEY})
+    env = {"OPENAI_API_KEY": TEST_KEY, "SELFFORGE_CONFIG_DIR": str(_quiet_config_dir())}
+    proc = cli("run", "--repo", str(repo), "--model", spec, env=env)
     output = proc.stdout + proc.stderr
     assert "Traceback" not in output
     assert "cannot reach 127.0.0.1:9 (connection refused)" in output

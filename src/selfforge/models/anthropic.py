@@ -34,7 +34,7 @@ class AnthropicClient:
         headers = {"anthropic-version": API_VERSION}
         if endpoint.key:
             headers["x-api-key"] = endpoint.key.get_secret_value()
-        self.transport = Transport(self.label, endpoint.timeout_s, headers, sleep=endpoint.sleep)
+        self.transport = Transport.of(endpoint, self.label, headers)
         base = endpoint.base_url.rstrip("/")
         self.api = base if base.endswith("/v1") else base + "/v1"
 

@@ -60,6 +60,8 @@ class RetrySettings(BaseModel):
     backoff_base_s: float = 2.0
     backoff_cap_s: float = 60.0
     max_wait_s: float = 600.0
+    # A refused connection: tried CONNECT_TRIES times, waiting this, then twice it.
+    connect_backoff_s: float = 0.5
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,7 @@ def make_endpoint(spec: ModelSpec, *, timeout_s: float, env: Mapping[str, str]) 
         key_info=KeyInfo(names=names, sent=found[0] if found else None, help_url=provider.key_help),
         facts=model_facts(spec, env),
         timeout_s=timeout_s,
+        connect_backoff_s=load_catalog(env).retry.connect_backoff_s,
     )
 
 

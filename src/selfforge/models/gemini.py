@@ -43,7 +43,7 @@ class GeminiClient:
         self.model = endpoint.spec.model.removeprefix("models/")
         self.label = f"Gemini {self.model}"
         headers = {"x-goog-api-key": endpoint.key.get_secret_value()} if endpoint.key else {}
-        self.transport = Transport(self.label, endpoint.timeout_s, headers, sleep=endpoint.sleep)
+        self.transport = Transport.of(endpoint, self.label, headers)
         base = endpoint.base_url.rstrip("/")
         self.api = base if base.endswith(("/v1beta", "/v1")) else base + "/v1beta"
 

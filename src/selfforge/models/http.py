@@ -73,12 +73,24 @@ class Transport:
     _client: httpx.Client | None = field(default=None, repr=False)
 
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    connect_backoff_s: float = 0.5
+
+    @classmethod
+    def of(cls, endpoint: Endpoint, label: str, headers: dict[str, str]) -> Transport:
+        """The transport a client of ``endpoint`` uses: its timeout, waits and headers."""
+        return cls(
+            label,
+            endpoint.timeout_s,
+            headers,
+            sleep=endpoint.sleep,
+            connect_backoff_s=endpoint.connect_backoff_s,
+        )
 
     def request(self, method: str, url: str, body: Any = None) -> httpx.Response:
         connect = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type((httpx.ConnectError, httpx.ConnectTimeout)),
             stop=tenacity.stop_after_attempt(CONNECT_TRIES),
-            wait=tenacity.wait_exponential(multiplier=0.5),  # 0.5 s, 1 s, …
+            wait=tenacity.wait_exponential(multiplier=self.connect_backoff_s),  # 0.5 s, 1 s
             sleep=self.sleep,
             reraise=True,
         )
@@ -301,6 +313,7 @@ class Endpoint:
     timeout_s: float = 120.0
     # Every wait between tries goes through this (tests inject one that takes no time).
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+    connect_backoff_s: float = 0.5  # the catalog's [retry] connect_backoff_s
 
     @property
     def label(self) -> str:

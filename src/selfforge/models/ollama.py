@@ -35,7 +35,7 @@ class OllamaClient:
         headers = {}
         if endpoint.key:  # ollama.com and authenticating proxies
             headers["Authorization"] = f"Bearer {endpoint.key.get_secret_value()}"
-        self.transport = Transport(self.label, endpoint.timeout_s, headers, sleep=endpoint.sleep)
+        self.transport = Transport.of(endpoint, self.label, headers)
         base = endpoint.base_url.rstrip("/")
         # Accept the OpenAI-style base (".../v1") people copy from other tools.
         self.base = base.removesuffix("/v1")

@@ -56,7 +56,7 @@ class OpenAIClient:
         headers = {"X-Title": "selfforge"}
         if endpoint.key:
             headers["Authorization"] = f"Bearer {endpoint.key.get_secret_value()}"
-        self.transport = Transport(self.label, endpoint.timeout_s, headers, sleep=endpoint.sleep)
+        self.transport = Transport.of(endpoint, self.label, headers)
 
     def send(self, request: Request) -> Reply:
         started = time.monotonic()
