@@ -109,6 +109,15 @@ def test_parallel_3_lands_the_best_of_three_and_journals_the_others(two_bugs: Pa
         for attempt in summary["attempts"]:  # type: ignore[union-attr]
             calls = journal.calls(attempt["id"])
             assert [c["role"] for c in calls].count("propose") == 1
+        # The dashboard's steps: each candidate's under its own attempt, named as usual.
+        steps = {
+            k: {r[0] for r in journal.conn.execute(
+                "SELECT name FROM steps WHERE attempt_id = ?", (attempt["id"],))}
+            for k, attempt in enumerate(summary["attempts"], 1)  # type: ignore[arg-type]
+        }  # fmt: skip
+    assert {"propose", "apply", "tests", "progress"} <= steps[1]
+    assert "land" in steps[2] and "land" not in steps[1] | steps[3]
+    assert "verdict" in steps[3] and "verdict" not in steps[1] | steps[2]
     shown = cli("show", str(summary["attempts"][0]["id"]), "--repo", str(two_bugs), check=True)
     assert "candidate 1 of 3" in shown.stdout
 

@@ -4,11 +4,14 @@ makes (the ``steps`` table and ``runs.stage``), which only it makes."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
 from selfforge.journal import Journal
 from selfforge.ui import Reporter
+
+_CANDIDATE = re.compile(r"#(\d+) ")  # best of N: "#2 tests" is candidate 2's step
 
 
 class JournalingReporter:
@@ -55,8 +58,12 @@ class JournalingReporter:
 
 
 def record_step(journal: Journal, name: str, ok: bool | None, detail: str, seconds: float) -> None:
-    """A finished step of the running run's open attempt (or of no attempt: baseline)."""
-    run_id, attempt_id = _running(journal)
+    """A finished step of the running run's open attempt (or of no attempt: baseline).
+    A best-of-N candidate's step, ``#K tests``, is its attempt's ``tests``."""
+    candidate = None
+    if m := _CANDIDATE.match(name):
+        candidate, name = int(m[1]), name[m.end() :]
+    run_id, attempt_id = _running(journal, candidate)
     if run_id is None:
         return
     journal.conn.execute(
@@ -73,11 +80,12 @@ def set_stage(journal: Journal, stage: str | None) -> None:
         journal.conn.execute("UPDATE runs SET stage = ? WHERE id = ?", (stage, run_id))
 
 
-def _running(journal: Journal) -> tuple[int | None, int | None]:
-    """The running run and its open attempt, if any."""
+def _running(journal: Journal, candidate: int | None = None) -> tuple[int | None, int | None]:
+    """The running run and its open attempt (candidate K's, in a best-of-N cycle), if any."""
     row = journal.conn.execute(
         "SELECT r.id, (SELECT max(a.id) FROM attempts a WHERE a.run_id = r.id "
-        "AND a.outcome IS NULL) FROM runs r WHERE r.status = 'running' ORDER BY r.id DESC"
-        " LIMIT 1"
+        "AND a.outcome IS NULL AND (?1 IS NULL OR a.candidate = ?1)) FROM runs r "
+        "WHERE r.status = 'running' ORDER BY r.id DESC LIMIT 1",
+        (candidate,),
     ).fetchone()
     return (row[0], row[1]) if row else (None, None)
