@@ -236,7 +236,7 @@ class Attempt:
         candidate = self.commit(applied)
         if isinstance(candidate, Verdict):
             return candidate
-        verdict = run_pipeline(candidate, self._judge())
+        verdict = run_pipeline(candidate, self.judge())
         self.observed = candidate.observed
         return verdict
 
@@ -277,7 +277,7 @@ class Attempt:
         self.candidate = candidate
         return candidate
 
-    def _judge(self, directives: Directives | None = None) -> Judge:
+    def judge(self, directives: Directives | None = None) -> Judge:
         e = self.e
         return Judge(
             directives=directives or e.d,

@@ -131,7 +131,7 @@ def check_candidate(job: CheckJob) -> Checked:
 
 
 def _crashed(job: CheckJob, why: str) -> Checked:
-    return Checked(Verdict(False, f"the worker checking it died: {why}"), Observed())
+    return Checked(Verdict(False, f"its checks could not finish: {why}"), Observed())
 
 
 def _worker_start(lock_fd: int | None) -> None:
@@ -370,7 +370,7 @@ def _choose(
 
 def _model_stages(a: Attempt, directives: Directives) -> Verdict:
     assert a.candidate is not None
-    judge = a._judge(directives)
+    judge = a.judge(directives)
     for stage in MODEL_STAGES:
         verdict = stage(a.candidate, judge)
         if not verdict.ok:
