@@ -148,8 +148,10 @@ def test_the_reviewers_see_the_best_first_and_the_next_lands_when_they_refuse_it
         propose=[ADD_ONLY, BOTH_BREAK_SUB, BOTH],
         review=["REJECT: mul() now hides a bug", "APPROVE: fixes add()"],
     )
-    summary = _run(two_bugs, spec)
-    attempts = {a["candidate"]: a for a in summary["attempts"]}  # type: ignore[union-attr]
+    proc = cli("run", "--repo", str(two_bugs), "--model", spec, "--parallel", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert "best of 3: candidate 1 (attempt 1) landed" in proc.stdout  # the run's summary
+    attempts = {a["candidate"]: a for a in log_json(two_bugs)}
     assert attempts[3]["outcome"] == "rejected"
     assert "mul() now hides a bug" in attempts[3]["reason"]
     assert attempts[1]["outcome"] == "accepted" and attempts[1]["landed"]
