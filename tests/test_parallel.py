@@ -157,6 +157,8 @@ def test_the_reviewers_see_the_best_first_and_the_next_lands_when_they_refuse_it
     proc = cli("run", "--repo", str(two_bugs), "--model", spec, "--parallel", "3")
     assert proc.returncode == 0, proc.stderr
     assert "best of 3: candidate 1 (attempt 1) landed" in proc.stdout  # the run's summary
+    report = next((two_bugs / ".selfforge" / "reports").glob("run-*.md")).read_text()
+    assert "- cycle 1, candidate 3 (best of N)" in report
     attempts = {a["candidate"]: a for a in log_json(two_bugs)}
     assert attempts[3]["outcome"] == "rejected"
     assert "mul() now hides a bug" in attempts[3]["reason"]

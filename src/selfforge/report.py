@@ -38,6 +38,7 @@ def write_report(ws: Workspace, journal: Journal, run_id: int) -> Path:
             "",
             f"### {a.id}. {a.task}",
             "",
+            *([f"- cycle {a.cycle}, candidate {a.candidate} (best of N)"] if a.candidate else []),
             f"- outcome: **{a.outcome}** after {a.repairs} repair round(s); {where}",
             f"- reason: {a.reason}",
             f"- lesson: {a.lesson or '—'}",
