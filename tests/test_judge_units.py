@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import base64
+import json
+import socket
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -15,8 +17,8 @@ from selfforge.judge.criterion import for_task
 from selfforge.judge.gates import progress_gate, regression_gate, run_gate
 from selfforge.judge.integrity import reporting_gate
 from selfforge.judge.limits import Limits
+from selfforge.judge.results import Channel, report_from_records
 from selfforge.judge.results import TestReport as Report
-from selfforge.judge.results import report_from_records
 from selfforge.judge.runner import CheckSpace, CommandResult, run_command
 from selfforge.judge.verdict import Observed
 from selfforge.models import secrets
@@ -254,3 +256,18 @@ def test_a_broad_request_still_lands_partial_progress() -> None:
         assert criterion.kind == "tests" and not criterion.every, task
         half = _observed({"t.py::test_add": "passed", "t.py::test_mul": "failed"})
         assert progress_gate(baseline, half, criterion).ok, task
+
+
+def test_the_results_channel_keeps_every_record_sent_before_it_closes() -> None:
+    """close() wakes the listener at once (no polling) and still reads every connection
+    made before it, whether or not it was accepted yet."""
+    channel = Channel()
+    path = channel.socket_path(False)
+    for n in range(5):
+        client = socket.socket(socket.AF_UNIX)
+        client.connect(path)
+        client.sendall(json.dumps({"ev": "test", "n": n}).encode() + b"\n")
+        client.close()
+    channel.close()
+    assert sorted(r["n"] for r in channel.records) == [0, 1, 2, 3, 4]
+    assert not channel.dir.exists()

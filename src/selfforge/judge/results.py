@@ -87,7 +87,6 @@ class Channel:
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._server.bind(str(self.dir / "results.sock"))
         self._server.listen(16)
-        self._server.settimeout(0.2)
         self._stop = threading.Event()
         self._readers: list[threading.Thread] = []
         self._acceptor = threading.Thread(target=self._accept, daemon=True)
@@ -100,16 +99,24 @@ class Channel:
         return INSIDE_DIR if sandboxed else str(self.dir)
 
     def _accept(self) -> None:
-        while not self._stop.is_set():
+        while True:
             try:
                 conn, _ = self._server.accept()
-            except TimeoutError:
-                continue
             except OSError:
                 return
-            reader = threading.Thread(target=self._read, args=(conn,), daemon=True)
-            reader.start()
-            self._readers.append(reader)
+            self._start_reader(conn)
+            if self._stop.is_set():  # woken by close(): take what is still queued, stop
+                self._server.setblocking(False)
+                with contextlib.suppress(OSError):
+                    while True:
+                        self._start_reader(self._server.accept()[0])
+                return
+
+    def _start_reader(self, conn: socket.socket) -> None:
+        conn.setblocking(True)
+        reader = threading.Thread(target=self._read, args=(conn,), daemon=True)
+        reader.start()
+        self._readers.append(reader)
 
     def _read(self, conn: socket.socket) -> None:
         buffer = b""
@@ -138,8 +145,13 @@ class Channel:
                 self.records.append(record)
 
     def close(self) -> None:
-        """After the command ended (its processes are gone): drain and stop listening."""
+        """After the command ended (its processes are gone): drain and stop listening.
+
+        The acceptor blocks in ``accept`` (no polling timeout, which cost every check up
+        to its length); a connection of our own wakes it to stop."""
         self._stop.set()
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as wake:
+            wake.connect(str(self.dir / "results.sock"))
         self._acceptor.join(timeout=2)
         for reader in self._readers:
             reader.join(timeout=2)
