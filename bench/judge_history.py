@@ -71,10 +71,13 @@ def figures(results: list, instances: int, load: float) -> None:
             print(f"  false rejection: {r.instance_id}: {'; '.join(r.reasons)[:160]}")
     if overhead:
         q = statistics.quantiles(overhead, n=10) if len(overhead) > 1 else overhead * 9
+        cpu = [r.overhead_cpu_s for r in gold if r.overhead_cpu_s is not None]
         print(
-            f"selfforge overhead per gold instance beyond its test runs: median "
-            f"{statistics.median(overhead):.2f} s (p10 {q[0]:.2f}, p90 {q[-1]:.2f}); "
-            f"test runs per instance: median {statistics.median(runs):g}"
+            f"selfforge overhead per gold instance beyond its test runs (their processes' "
+            f"lifetimes): median {statistics.median(overhead):.2f} s wall (p10 {q[0]:.2f}, "
+            f"p90 {q[-1]:.2f}); CPU of selfforge's own process: median "
+            f"{statistics.median(cpu or [0]):.2f} s; test runs per instance: median "
+            f"{statistics.median(runs):g}; load average at the end {os.getloadavg()[0]:.1f}"
         )
         index = [r.index_s for r in gold]
         print(

@@ -105,17 +105,12 @@ class Attempt:
     # --- driver ------------------------------------------------------------------------
 
     def run(self) -> AttemptResult:
-        branch = self.open()
-        try:
-            result = self._rounds()
-        finally:
-            self.e.ws.release_worktree(self.wt, branch)
-        return self.finish(result)
+        self.open()
+        return self.finish(self._rounds())
 
-    def open(self) -> str:
-        """Check out the attempt's worktree at the base; returns its temporary branch."""
-        self.wt, branch = self.e.ws.create_worktree(self.slot, self.base, f"attempt-{self.id}")
-        return branch
+    def open(self) -> None:
+        """Check out the attempt's worktree (detached) at the base."""
+        self.wt = self.e.ws.create_worktree(self.slot, self.base)
 
     def finish(self, result: AttemptResult) -> AttemptResult:
         """Journal how the attempt ended."""
@@ -288,13 +283,8 @@ class Attempt:
             caller=e.caller,
             record=Recorder(e.journal, e.reporter, e.run_id, e.ws.note_child_group),
             state_dir=e.ws.state,
-            base_tree=self._base_tree,
             self_target=e.self_target,
         )
-
-    def _base_tree(self, commit: str) -> Path:
-        path, _branch = self.e.ws.create_worktree("rerun", commit, f"rerun-{self.id}")
-        return path
 
     def land(self) -> AttemptResult:
         assert self.candidate is not None

@@ -7,6 +7,7 @@ repository that selfforge then works in).
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -41,18 +42,25 @@ def _run(
 ) -> subprocess.CompletedProcess[str]:
     from selfforge.models.secrets import scrub_env
 
-    if shutil.which("git") is None:
+    exe = _git_executable()
+    if exe is None:
         raise GitError("git is not installed or not on PATH; install git and retry")
     full_env = {**scrub_env(os.environ), "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     full_env.update(env or {})
     return subprocess.run(
-        ["git", *SAFE_CONFIG, *args],
+        [exe, *SAFE_CONFIG, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         env=full_env,
         input=input_text,
     )
+
+
+@functools.lru_cache(maxsize=1)
+def _git_executable() -> str | None:
+    """Looked up on PATH once per process, not once per call (dozens per attempt)."""
+    return shutil.which("git")
 
 
 def git(
@@ -109,9 +117,9 @@ def is_clean(cwd: Path) -> bool:
 def identity_env(cwd: Path) -> dict[str, str]:
     """Environment for commits: the user's identity if set, else selfforge's."""
     env: dict[str, str] = {}
-    has_name = ok("config", "user.name", cwd=cwd)
-    has_email = ok("config", "user.email", cwd=cwd)
-    if not (has_name and has_email):
+    found = _run(["config", "--get-regexp", r"^user\.(name|email)$"], cwd).stdout.split("\n")
+    keys = {line.split(" ", 1)[0] for line in found if line.strip()}
+    if not {"user.name", "user.email"} <= keys:
         env.update(_FALLBACK_IDENTITY)
     return env
 
@@ -140,7 +148,10 @@ def tree_of(cwd: Path, commit: str) -> str:
     return git("rev-parse", f"{commit}^{{tree}}", cwd=cwd).strip()
 
 
+@functools.lru_cache(maxsize=64)
 def common_dir(cwd: Path) -> Path:
+    """The git directory ``cwd``'s repository shares with its worktrees (asked once per
+    path in a process: it does not change while selfforge works there)."""
     out = git("rev-parse", "--git-common-dir", cwd=cwd).strip()
     path = Path(out)
     return path if path.is_absolute() else (cwd / path).resolve()

@@ -53,7 +53,7 @@ def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpa
         sandbox.require()  # no silent downgrade: refuse rather than run unconfined
     return CheckSpace(
         repo=repo,
-        git_common_dir=git.common_dir(repo),
+        git_common_dir=git.common_dir(repo),  # cached: one git call per repository
         mode=mode,
         network=sb.network,
         limits=Limits(memory_mb=sb.memory_mb, processes=sb.processes),
@@ -246,21 +246,18 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     """Run lint and tests on the unmodified commit, in a worktree of its own; stop when
     the tests cannot judge (judge/baseline.py says why)."""
     d, ws = engine.d, engine.ws
-    path, branch = ws.create_worktree("baseline", commit, f"baseline-{engine.run_id}")
+    path = ws.create_worktree("baseline", commit)
     engine.reporter.begin("baseline")
-    try:
-        observed, warning = judge_baseline.measure(
-            d.checks.lint,
-            d.checks.test,
-            path,
-            commit,
-            d.checks.timeout_s,
-            engine.space,
-            on_start=ws.note_child_group,
-            say=lambda text, secs: engine.reporter.step("baseline", None, text, secs),
-        )
-    finally:
-        ws.release_worktree(path, branch)
+    observed, warning = judge_baseline.measure(
+        d.checks.lint,
+        d.checks.test,
+        path,
+        commit,
+        d.checks.timeout_s,
+        engine.space,
+        on_start=ws.note_child_group,
+        say=lambda text, secs: engine.reporter.step("baseline", None, text, secs),
+    )
     if warning:
         engine.reporter.info(f"  [yellow]warning[/]: {escape(warning)}")
     return observed

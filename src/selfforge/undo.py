@@ -32,7 +32,7 @@ def undo_last(ws: Workspace) -> str:
                 "them, then run `selfforge undo` again"
             )
         head = git.git("rev-parse", "HEAD", cwd=ws.root).strip()
-        path, _ = ws.create_worktree("undo", head, f"undo-{sha[:10]}")
+        path = ws.create_worktree("undo", head)
         try:
             git.git("revert", "--no-edit", sha, cwd=path, check=False, env=git.identity_env(path))
             new_head = git.git("rev-parse", "HEAD", cwd=path).strip()

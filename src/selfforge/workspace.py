@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import re
@@ -78,10 +79,15 @@ class Workspace:
         self.stale_record: dict[str, object] | None = None
         self._record: dict[str, object] = {}  # what this process wrote into the lock file
 
+    @functools.cached_property
+    def common_dir(self) -> Path:
+        """The repository's git directory (shared by its worktrees)."""
+        return git.common_dir(self.root)
+
     def prepare(self) -> None:
         """Create the state directory and keep it out of git, via .git/info/exclude."""
         self.state.mkdir(exist_ok=True)
-        exclude = git.common_dir(self.root) / "info" / "exclude"
+        exclude = self.common_dir / "info" / "exclude"
         exclude.parent.mkdir(parents=True, exist_ok=True)
         text = exclude.read_text() if exclude.exists() else ""
         if f"/{STATE_DIR}/" not in text.splitlines():
@@ -179,27 +185,16 @@ class Workspace:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
                 found.killed_groups.append(pgid)
-        for path in self._listed_worktrees():
-            git.git(
-                "worktree", "remove", "--force", "--force", str(path), cwd=self.root, check=False
-            )
-            shutil.rmtree(path, ignore_errors=True)
-            found.worktrees.append(str(path))
         if self.worktrees.exists():
             for leftover in self.worktrees.iterdir():
                 shutil.rmtree(leftover, ignore_errors=True)
                 found.worktrees.append(str(leftover))
-        git.git("worktree", "prune", cwd=self.root, check=False)
-        for branch in self._temp_branches():
-            git.git("branch", "-D", branch, cwd=self.root, check=False)
-            found.branches.append(branch)
+        git.git("worktree", "prune", cwd=self.root, check=False)  # forgets the removed ones
+        branches = self._temp_branches()  # made by selfforge before worktrees were detached
+        if branches:
+            git.git("branch", "-D", *branches, cwd=self.root, check=False)
+            found.branches.extend(branches)
         return found
-
-    def _listed_worktrees(self) -> list[Path]:
-        out = git.git("worktree", "list", "--porcelain", cwd=self.root)
-        paths = [Path(line[9:]) for line in out.splitlines() if line.startswith("worktree ")]
-        base = self.worktrees.resolve()
-        return [self.worktrees / p.name for p in paths if base in p.resolve().parents]
 
     def _temp_branches(self) -> list[str]:
         out = git.git(
@@ -212,41 +207,40 @@ class Workspace:
 
     # --- worktrees ---------------------------------------------------------------------
 
-    def create_worktree(self, slot: str, commit: str, branch_name: str) -> tuple[Path, str]:
-        """The worktree ``slot`` at ``commit``, on a fresh temporary branch.
+    def create_worktree(self, slot: str, commit: str) -> Path:
+        """The worktree ``slot``, detached at ``commit`` (no branch to make or delete).
 
-        A slot's worktree is reused within a run: resetting it to the new commit and
+        A slot's worktree is reused within a run: checking out the new commit and
         cleaning every untracked and ignored file leaves exactly what a fresh checkout
         would, but touches only the files that differ (a fresh one rewrites them all).
         """
         self.worktrees.mkdir(parents=True, exist_ok=True)
         path = self.worktrees / slot
-        branch = f"{TMP_BRANCH_PREFIX}{branch_name}"
-        if path in self._listed_worktrees():
-            git.git("checkout", "-q", "--detach", cwd=path)
-            git.git("reset", "-q", "--hard", commit, cwd=path)
+        if self._is_our_worktree(path):
+            git.git("checkout", "-q", "-f", "--detach", commit, cwd=path)
             git.git("clean", "-q", "-ffdx", cwd=path)
-            git.git("checkout", "-q", "-B", branch, cwd=path)
         else:
             shutil.rmtree(path, ignore_errors=True)
-            git.git("worktree", "add", "-q", "-B", branch, str(path), commit, cwd=self.root)
-        return path, branch
+            git.git("worktree", "add", "-q", "--detach", str(path), commit, cwd=self.root)
+        return path
 
-    def release_worktree(self, path: Path, branch: str) -> None:
-        """Done with an attempt: drop its temporary branch, keep the directory for reuse."""
-        git.git("checkout", "-q", "--detach", cwd=path, check=False)
-        git.git("branch", "-D", branch, cwd=self.root, check=False)
+    def _is_our_worktree(self, path: Path) -> bool:
+        """``path`` is a worktree git still knows (its admin folder is there), read from
+        the files rather than asked of git: one subprocess less per attempt."""
+        dot_git = path / ".git"
+        if not dot_git.is_file():
+            return False
+        text = dot_git.read_text(errors="replace").strip()
+        admin = Path(text.removeprefix("gitdir:").strip())
+        return text.startswith("gitdir:") and (admin / "HEAD").is_file()
 
     def remove_worktrees(self) -> None:
-        """End of a run: remove every worktree and temporary branch of ours."""
-        for path in self._listed_worktrees():
-            git.git(
-                "worktree", "remove", "--force", "--force", str(path), cwd=self.root, check=False
-            )
-            shutil.rmtree(path, ignore_errors=True)
+        """End of a run: remove every worktree of ours (and any temporary branch an older
+        selfforge made); one prune forgets them all."""
+        if self.worktrees.exists():
+            for path in self.worktrees.iterdir():
+                shutil.rmtree(path, ignore_errors=True)
         git.git("worktree", "prune", cwd=self.root, check=False)
-        for branch in self._temp_branches():
-            git.git("branch", "-D", branch, cwd=self.root, check=False)
 
     # --- landing -----------------------------------------------------------------------
 
@@ -267,8 +261,7 @@ class Workspace:
         elif clash := self._would_overwrite(base_commit, commit):
             reason = f"it adds {clash}, which exists (untracked or ignored) in your checkout"
         if reason is None:
-            git.git("merge", "--ff-only", "-q", commit, cwd=self.root, check=False)
-            if git.head_commit(self.root) == commit:
+            if git.ok("merge", "--ff-only", "-q", commit, cwd=self.root):
                 return LandResult(True, None, f"landed {commit[:10]} on {branch}")
             reason = "the fast-forward was refused"
         kept = self.keep_branch(commit, name)

@@ -88,9 +88,13 @@ class Result(BaseModel):
     cost_usd: float = 0.0
     wall_s: float = 0.0  # the whole job: clone, tests, selfforge, verification
     selfforge_s: float = 0.0  # the selfforge run alone
-    selfforge_test_runs: int = 0  # test-command runs selfforge made (baseline, candidate)
-    selfforge_tests_s: float = 0.0  # ... and their time, as selfforge measured it
+    selfforge_test_runs: int = 0  # test-command runs selfforge made (baseline, candidate,
+    # flaky reruns)
+    selfforge_tests_s: float = 0.0  # ... and their processes' lifetimes, as journaled
     overhead_s: float | None = None  # selfforge's own time: selfforge_s - selfforge_tests_s
+    # ... and the CPU time of selfforge's own process meanwhile (its git and test
+    # subprocesses not included): what a busy machine cannot inflate
+    overhead_cpu_s: float | None = None
     index_s: float = 0.0  # building the fresh clone's codebase index, before the run
     baseline_tests_s: float = 0.0  # the bench's own run of the tests before selfforge
     verify_tests_s: float = 0.0  # ... and after it lands

@@ -69,7 +69,7 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     from selfforge.session import start_run
 
     timer = TestTimer()
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), time.process_time()
     summary = start_run(
         clone,
         goals=[inst.task],
@@ -81,8 +81,12 @@ def _replay(place: Path, job: Job, result: Result) -> None:
         reporter=timer,
     )
     result.selfforge_s = round(time.monotonic() - t0, 3)
-    result.selfforge_test_runs, result.selfforge_tests_s = timer.runs, round(timer.seconds, 3)
-    result.overhead_s = round(result.selfforge_s - timer.seconds, 3)
+    result.overhead_cpu_s = round(time.process_time() - cpu0, 3)
+    ids = [int(a["id"]) for a in summary.get("attempts") or [] if a.get("id") is not None]
+    runs, seconds = _test_runs(clone, ids)
+    result.selfforge_test_runs = timer.runs + runs
+    result.selfforge_tests_s = round(timer.seconds + seconds, 3)
+    result.overhead_s = round(result.selfforge_s - result.selfforge_tests_s, 3)
     _read_summary(summary, clone, result)
     if not result.landed:
         result.fail_to_pass_failing = sorted(inst.fail_to_pass)
@@ -95,44 +99,34 @@ def _replay(place: Path, job: Job, result: Result) -> None:
 
 
 class TestTimer(BaseReporter):
-    """A silent Reporter that times the test runs selfforge makes (baseline, candidate,
-    reruns), so its own time can be told apart from the tests'.
-
-    A run is the span from ``begin`` of a test step to the next event; a test step
-    reported without a ``begin`` counts with the seconds it reports.
-    """
+    """A silent Reporter that keeps the baseline test run's own duration (the process's
+    lifetime, as the judge reports it); the candidate's runs are read from the journal
+    (``_test_runs``). selfforge's own time is everything else, measured strictly: the
+    worktrees, restoring trees, the results channel and journaling around each run count
+    as selfforge's, not the tests'."""
 
     def __init__(self) -> None:
         self.runs, self.seconds = 0, 0.0
-        self._since: float | None = None
-
-    @staticmethod
-    def _is_test(name: str, detail: str = "") -> bool:
-        return name.startswith(("test", "baseline")) or detail.startswith("tests")
-
-    def _close(self) -> bool:
-        if self._since is None:
-            return False
-        self.seconds += time.monotonic() - self._since
-        self._since = None
-        return True
-
-    def begin(self, name: str) -> None:
-        self._close()
-        if self._is_test(name):
-            self.runs += 1
-            self._since = time.monotonic()
 
     def step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
-        if not self._close() and name.startswith("test") and seconds:
+        if name == "baseline" and detail.startswith("tests"):
             self.runs += 1
             self.seconds += seconds
 
-    def outcome(self, outcome: str, reason: str) -> None:
-        self._close()
 
-    def info(self, message: str) -> None:
-        self._close()
+def _test_runs(clone: Path, attempt_ids: list[int]) -> tuple[int, float]:
+    """The test-command runs the judge made on candidates (the run itself, flaky reruns,
+    the affected and new tests), and their processes' time, from the journal."""
+    from selfforge.journal import Journal
+
+    runs, seconds = 0, 0.0
+    with Journal(clone / ".selfforge" / "journal.db") as journal:
+        for attempt_id in attempt_ids:
+            for check in journal.checks(attempt_id):
+                if check["command"] and str(check["name"]).startswith("tests"):
+                    runs += 1
+                    seconds += float(check["duration_s"] or 0.0)
+    return runs, seconds
 
 
 def prepare_clone(inst: Instance, clone: Path, timeout_s: float) -> None:

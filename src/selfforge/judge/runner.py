@@ -282,14 +282,30 @@ def _git_template(common: Path, head: str, index: Path | None, stamp: int) -> Pa
     (gitdir / "HEAD").write_text(head + "\n")
     (gitdir / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
     (gitdir / "objects" / "info" / "alternates").write_text(OBJECTS_INSIDE + "\n")
-    tags = git.git(
-        "for-each-ref", "--format=%(objectname) %(refname)", "refs/tags", cwd=common, check=False
-    )
-    (gitdir / "packed-refs").write_text(tags)
+    (gitdir / "packed-refs").write_text(_tags(common, *_tags_stamp(common)))
     if index is not None and index.is_file():
         (gitdir / "index").write_bytes(index.read_bytes())
     (root / "dot-git").write_text(f"gitdir: {GIT_INSIDE}\n")
     return root
+
+
+def _tags_stamp(common: Path) -> tuple[int, int]:
+    stamps = []
+    for place in (common / "packed-refs", common / "refs" / "tags"):
+        try:
+            stamps.append(place.stat().st_mtime_ns)
+        except OSError:
+            stamps.append(0)
+    return stamps[0], stamps[1]
+
+
+@functools.lru_cache(maxsize=16)
+def _tags(common: Path, packed_stamp: int, loose_stamp: int) -> str:
+    """The repository's tags as packed-refs lines, read once until they change (every
+    restore of a tree makes a new template: one git call less per check)."""
+    return git.git(
+        "for-each-ref", "--format=%(objectname) %(refname)", "refs/tags", cwd=common, check=False
+    )
 
 
 # Inside the sandbox: a fresh, writable copy of the git template, then the command.

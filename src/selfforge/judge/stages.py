@@ -60,7 +60,6 @@ class Judge:
     caller: Caller
     record: Recorder
     state_dir: Path
-    base_tree: Callable[[str], Path]  # a tree at this commit, for flaky reruns
     self_target: bool = False
 
 
@@ -279,12 +278,12 @@ def _run_tests(
     command: str,
     only: list[str] | None = None,
     ignore: list[str] | None = None,
-    tree: Path | None = None,
     commit: str | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
-    """Run and journal a test command; the caller reports the step once it is judged."""
+    """Run and journal a test command on the candidate's tree at ``commit`` (the
+    candidate's own unless told); the caller reports the step once it is judged."""
     j.record.begin(name)
-    tree, commit = tree or c.tree, commit or c.commit
+    tree, commit = c.tree, commit or c.commit
     restore(tree, commit)
     result, report = run_tests(
         command,
@@ -353,15 +352,13 @@ def _mark_flaky(c: Candidate, j: Judge, command: str) -> None:
     if not changed:
         return
     flaky: set[str] = set()
-    base_tree = j.base_tree(c.base)
-    for tree, commit, first in ((c.tree, c.commit, cand), (base_tree, c.base, base)):
+    # Both on the candidate's own tree, restored to each commit in turn (no second
+    # checkout); the base goes first, so the tree is the candidate's again at the end.
+    for commit, first in ((c.base, base), (c.commit, cand)):
         for _ in range(reruns):
-            _, again = _run_tests(
-                c, j, "tests:rerun", command, only=changed, tree=tree, commit=commit
-            )
+            _, again = _run_tests(c, j, "tests:rerun", command, only=changed, commit=commit)
             outcomes = again.outcomes if again else {}
             flaky |= {t for t in changed if outcomes.get(t) != first.outcomes.get(t)}
-    restore(c.tree, c.commit)
     c.observed.flaky = flaky
     if flaky:
         j.record.flaky(c, sorted(flaky))
