@@ -11,6 +11,7 @@ import functools
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from selfforge.errors import GitError, UsageError
@@ -107,6 +108,32 @@ def dirty_paths(cwd: Path) -> list[str]:
     """Paths with staged, unstaged or untracked (non-ignored) changes."""
     out = git("status", "--porcelain", "--untracked-files=all", cwd=cwd)
     return [line[3:] for line in out.splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class HeadState:
+    branch: str | None  # None on a detached HEAD
+    commit: str | None  # None before the first commit
+    dirty: list[str]  # staged, unstaged or untracked (non-ignored) paths
+
+
+def head_state(cwd: Path) -> HeadState:
+    """The branch, its commit and the dirty paths, from one ``git status`` (landing asks
+    all three at once)."""
+    out = git("status", "--porcelain=v2", "--branch", "--untracked-files=all", cwd=cwd)
+    branch = commit = None
+    dirty = []
+    for line in out.splitlines():
+        if line.startswith("# branch.oid "):
+            commit = line[13:].strip() if line[13:].strip() != "(initial)" else None
+        elif line.startswith("# branch.head "):
+            branch = line[14:].strip() if line[14:].strip() != "(detached)" else None
+        elif line.startswith("? "):
+            dirty.append(line[2:])
+        elif line[:2] in ("1 ", "2 ", "u "):
+            fields = {"1": 8, "2": 9, "u": 10}[line[0]]
+            dirty.append(line.split(" ", fields)[-1].split("\t")[0])
+    return HeadState(branch, commit, dirty)
 
 
 def is_clean(cwd: Path) -> bool:

@@ -185,18 +185,39 @@ class Workspace:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
                 found.killed_groups.append(pgid)
+        registered = self._registered_here()
         if self.worktrees.exists():
             for leftover in self.worktrees.iterdir():
                 shutil.rmtree(leftover, ignore_errors=True)
                 found.worktrees.append(str(leftover))
-        git.git("worktree", "prune", cwd=self.root, check=False)  # forgets the removed ones
+        if registered or found.worktrees:
+            git.git("worktree", "prune", cwd=self.root, check=False)  # forgets the removed
         branches = self._temp_branches()  # made by selfforge before worktrees were detached
         if branches:
             git.git("branch", "-D", *branches, cwd=self.root, check=False)
             found.branches.extend(branches)
         return found
 
+    def _registered_here(self) -> bool:
+        """Git still lists a worktree under our folder (read from its admin files)."""
+        ours = str(self.worktrees.resolve()) + os.sep
+        for gitdir in (self.common_dir / "worktrees").glob("*/gitdir"):
+            with contextlib.suppress(OSError):
+                if str(Path(gitdir.read_text().strip()).resolve()).startswith(ours):
+                    return True
+        return False
+
     def _temp_branches(self) -> list[str]:
+        common = self.common_dir
+        packed = common / "packed-refs"
+        prefix = f"refs/heads/{TMP_BRANCH_PREFIX}"
+        maybe = (
+            (common / prefix).is_dir()
+            or (common / "reftable").exists()
+            or (packed.is_file() and prefix.encode() in packed.read_bytes())
+        )
+        if not maybe:  # the usual case, seen without a git call
+            return []
         out = git.git(
             "for-each-ref",
             "--format=%(refname:short)",
@@ -246,16 +267,16 @@ class Workspace:
 
     def land(self, *, commit: str, base_commit: str, mode: str, name: str) -> LandResult:
         """Fast-forward the user's branch to ``commit`` if it is safe; else keep a branch."""
-        branch = git.current_branch(self.root)
-        head = git.head_commit(self.root)
+        state = git.head_state(self.root)
+        branch, dirty = state.branch, state.dirty
         reason = None
         if mode == "branch":
             reason = "land mode is 'branch'"
         elif branch is None:
             reason = "HEAD is detached"
-        elif head != base_commit:
+        elif state.commit != base_commit:
             reason = f"{branch} moved since the attempt started"
-        elif dirty := git.dirty_paths(self.root):
+        elif dirty:
             shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
             reason = f"your working tree has uncommitted or untracked changes ({shown})"
         elif clash := self._would_overwrite(base_commit, commit):

@@ -140,7 +140,9 @@ def _fit_files(
         # The best file may fill most of the room, never all of it: a second file
         # (often its caller or its test) is worth more than the best file's tail.
         limit = int(left * FIRST_FILE_SHARE) if rank == 0 and len(chosen) > 1 else left
-        cost = estimate_tokens(text)
+        # Never below a token per 4 characters: a file that long cannot fit whole, and
+        # is not worth estimating (a large file is a full regex pass).
+        cost = estimate_tokens(text) if len(text) // 4 <= limit else limit + 1
         if cost <= limit:
             files.append(FileContext(path, text, whole=True))
             left -= cost

@@ -33,7 +33,10 @@ def focused_excerpt(
     chosen: list[_Unit] = []
     used = 0
     for unit in sorted(units, key=lambda u: (-u.score, u.start)):
-        cost = estimate_tokens("".join(lines[unit.start : unit.end])) + 8
+        text_of_unit = "".join(lines[unit.start : unit.end])
+        if used + len(text_of_unit) // 4 + 8 > budget:
+            continue  # cannot fit: the estimate is never below a token per 4 characters
+        cost = estimate_tokens(text_of_unit) + 8
         if used + cost <= budget:
             chosen.append(unit)
             used += cost
