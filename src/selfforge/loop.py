@@ -246,9 +246,7 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     """Run lint and tests on the unmodified commit, in a worktree of its own; stop when
     the tests cannot judge (judge/baseline.py says why)."""
     d, ws = engine.d, engine.ws
-    # The attempt's slot: the attempt that follows reuses this checkout (it is at the
-    # same commit already) instead of making a second one.
-    path = ws.create_worktree("attempt", commit)
+    path = ws.create_worktree("baseline", commit)
     engine.reporter.begin("baseline")
     observed, warning = judge_baseline.measure(
         d.checks.lint,
