@@ -312,16 +312,18 @@ def _run_tests(
 
 def _focused_tests(c: Candidate, j: Judge, new_tests: list[str]) -> list[str]:
     """Tests near the change, worth a first pass only when much faster than the suite."""
+    base = j.baseline.tests
+    total = sum(base.durations.values()) if base is not None else 0.0
+    if base is None or total <= 2.0:  # a suite this quick gains nothing from a first pass
+        return []
     radius = blast_radius(c.tree, list(c.changed), state_dir=j.state_dir)
     tests = [t for t in radius.tests if (c.tree / t).is_file() and t not in new_tests][:50]
-    base = j.baseline.tests
-    if not tests or base is None or not base.durations:
+    if not tests:
         return []
-    total = sum(base.durations.values())
     chosen = set(tests)
     focused = sum(s for t, s in base.durations.items() if t.split("::")[0] in chosen)
     # Measured time, not file count: skip the pass when it is most of the suite anyway.
-    return tests if focused < total * 0.5 and total > 2.0 else []
+    return tests if focused < total * 0.5 else []
 
 
 def _focused_verdict(
