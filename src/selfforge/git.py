@@ -142,13 +142,20 @@ def is_clean(cwd: Path) -> bool:
 
 
 def identity_env(cwd: Path) -> dict[str, str]:
-    """Environment for commits: the user's identity if set, else selfforge's."""
-    env: dict[str, str] = {}
+    """Environment for commits: the user's identity if set, else selfforge's. A
+    repository found to have one is not asked again in this process."""
+    common = common_dir(cwd)
+    if common in _HAS_IDENTITY:
+        return {}
     found = _run(["config", "--get-regexp", r"^user\.(name|email)$"], cwd).stdout.split("\n")
     keys = {line.split(" ", 1)[0] for line in found if line.strip()}
-    if not {"user.name", "user.email"} <= keys:
-        env.update(_FALLBACK_IDENTITY)
-    return env
+    if {"user.name", "user.email"} <= keys:
+        _HAS_IDENTITY.add(common)
+        return {}
+    return dict(_FALLBACK_IDENTITY)
+
+
+_HAS_IDENTITY: set[Path] = set()
 
 
 def commit_staged(cwd: Path, message: str) -> str:
