@@ -355,12 +355,13 @@ def _mark_flaky(c: Candidate, j: Judge, command: str) -> None:
         return
     flaky: set[str] = set()
     # Both on the candidate's own tree, restored to each commit in turn (no second
-    # checkout); the base goes first, so the tree is the candidate's again at the end.
-    for commit, first in ((c.base, base), (c.commit, cand)):
+    # checkout), the candidate first: a test that flips on every run shows as flaky.
+    for commit, first in ((c.commit, cand), (c.base, base)):
         for _ in range(reruns):
             _, again = _run_tests(c, j, "tests:rerun", command, only=changed, commit=commit)
             outcomes = again.outcomes if again else {}
             flaky |= {t for t in changed if outcomes.get(t) != first.outcomes.get(t)}
+    restore(c.tree, c.commit)
     c.observed.flaky = flaky
     if flaky:
         j.record.flaky(c, sorted(flaky))
