@@ -34,7 +34,6 @@ from selfforge.judge.stages import PIPELINE, Candidate, Judge, critique, review
 from selfforge.judge.verdict import PASS, Observed, Verdict
 from selfforge.testpaths import TestRule
 from selfforge.ui import BaseReporter, Reporter
-from selfforge.workspace import Workspace
 
 MODEL_STAGES = (critique, review)  # they call the model: the main process runs them
 CHECK_STAGES = tuple(stage for stage in PIPELINE if stage not in MODEL_STAGES)
@@ -103,12 +102,6 @@ def check_candidate(job: CheckJob) -> Checked:
     Runs in a worker: journals its checks through a connection of its own.
     """
     steps = _Steps()
-    ws = Workspace(job.repo)
-    attempt_id = job.candidate.attempt_id
-
-    def base_tree(commit: str) -> Path:  # flaky reruns: one rerun worktree per candidate
-        return ws.create_worktree(f"rerun-{job.number}", commit, f"rerun-{attempt_id}")[0]
-
     with Journal(job.state_dir / "journal.db") as journal:
         judge = Judge(
             directives=job.directives,
@@ -119,7 +112,6 @@ def check_candidate(job: CheckJob) -> Checked:
             caller=None,  # type: ignore[arg-type]  # CHECK_STAGES never call the model
             record=Recorder(journal, steps, job.run_id),
             state_dir=job.scratch,
-            base_tree=base_tree,
             self_target=job.self_target,
         )
         verdict = PASS
@@ -250,24 +242,19 @@ def best_of(
         )
         for k in range(1, n + 1)
     ]
-    branches: list[tuple[Attempt, str]] = []
     results: dict[int, AttemptResult] = {}
-    try:
-        for a in attempts:
-            branches.append((a, a.open()))
-        bundle = attempts[0].context()  # every worktree is at the base: one context serves all
-        jobs = _propose_all(engine, attempts, bundle, results)
-        if jobs:
-            engine.reporter.begin(f"checking {len(jobs)} candidate(s) at once")
-        for job in jobs:
-            checker.submit(job)
-        while checker.running():
-            job, checked = checker.next_done()
-            _take(attempts[job.number - 1], job.number, checked, results)
-        _choose(engine, attempts, baseline, results)
-    finally:
-        for a, branch in branches:
-            engine.ws.release_worktree(a.wt, branch)
+    for a in attempts:
+        a.open()
+    bundle = attempts[0].context()  # every worktree is at the base: one context serves all
+    jobs = _propose_all(engine, attempts, bundle, results)
+    if jobs:
+        engine.reporter.begin(f"checking {len(jobs)} candidate(s) at once")
+    for job in jobs:
+        checker.submit(job)
+    while checker.running():
+        job, checked = checker.next_done()
+        _take(attempts[job.number - 1], job.number, checked, results)
+    _choose(engine, attempts, baseline, results)
     finished = [a.finish(results[k]) for k, a in enumerate(attempts, 1)]
     order = ("accepted", "rejected", "no_edits", "error")
     return finished, min(finished, key=lambda r: order.index(r.outcome))
