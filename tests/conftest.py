@@ -133,6 +133,18 @@ mode = "{land}"
 """
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _inner_pytest_without_plugins() -> None:
+    """The pytest runs the tests start (through selfforge or not) load no installed plugin.
+
+    This venv's plugins (hypothesis, xdist, httpserver, anyio) cost ~1.5 s of start-up
+    per run and none of the small projects the tests build uses one; the judge's own
+    plugin is named with ``-p`` and loads regardless. Set here, in each worker, so the
+    outer pytest keeps its plugins.
+    """
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+
+
 @pytest.fixture
 def calc_repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())

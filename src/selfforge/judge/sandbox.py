@@ -23,7 +23,10 @@ from selfforge.errors import SelfforgeError
 
 # Variables a check may see; everything else (keys, tokens, agent sockets, cloud
 # credentials, the user's PYTHONPATH and VIRTUAL_ENV) stays out.
-ENV_ALLOWLIST = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLUMNS", "LINES", "NO_COLOR")
+ENV_ALLOWLIST = (
+    *("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLUMNS", "LINES", "NO_COLOR"),
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",  # the user's choice to load only the plugins named
+)
 ENV_PREFIX_ALLOWLIST = ("LC_",)
 INSIDE_HOME = "/tmp/home"
 FIX_HINT = (
