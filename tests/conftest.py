@@ -110,7 +110,10 @@ def directives(
     goals: tuple[str, ...] = ("Fix add() so test_add passes",),
     land: str = "merge",
     lint: str | None = None,
+    reruns: int = 0,
 ) -> str:
+    """A selfforge.toml. ``reruns`` is 0 unless a test is about flaky tests: the small
+    projects here are deterministic, and a rerun on both trees doubles a run's test time."""
     goal_list = ", ".join(json.dumps(g) for g in goals)
     test_line = f"test = {json.dumps(test)}" if test else ""
     if lint:
@@ -122,6 +125,7 @@ items = [{goal_list}]
 [checks]
 {test_line}
 timeout_s = 120
+reruns = {reruns}
 
 [limits]
 cycles = {cycles}

@@ -242,7 +242,7 @@ def test_a_flaky_test_decides_nothing_and_is_listed(tmp_path: Path, script) -> N
     repo = make_repo(
         tmp_path / "repo",
         {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_coin.py": flaky},
-        directives(PYTEST),
+        directives(PYTEST, reruns=1),
     )
     spec = script(propose=[FIX_ADD])
     proc = cli("run", "--repo", str(repo), "--model", spec, "--no-sandbox")

@@ -1,7 +1,9 @@
 """Candidate code as an attacker writes it: it fixes the bug it was asked to fix and carries
-a payload that runs when the tests import it. Each attack runs through `selfforge run`
-with a fake HOME holding canary keys, in the sandbox (no effect) and, as the control that
-keeps the test honest, with --no-sandbox (the same payload does have its effect)."""
+payloads that run when the tests import it. The attacks run through `selfforge run` with a
+fake HOME holding canary keys, in the sandbox (no effect) and, as the control that keeps
+the test honest, with --no-sandbox (the same payload does have its effect). Every payload
+is its own try block, so one candidate carries them all: one run per mode, one test per
+attack and mode."""
 
 from __future__ import annotations
 
@@ -48,17 +50,16 @@ class World:
 
 
 def _leak(expression: str) -> str:
-    """A payload that makes test_mul fail with a message carrying ``expression``."""
-    return (
-        "def _leak():\n"
-        "    try:\n"
-        f"        return {expression}\n"
-        "    except Exception:\n"
-        "        return ''\n\n\n"
-        "if _leak():\n"
-        "    def mul(a, b):  # noqa: F811\n"
-        "        raise AssertionError('LEAK ' + _leak())\n"
-    )
+    """A payload that collects ``expression``; test_mul then fails with what was collected."""
+    return f"try:\n    _LEAKS.append(str({expression}))\nexcept Exception:\n    pass\n"
+
+
+_PRELUDE = "_LEAKS = []\n"
+_TRAILER = (
+    "if any(_LEAKS):\n"
+    "    def mul(a, b):  # noqa: F811\n"
+    "        raise AssertionError('LEAK ' + ' '.join(_LEAKS))\n"
+)
 
 
 def _run_py(code: str) -> str:
@@ -183,9 +184,8 @@ ATTACKS = [
 ]
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    home = tmp_path / "home"
+def _world(tmp: Path) -> tuple[World, Callable[[], None]]:
+    home = tmp / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text(SSH_KEY)
     (home / ".config" / "selfforge").mkdir(parents=True)
@@ -193,9 +193,7 @@ def world(tmp_path: Path) -> World:
         f'OPENAI_API_KEY = "{KEYS_FILE_KEY}"\n'
     )
     (home / ".bashrc").write_text("# the user's own\n")
-    repo = make_repo(
-        tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(PYTEST)
-    )
+    repo = make_repo(tmp / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(PYTEST))
     world = World(repo, home, f"sf-attack-{uuid.uuid4().hex}", hits=[])
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -215,16 +213,22 @@ def world(tmp_path: Path) -> World:
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    yield world
-    stop.set()
-    thread.join()
-    server.close()
-    os.system(f"pkill -f {world.tag} >/dev/null 2>&1")
+
+    def close() -> None:
+        stop.set()
+        thread.join()
+        server.close()
+        os.system(f"pkill -f {world.tag} >/dev/null 2>&1")
+
+    return world, close
 
 
-def _attack(world: World, script, attack: Attack, *extra: str) -> None:
-    reply = FIX_ADD + "\ncalc.py\n<<<<<<< SEARCH\n=======\n" + attack.payload(world)
-    reply += ">>>>>>> REPLACE\n"
+def _attack(world: World, attacks: list[Attack], *extra: str) -> None:
+    """One `selfforge run` of a candidate that fixes add() and carries every payload."""
+    payload = _PRELUDE + "".join(a.payload(world) for a in attacks) + _TRAILER
+    reply = FIX_ADD + "\ncalc.py\n<<<<<<< SEARCH\n=======\n" + payload + ">>>>>>> REPLACE\n"
+    script = world.repo.parent / "script.json"
+    script.write_text(json.dumps({"propose": [reply]}))
     env = {
         "HOME": str(world.home),
         "XDG_CONFIG_HOME": str(world.home / ".config"),
@@ -233,30 +237,53 @@ def _attack(world: World, script, attack: Attack, *extra: str) -> None:
         "SSH_AUTH_SOCK": str(world.home / "agent.sock"),
         "AWS_SECRET_ACCESS_KEY": "canary-aws-secret-55aa",
     }
-    proc = cli(
-        "run", "--repo", str(world.repo), "--model", script(propose=[reply]), *extra, env=env
-    )
+    proc = cli("run", "--repo", str(world.repo), "--model", f"script:{script}", *extra, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
-def test_the_sandbox_stops_the_attack(world: World, script, attack: Attack) -> None:
-    _attack(world, script, attack)
-    assert not attack.effect(world), f"{attack.name} had its effect through the sandbox"
-    assert not (world.home / "hook-ran").exists() and not (world.home / "fsmonitor-ran").exists()
+@pytest.fixture(scope="module")
+def sandboxed(tmp_path_factory: pytest.TempPathFactory) -> World:
+    world, close = _world(tmp_path_factory.mktemp("sandboxed"))
+    _attack(world, ATTACKS)
+    yield world
+    close()
+
+
+# Unsandboxed checks still run in a control group that is emptied at the end (where the
+# machine allows one): the daemon's control runs the payload as plain code instead.
+_CONTROLLED = [a for a in ATTACKS if a.name != "leave-a-daemon"]
+
+
+@pytest.fixture(scope="module")
+def unsandboxed(tmp_path_factory: pytest.TempPathFactory) -> World:
+    world, close = _world(tmp_path_factory.mktemp("unsandboxed"))
+    _attack(world, _CONTROLLED, "--no-sandbox")
+    yield world
+    close()
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
+def test_the_sandbox_stops_the_attack(sandboxed: World, attack: Attack) -> None:
+    assert not attack.effect(sandboxed), f"{attack.name} had its effect through the sandbox"
+    assert not (sandboxed.home / "hook-ran").exists()
+    assert not (sandboxed.home / "fsmonitor-ran").exists()
+
+
+@pytest.mark.parametrize("attack", _CONTROLLED, ids=[a.name for a in _CONTROLLED])
 def test_control_the_same_payload_works_without_the_sandbox(
-    world: World, script, attack: Attack
+    unsandboxed: World, attack: Attack
 ) -> None:
-    if attack.name == "leave-a-daemon":
-        # Unsandboxed checks still run in a control group that is emptied at the end (where
-        # the machine allows one), so run the payload as plain code to show it works.
-        subprocess.run([sys.executable, "-c", attack.payload(world)], check=True)
-    else:
-        _attack(world, script, attack, "--no-sandbox")
-    assert attack.effect(world), f"{attack.name}: the payload does nothing even unsandboxed"
+    assert attack.effect(unsandboxed), f"{attack.name}: the payload does nothing unsandboxed"
     # selfforge's own git calls never run what the repository configures
-    assert not (world.home / "hook-ran").exists()
-    assert not (world.home / "fsmonitor-ran").exists()
+    assert not (unsandboxed.home / "hook-ran").exists()
+    assert not (unsandboxed.home / "fsmonitor-ran").exists()
+
+
+def test_control_the_daemon_payload_works_as_plain_code(tmp_path: Path) -> None:
+    world, close = _world(tmp_path)
+    try:
+        [daemon] = [a for a in ATTACKS if a.name == "leave-a-daemon"]
+        subprocess.run([sys.executable, "-c", daemon.payload(world)], check=True)
+        assert daemon.effect(world)
+    finally:
+        close()
