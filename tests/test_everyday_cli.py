@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -28,14 +29,15 @@ from conftest import (
 )
 
 
-@pytest.fixture
-def two_attempts(tmp_path: Path, script) -> Path:
-    """One rejected attempt (breaks test_sub), then one accepted."""
-    repo = make_repo(
-        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(cycles=2)
-    )
-    spec = script(propose=[FIX_ADD_BREAK_SUB, FIX_ADD], plan=["1. Fix add()"])
-    cli("run", "--repo", str(repo), "--model", spec, check=True)
+@pytest.fixture(scope="module")
+def two_attempts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One rejected attempt (breaks test_sub), then one accepted. Shared by the tests of
+    this module that only read it; a test that writes to it works on a copy."""
+    tmp = tmp_path_factory.mktemp("two-attempts")
+    repo = make_repo(tmp / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(cycles=2))
+    spec = tmp / "script.json"
+    spec.write_text(json.dumps({"propose": [FIX_ADD_BREAK_SUB, FIX_ADD], "plan": ["1. Fix add()"]}))
+    cli("run", "--repo", str(repo), "--model", f"script:{spec}", check=True)
     assert [a["outcome"] for a in log_json(repo)] == ["rejected", "accepted"]
     return repo
 
@@ -105,7 +107,8 @@ def test_since_and_until_read_durations_with_the_one_parser() -> None:
     assert parse_since("3d") <= parse_since("2d") - 86400 + 1
 
 
-def test_status_words_the_last_run_and_never_prints_none(two_attempts: Path) -> None:
+def test_status_words_the_last_run_and_never_prints_none(two_attempts: Path, tmp_path) -> None:
+    two_attempts = shutil.copytree(two_attempts, tmp_path / "copy")
     out = cli("status", "--repo", str(two_attempts), check=True).stdout
     assert "None" not in out
     assert re.search(r"last: run 1, finished \(started [\d-]+ [\d:]+\): the backlog", out) or (

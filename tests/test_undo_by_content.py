@@ -4,6 +4,8 @@ its message rewritten too (same patch)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,19 +13,28 @@ import pytest
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, log_json, make_repo
 
 
-@pytest.fixture
-def kept_on_branch(tmp_path: Path, script) -> tuple[Path, str]:
-    """An accepted change kept on a branch, and an unrelated commit on main since."""
+@pytest.fixture(scope="module")
+def _built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    tmp = tmp_path_factory.mktemp("undo")
     repo = make_repo(
-        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(land="branch")
+        tmp / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(land="branch")
     )
-    cli("run", "--repo", str(repo), "--model", script(propose=[FIX_ADD]), check=True)
+    (tmp / "script.json").write_text(json.dumps({"propose": [FIX_ADD]}))
+    cli("run", "--repo", str(repo), "--model", f"script:{tmp / 'script.json'}", check=True)
     [attempt] = log_json(repo)
     assert attempt["outcome"] == "accepted" and attempt["branch"]
     (repo / "NOTES.md").write_text("notes\n")
     git(repo, "add", "NOTES.md")
     git(repo, "commit", "-qm", "Add notes")
     return repo, attempt["branch"]
+
+
+@pytest.fixture
+def kept_on_branch(_built: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    """An accepted change kept on a branch, and an unrelated commit on main since (each
+    test undoes in its own copy of the repository and its journal)."""
+    repo, branch = _built
+    return shutil.copytree(repo, tmp_path / "r", symlinks=True), branch
 
 
 def _undo(repo: Path) -> str:
