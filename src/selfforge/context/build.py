@@ -15,6 +15,7 @@ from pathlib import Path
 from selfforge.context.excerpt import focused_excerpt
 from selfforge.context.files import read_source
 from selfforge.context.graph import CodeGraph, load_graph
+from selfforge.context.history import load_history
 from selfforge.context.index import CodeIndex, IndexStats, open_index
 from selfforge.context.mentions import Mentions, find_mentions
 from selfforge.context.repomap import build_repo_map, rank_files
@@ -111,7 +112,8 @@ def _choose_and_rank(
     """The files chosen for the task, and file ranks for the map personalised toward them:
     the map then outlines the chosen files' neighbourhood, not the repository's hubs."""
     prior = rank_files(graph, mentions)
-    ranked = rank_for_task(index, graph, task, mentions, prior, third_party(repo_root))
+    history = load_history(repo_root).scores(task) if task.strip() else {}
+    ranked = rank_for_task(index, graph, task, mentions, prior, third_party(repo_root), history)
     chosen = choose(ranked)
     if not chosen:
         return chosen, prior

@@ -1,11 +1,12 @@
-"""Choosing the files a task is about: BM25 over the index, mentions, graph neighbours.
+"""Choosing the files a task is about: BM25 over the index, history, mentions, neighbours.
 
 BM25 (SQLite FTS5, Porter-stemmed) runs over each file's path words, definition names,
 docstrings and every word of its text, weighted in that order of specificity. Files the
 task names outright, and files defining identifiers it writes as code, are lifted above
-anything BM25 finds. The best hits then lend a small part of their score to the files
-they import and that import them: enough to bring a caller or a test into the chosen
-list, not enough to push a direct hit out of it (bench/retrieval.py measures both).
+anything BM25 finds. The project's history (history.py) adds the files that past commits
+with similar subjects, and the latest commits, changed. The best hits then lend a small
+part of their score to the files they import and that import them: enough to bring a
+caller or a test into the chosen list, not enough to push a direct hit out of it (bench/retrieval.py measures both).
 Vendored, generated and fixture files (thirdparty.py) are ranked down unless the task
 names them: a task about the project's code should find the project's own files.
 """
@@ -69,9 +70,11 @@ def rank_for_task(
     mentions: Mentions,
     prior: Mapping[str, float] | None = None,
     third_party: Callable[[str], bool] | None = None,
+    history: Mapping[str, float] | None = None,
 ) -> list[ScoredFile]:
     """Files ranked for ``task``, best first; ``prior`` (e.g. PageRank) breaks ties;
-    files ``third_party`` says are not the project's own are ranked down."""
+    ``history`` (history.py) adds what past commits say; files ``third_party`` says are
+    not the project's own are ranked down."""
     scored: dict[str, ScoredFile] = {}
 
     def add(path: str, amount: float, reason: str) -> None:
@@ -79,12 +82,21 @@ def rank_for_task(
         entry.score += amount
         entry.reasons.append(reason)
 
-    source = {f.path for f in index.files() if f.lang != "text"}
+    files = index.files()
+    source = {f.path for f in files if f.lang != "text"}
+
+    def weight(path: str) -> float:
+        # Text files are known by their path only (BM25) or as documentation (history).
+        return (TEST_PENALTY if is_test_path(path) else 1.0) * (
+            1.0 if path in source else TEXT_PENALTY
+        )
+
     for path, score in bm25_scores(index, task).items():
-        weight = TEST_PENALTY if is_test_path(path) else 1.0
-        if path not in source:
-            weight *= TEXT_PENALTY  # matched on its path alone
-        add(path, score * weight, f"bm25 {score:.2f}")
+        add(path, score * weight(path), f"bm25 {score:.2f}")
+    indexed = {f.path for f in files}
+    for path, score in (history or {}).items():
+        if path in indexed:  # a file since deleted or renamed is no one's to edit
+            add(path, score * weight(path), f"history {score:.2f}")
     for path in mentions.files:
         add(path, MENTIONED_FILE_BONUS, "named in the task")
     for ident in mentions.identifiers:

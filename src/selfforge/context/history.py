@@ -1,0 +1,134 @@
+"""What the project's history says a task is about: the files past commits changed.
+
+A subject like "Migrated installer to avoid pkg_resources" shares few words with the
+code it changes, but earlier commits whose subjects spoke of pkg_resources or installers
+changed the files such a task changes again. Two signals, both from commits before the
+task (merges left out: their subjects name branches, and their files are their parents'):
+
+- subjects: the last ``HISTORY_COMMITS`` subjects are searched with BM25 like the code
+  is; each matching commit lends its score to the files it changed, split among them, so
+  a sweep across fifty files says little about any one;
+- recency: work comes in series, so the files of the last few commits get a share that
+  halves every ``RECENT_HALF_LIFE`` commits.
+
+bench/retrieval_vendored.py measures both, on setuptools, with the history cut at each
+task's own commit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from selfforge import git
+from selfforge.context.words import query_words, search_words
+from selfforge.errors import GitError
+
+HISTORY_COMMITS = 5000
+MATCHED_COMMITS = 50  # the best-matching subjects that lend their score
+SUBJECT_WEIGHT = 0.75  # of the best-matching file's share; BM25 over the code tops at 1
+RECENT_WEIGHT = 0.4
+RECENT_COMMITS = 20
+RECENT_HALF_LIFE = 5.0
+
+
+@dataclass(frozen=True)
+class Change:
+    subject: str
+    files: tuple[str, ...]
+
+
+def read_history(repo_root: Path, rev: str = "HEAD", limit: int = HISTORY_COMMITS) -> list[Change]:
+    """The last ``limit`` non-merge commits reachable from ``rev``, newest first; none
+    when ``rev`` does not exist (a repository without commits has no history)."""
+    try:
+        out = git.git(
+            "log", "--no-merges", "--no-renames", "--format=%x00%s", "--name-only",
+            f"-n{limit}", rev, "--", cwd=repo_root,
+        )  # fmt: skip
+    except GitError:
+        return []
+    changes = []
+    for record in out.split("\0")[1:]:
+        subject, _, names = record.partition("\n")
+        files = tuple(n for n in names.splitlines() if n)
+        if files:
+            changes.append(Change(subject.strip(), files))
+    return changes
+
+
+class History:
+    """Past commits, newest first; ``scores(task)`` ranks the files they changed."""
+
+    def __init__(self, changes: list[Change]) -> None:
+        self.changes = changes
+        self.conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE subjects USING fts5("
+            "words, tokenize = \"porter unicode61 tokenchars '_'\")"
+        )
+        self.conn.executemany(
+            "INSERT INTO subjects(rowid, words) VALUES (?, ?)",
+            [(i, " ".join(search_words(c.subject))) for i, c in enumerate(changes)],
+        )
+
+    def scores(self, task: str, *, recent: bool = True) -> dict[str, float]:
+        """Subject matches (the best file ``SUBJECT_WEIGHT``) plus, unless turned off,
+        the recency share of each file; nothing for a task without a word to search."""
+        if not query_words(task):
+            return {}
+        found = {p: SUBJECT_WEIGHT * s for p, s in self.subject_scores(task).items()}
+        if recent:
+            for path, score in self.recent_scores().items():
+                found[path] = found.get(path, 0.0) + score
+        return found
+
+    def subject_scores(self, task: str) -> dict[str, float]:
+        """Each file's share of the matching commits' BM25 scores, scaled so the best is 1."""
+        words = query_words(task)
+        if not words:
+            return {}
+        match = " OR ".join(f'"{w}"' for w in words)
+        sql = (
+            "SELECT rowid, -bm25(subjects) AS score FROM subjects WHERE subjects MATCH ?"
+            " ORDER BY score DESC LIMIT ?"
+        )
+        try:
+            rows = self.conn.execute(sql, (match, MATCHED_COMMITS)).fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        totals: dict[str, float] = defaultdict(float)
+        for rowid, score in rows:
+            files = self.changes[rowid].files
+            for path in files:
+                totals[path] += score / len(files)
+        best = max(totals.values(), default=0.0)
+        return {p: s / best for p, s in totals.items() if best > 0}
+
+    def recent_scores(self) -> dict[str, float]:
+        """The files of the last ``RECENT_COMMITS`` commits, the newest weighing most; a
+        commit's share is split by the square root of how many files it changed."""
+        found: dict[str, float] = defaultdict(float)
+        for age, change in enumerate(self.changes[:RECENT_COMMITS]):
+            share = RECENT_WEIGHT * 0.5 ** (age / RECENT_HALF_LIFE) / len(change.files) ** 0.5
+            for path in change.files:
+                found[path] += share
+        return dict(found)
+
+
+# One History per repository and HEAD: a run's attempts mostly start from the same commit.
+_CACHE: dict[str, tuple[str, History]] = {}
+
+
+def load_history(repo_root: Path) -> History:
+    """The history of ``repo_root`` up to HEAD, reused while HEAD does not move."""
+    head = git.head_commit(repo_root) or ""
+    key = str(repo_root)
+    cached = _CACHE.get(key)
+    if cached is not None and cached[0] == head:
+        return cached[1]
+    history = History(read_history(repo_root) if head else [])
+    _CACHE[key] = (head, history)
+    return history
