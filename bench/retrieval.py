@@ -137,6 +137,7 @@ def make_tasks() -> None:
 def evaluate(root: Path, tasks: list[dict[str, object]]) -> None:
     from selfforge.context.build import choose
     from selfforge.context.graph import load_graph
+    from selfforge.context.history import load_history
     from selfforge.context.index import open_index
     from selfforge.context.mentions import find_mentions
     from selfforge.context.repomap import rank_files
@@ -153,7 +154,8 @@ def evaluate(root: Path, tasks: list[dict[str, object]]) -> None:
         text, truth = str(task["task"]), set(task["truth"])  # type: ignore[arg-type]
         mentions = find_mentions(text, graph.paths, graph.definers)
         prior = rank_files(graph, mentions)
-        ranked = rank_for_task(index, graph, text, mentions, prior, third_party(root))
+        history = load_history(root).scores(text)  # one commit: the sdist, as a whole
+        ranked = rank_for_task(index, graph, text, mentions, prior, third_party(root), history)
         full.append(_score(choose(ranked), truth))
         scores = bm25_scores(index, text)
         bm25.append(_score(sorted(scores, key=lambda p: -scores[p]), truth))

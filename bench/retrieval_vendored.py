@@ -8,9 +8,12 @@ commit, leaving out tests and what the project itself excludes from its lint (ru
 ``_vendor``, ``_distutils``, ``_validate_pyproject``) — commits touching only those are
 upstream code merged in, not tasks about setuptools. A task is the size of one attempt:
 commits changing more than three of the project's files are sweeps (a lint rule applied
-everywhere), not tasks. The tree is indexed once, at the pinned commit. Prints recall@5,
-hit@1 and MRR with vendored code ranked down (as selfforge runs) and without (as it ran
-before).
+everywhere), not tasks. The tree is indexed once, at the pinned commit; the history each
+task sees is the log up to its own commit's parent, so no task sees itself or later work.
+Prints recall@5, hit@1 and MRR as selfforge runs (vendored code ranked down, history on),
+without the recency share of history, without history, and without either (as selfforge
+ran before both). The tasks alternate into two halves: the history's weights were
+chosen on the first ("dev"); the second ("held-out") played no part in choosing them.
 
 Run:   git clone https://github.com/pypa/setuptools /tmp/setuptools
        .venv/bin/python bench/retrieval_vendored.py /tmp/setuptools
@@ -18,9 +21,9 @@ Run:   git clone https://github.com/pypa/setuptools /tmp/setuptools
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from selfforge.git import git as selfforge_git
@@ -56,15 +59,19 @@ def make_tasks(repo: Path, pin: str, tree: Path) -> list[dict[str, object]]:
             and (tree / n).is_file()
         ]
         if 0 < len(truth) <= MAX_FILES:
-            tasks.append({"sha": sha[:10], "task": subject, "truth": truth})
+            tasks.append({"sha": sha, "task": subject, "truth": truth})
         if len(tasks) == TASKS:
             break
     return tasks
 
 
-def evaluate(root: Path, tasks: list[dict[str, object]]) -> None:
+ROWS = ("selfforge", "no recency", "no history", "as before")
+
+
+def evaluate(repo: Path, root: Path, tasks: list[dict[str, object]]) -> None:
     from selfforge.context.build import choose
     from selfforge.context.graph import load_graph
+    from selfforge.context.history import History, read_history
     from selfforge.context.index import open_index
     from selfforge.context.mentions import find_mentions
     from selfforge.context.repomap import rank_files
@@ -77,20 +84,46 @@ def evaluate(root: Path, tasks: list[dict[str, object]]) -> None:
     vendored = third_party(root)
     shown = sum(1 for p in graph.paths if vendored(p))
     print(f"indexed {stats.files} files ({shown} not the project's own) in {stats.seconds:.1f}s")
-    rows: dict[str, list[tuple[float, float, float]]] = {"ranked down": [], "as before": []}
-    started = time.perf_counter()
+    rows: dict[str, list[tuple[float, float, float]]] = {name: [] for name in ROWS}
+    cpu = {"history": 0.0, "ranking": 0.0}
     for task in tasks:
         text, truth = str(task["task"]), set(task["truth"])  # type: ignore[arg-type]
+        started = _cpu()
+        history = History(read_history(repo, f"{task['sha']}^"))  # the log before the task
+        cpu["history"] += _cpu() - started
+        started = _cpu()
         mentions = find_mentions(text, graph.paths, graph.definers)
         prior = rank_files(graph, mentions)
-        for name, predicate in (("ranked down", vendored), ("as before", None)):
-            ranked = rank_for_task(index, graph, text, mentions, prior, predicate)
+        ranked = rank_for_task(index, graph, text, mentions, prior, vendored, history.scores(text))
+        cpu["ranking"] += _cpu() - started
+        rows["selfforge"].append(_score(choose(ranked), truth))
+        for name, predicate, scores in (
+            ("no recency", vendored, history.scores(text, recent=False)),
+            ("no history", vendored, None),
+            ("as before", None, None),
+        ):
+            ranked = rank_for_task(index, graph, text, mentions, prior, predicate, scores)
             rows[name].append(_score(choose(ranked), truth))
-    per_task = (time.perf_counter() - started) / len(tasks) / 2
-    print(f"{len(tasks)} tasks (commit subjects), {per_task * 1000:.0f} ms per task")
+    n = len(tasks)
+    print(
+        f"{n} tasks (commit subjects); CPU per task: ranking {cpu['ranking'] / n * 1000:.0f} ms,"
+        f" building the history from git log {cpu['history'] / n * 1000:.0f} ms"
+        " (once per HEAD in a run)"
+    )
+    print(f"{'':12} {'all':>28}   {'dev half':>28}   {'held-out half':>28}")
     for name, scores in rows.items():
-        recall, hit1, mrr = (sum(r[i] for r in scores) / len(scores) for i in range(3))
-        print(f"{name:12} recall@5 {recall:.3f}   hit@1 {hit1:.3f}   MRR {mrr:.3f}")
+        cells = [_summary(part) for part in (scores, scores[0::2], scores[1::2])]
+        print(f"{name:12} " + "   ".join(cells))
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and the git processes it waited for."""
+    return sum(os.times()[:4])
+
+
+def _summary(scores: list[tuple[float, float, float]]) -> str:
+    recall, hit1, mrr = (sum(r[i] for r in scores) / len(scores) for i in range(3))
+    return f"R@5 {recall:.3f} hit@1 {hit1:.3f} MRR {mrr:.3f}"
 
 
 def _score(chosen: list[str], truth: set[str]) -> tuple[float, float, float]:
@@ -112,7 +145,7 @@ def main(argv: list[str]) -> int:
         try:
             tasks = make_tasks(repo, pin, tree)
             print(f"source: pypa/setuptools at {pin[:10]}")
-            evaluate(tree, tasks)
+            evaluate(repo, tree, tasks)
         finally:
             git(repo, "worktree", "remove", "--force", str(tree))
     return 0

@@ -9,7 +9,8 @@ task (merges left out: their subjects name branches, and their files are their p
   is; each matching commit lends its score to the files it changed, split among them, so
   a sweep across fifty files says little about any one;
 - recency: work comes in series, so the files of the last few commits get a share that
-  halves every ``RECENT_HALF_LIFE`` commits.
+  halves every ``RECENT_HALF_LIFE`` commits, capped so that a file changed in each of
+  them cannot outweigh a file the task's words find.
 
 bench/retrieval_vendored.py measures both, on setuptools, with the history cut at each
 task's own commit.
@@ -32,6 +33,7 @@ SUBJECT_WEIGHT = 0.75  # of the best-matching file's share; BM25 over the code t
 RECENT_WEIGHT = 0.4
 RECENT_COMMITS = 20
 RECENT_HALF_LIFE = 5.0
+RECENT_CAP = 0.8  # a file in every recent commit must not outweigh what the task says
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ class History:
             share = RECENT_WEIGHT * 0.5 ** (age / RECENT_HALF_LIFE) / len(change.files) ** 0.5
             for path in change.files:
                 found[path] += share
-        return dict(found)
+        return {p: min(s, RECENT_CAP) for p, s in found.items()}
 
 
 # One History per repository and HEAD: a run's attempts mostly start from the same commit.

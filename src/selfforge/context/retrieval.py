@@ -6,7 +6,8 @@ task names outright, and files defining identifiers it writes as code, are lifte
 anything BM25 finds. The project's history (history.py) adds the files that past commits
 with similar subjects, and the latest commits, changed. The best hits then lend a small
 part of their score to the files they import and that import them: enough to bring a
-caller or a test into the chosen list, not enough to push a direct hit out of it (bench/retrieval.py measures both).
+caller or a test into the chosen list, not enough to push a direct hit out of it
+(bench/retrieval.py measures both).
 Vendored, generated and fixture files (thirdparty.py) are ranked down unless the task
 names them: a task about the project's code should find the project's own files.
 """
