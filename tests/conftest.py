@@ -111,6 +111,7 @@ def directives(
     land: str = "merge",
     lint: str | None = None,
     reruns: int = 0,
+    stall_after: int = 3,
 ) -> str:
     """A selfforge.toml. ``reruns`` is 0 unless a test is about flaky tests: the small
     projects here are deterministic, and a rerun on both trees doubles a run's test time."""
@@ -130,6 +131,7 @@ reruns = {reruns}
 [limits]
 cycles = {cycles}
 max_repairs = {max_repairs}
+stall_after = {stall_after}
 
 [land]
 mode = "{land}"

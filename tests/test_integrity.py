@@ -121,13 +121,14 @@ def test_mul_by_zero():
 def test_edits_outside_the_repository_are_refused(tmp_path: Path, script) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    toml = directives(cycles=4, stall_after=5)
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, toml)
     (repo / "link").symlink_to(outside)
     git(repo, "add", "link")
     git(repo, "commit", "-q", "-m", "link")
-    for target in ("../escape.py", ".git/hooks/pre-commit", "link/evil.py", str(outside / "x")):
-        reply = f"{target}\n<<<<<<< SEARCH\n=======\nprint('pwned')\n>>>>>>> REPLACE\n"
-        cli("run", "--repo", str(repo), "--model", script(propose=[reply]), check=True)
+    targets = ("../escape.py", ".git/hooks/pre-commit", "link/evil.py", str(outside / "x"))
+    replies = [f"{t}\n<<<<<<< SEARCH\n=======\nprint('pwned')\n>>>>>>> REPLACE\n" for t in targets]
+    cli("run", "--repo", str(repo), "--model", script(propose=replies), check=True)
     attempts = log_json(repo)
     assert [a["outcome"] for a in attempts] == ["rejected"] * 4
     assert list(outside.iterdir()) == []
