@@ -187,10 +187,15 @@ def snapshot(root: Path) -> dict[str, object]:
     }
 
 
-# Commands that only read or edit the journal run in the test's own process: the same
-# `main()` a console script calls, with its own argv, environment and output, without a
-# Python start-up and import (~0.4 s of CPU each). Commands that run checks, models,
-# servers or git stay in a subprocess.
+# Most commands run in the test's own process: the same `main()` the console script
+# calls, with its own argv, environment and captured output, but without a Python
+# start-up and selfforge's imports (~0.5 s of CPU per call, the largest cost of the
+# suite after the checks themselves). selfforge keeps no state between calls that a
+# later call could see (it never changes its environment or working directory), and
+# everything a run executes (checks, git, the smoke run) is a real subprocess either way.
+# A subprocess is kept where the process itself is under test: a run that forks workers
+# (--parallel, --backend), servers, signals, a terminal, the installed console script,
+# and a call given an environment of its own (what it probes once, it may cache).
 IN_PROCESS = frozenset({"log", "show", "status", "export", "plan"})
 os.environ.setdefault("COLUMNS", "200")  # before selfforge's consoles are made
 
@@ -198,7 +203,7 @@ os.environ.setdefault("COLUMNS", "200")  # before selfforge's consoles are made
 def cli(
     *args: str, cwd: Path | None = None, check: bool = False, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    if args and args[0] in IN_PROCESS and cwd is None:
+    if args and _in_process(args) and cwd is None and not env:
         proc = _cli_in_process(list(args), env or {})
     else:
         proc = subprocess.run(
@@ -214,6 +219,17 @@ def cli(
             f"selfforge {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
         )
     return proc
+
+
+def _in_process(args: tuple[str, ...]) -> bool:
+    return args[0] in IN_PROCESS or (
+        args[0] == "run"
+        and IN_PROCESS_RUNS
+        and not any(a.startswith(("--parallel", "--backend")) for a in args)
+    )
+
+
+IN_PROCESS_RUNS = True  # False: every run in its own process (to compare)
 
 
 def _cli_in_process(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

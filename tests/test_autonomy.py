@@ -128,10 +128,7 @@ def test_until_stops_starting_attempts(tmp_path: Path, script) -> None:
     """Only --until can end this run: 1,000 cycles of a pytest run each cannot finish in
     3 s, no task is ever skipped, and the model never runs out of replies. (The machine's
     speed decides how many attempts start before the deadline, not whether it stops.)"""
-    repo = _repo(tmp_path, cycles=1000)
-    toml = repo / "selfforge.toml"
-    toml.write_text(toml.read_text().replace("[limits]\n", "[limits]\nstall_after = 1000\n"))
-    git(repo, "commit", "-qam", "never skip the task")
+    repo = _repo(tmp_path, cycles=1000, stall_after=1000)
     spec = script(propose=[FIX_ADD_BREAK_SUB] * 1000)
     proc = cli("run", "--repo", str(repo), "--model", spec, "--until", "3s", check=True)
     assert "reached the --until time limit" in proc.stdout

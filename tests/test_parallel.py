@@ -48,19 +48,13 @@ BOTH_BREAK_SUB = BOTH + _edit(
 )
 
 
-def _no_reruns(text: str) -> str:
-    """These tests are about choosing among candidates, not about flaky tests: one test
-    run per candidate (no reruns of the tests whose outcome changed)."""
-    return text.replace("timeout_s = 120", "timeout_s = 120\nreruns = 0")
-
-
 @pytest.fixture
 def two_bugs(tmp_path: Path) -> Path:
     goals = ("Fix the failing tests",)
     return make_repo(
         tmp_path / "repo",
         {"calc.py": CALC2, "test_calc.py": TEST_CALC},
-        _no_reruns(directives(goals=goals, max_repairs=2)),
+        directives(goals=goals, max_repairs=2),
     )
 
 
@@ -234,7 +228,7 @@ def test_a_killed_parallel_run_leaves_no_check_running_and_is_recovered(
     tmp_path: Path, script
 ) -> None:
     files = {"calc.py": CALC2, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_WHEN_FIXED}
-    text = _no_reruns(directives(goals=("Fix the failing tests",)))
+    text = directives(goals=("Fix the failing tests",))
     repo = make_repo(tmp_path / "repo", files, text)
     before = snapshot(repo)
     spec = script(propose=[ADD_ONLY, BOTH])
