@@ -112,6 +112,7 @@ def directives(
     lint: str | None = None,
     reruns: int = 0,
     stall_after: int = 3,
+    env: tuple[str, ...] = (),
 ) -> str:
     """A selfforge.toml. ``reruns`` is 0 unless a test is about flaky tests: the small
     projects here are deterministic, and a rerun on both trees doubles a run's test time."""
@@ -127,6 +128,7 @@ items = [{goal_list}]
 {test_line}
 timeout_s = 120
 reruns = {reruns}
+env = {json.dumps(list(env))}
 
 [limits]
 cycles = {cycles}

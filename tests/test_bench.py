@@ -186,12 +186,18 @@ def test_a_scripted_model_solves_an_instance_from_its_commit_message(
     assert row["tokens"] >= 900
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_bench(history, results: Path, work: Path) -> subprocess.Popen[bytes]:
     args = [sys.executable, "-m", "selfforge", "bench", "run", "--gold", "--workers", "1"]
     args += ["--instances", str(history["instances"]), "--results", str(results)]
     args += ["--work-dir", str(work)]
+    # As from a terminal: Ctrl-C's default action, even when the suite itself was started
+    # in the background (a shell's background jobs ignore SIGINT, and children inherit it).
     proc = subprocess.Popen(args, start_new_session=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)  # fmt: skip
+                            stderr=subprocess.PIPE, preexec_fn=_default_sigint)  # fmt: skip
     while proc.poll() is None and not (results.exists() and results.read_text().count("\n")):
         time.sleep(0.1)
     return proc

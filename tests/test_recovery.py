@@ -24,13 +24,14 @@ from conftest import (
     snapshot,
 )
 
-# Sleeps only inside an attempt's worktree (not the baseline's), when asked to.
+# Sleeps only inside an attempt's worktree (not the baseline's), when asked to (SLOW_TEST
+# reaches the sandbox because the directives list it).
 SLOW_TEST = """
 import os, time
 from pathlib import Path
 
 def test_slow_in_attempts():
-    if Path.cwd().name.startswith("attempt-") and os.environ.get("SLOW_TEST"):
+    if Path.cwd().name.startswith("attempt") and os.environ.get("SLOW_TEST"):
         time.sleep(float(os.environ["SLOW_TEST"]))
 """
 
@@ -55,7 +56,7 @@ def test_sigkill_during_tests_then_recovery_lands_the_fix(tmp_path: Path, script
     repo = make_repo(
         tmp_path / "r",
         {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_TEST},
-        directives(),
+        directives(env=("SLOW_TEST",)),  # the checks' environment is an allowlist
     )
     before = snapshot(repo)
     spec = script(propose=[FIX_ADD])
@@ -97,7 +98,7 @@ def test_a_second_run_waits_for_nobody_and_names_the_lock_holder(tmp_path: Path,
     repo = make_repo(
         tmp_path / "r",
         {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_TEST},
-        directives(),
+        directives(env=("SLOW_TEST",)),  # the checks' environment is an allowlist
     )
     spec = script(propose=[FIX_ADD])
     first = subprocess.Popen(
