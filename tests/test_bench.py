@@ -123,6 +123,7 @@ def test_mine_finds_the_commits_whose_new_tests_fail_before_and_pass_after(histo
     assert tax.mutation and tax.mutation.startswith("shop.py:")
 
 
+@pytest.mark.slow  # mines the history a second time
 def test_mining_is_reproducible(history, tmp_path: Path) -> None:
     def pinned(instances: list) -> list[dict[str, object]]:
         return [i.model_dump(exclude={"test_time_s"}) for i in instances]
@@ -132,6 +133,7 @@ def test_mining_is_reproducible(history, tmp_path: Path) -> None:
     assert [i.commit for i in mine(history["root"], limit=1)] == [history["clamp"]]
 
 
+@pytest.mark.slow  # replays every instance twice
 def test_gold_lands_negatives_are_rejected_and_the_report_says_so(history, tmp_path) -> None:
     results = tmp_path / "results.jsonl"
     proc = cli(
@@ -168,6 +170,7 @@ def test_gold_lands_negatives_are_rejected_and_the_report_says_so(history, tmp_p
     assert git(history["root"], "status", "--porcelain") == ""
 
 
+@pytest.mark.slow  # a whole bench run
 def test_a_scripted_model_solves_an_instance_from_its_commit_message(
     history, tmp_path: Path
 ) -> None:
@@ -203,6 +206,7 @@ def start_bench(history, results: Path, work: Path) -> subprocess.Popen[bytes]:
     return proc
 
 
+@pytest.mark.slow  # two bench runs each, one of them killed
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
 def test_a_run_stopped_mid_way_resumes_without_redoing_finished_jobs(
     history, tmp_path: Path, how: signal.Signals
@@ -268,6 +272,7 @@ def test_bad_input_is_one_line_naming_the_fix(tmp_path: Path, history) -> None:
     assert bad.returncode == 2 and f"{broken}:1" in bad.stderr
 
 
+@pytest.mark.slow  # starts a local Ray instance
 def test_the_ray_backend_gives_the_same_results_as_the_process_pool(history, tmp_path) -> None:
     pytest.importorskip("ray")
     from selfforge.bench.executors import RayExecutor

@@ -20,9 +20,10 @@ import pytest
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, make_repo
 
 SLOW_TESTS = f"sleep 3 && {sys.executable} -m pytest -q"
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None, reason="needs tmux (.ci/run installs it)"
-)
+pytestmark = [
+    pytest.mark.slow,  # a real terminal under tmux, and a baseline that takes 3 s on purpose
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (.ci/run installs it)"),
+]
 
 
 @pytest.fixture

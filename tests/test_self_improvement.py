@@ -42,6 +42,7 @@ def self_copy(tmp_path: Path) -> Path:
     return copy
 
 
+@pytest.mark.slow  # the candidate's selfforge runs the demo and six known-bad scenarios
 def test_self_change_lands_only_after_its_smoke_run(self_copy: Path, script) -> None:
     demo_py = (self_copy / "src/selfforge/demo.py").read_text()
     propose_j2 = (self_copy / "src/selfforge/prompts/propose.j2").read_text()

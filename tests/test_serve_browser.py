@@ -12,7 +12,7 @@ import pytest
 
 from serve_helpers import DOCUMENT_MUL, SCRIPT_TAG, Server, journal_repo, run
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a real Chromium
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Screenshots go to a temporary directory, or where SELFFORGE_SCREENSHOTS says:
 # `SELFFORGE_SCREENSHOTS=docs/screenshots pytest tests/test_serve_browser.py` refreshes the
