@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -266,6 +267,16 @@ def _cli_in_process(args: list[str], env: dict[str, str]) -> subprocess.Complete
 
 def log_json(repo: Path) -> list[dict[str, object]]:
     return json.loads(cli("log", "--json", "--repo", str(repo), check=True).stdout)
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 90.0) -> None:
+    """Poll ``predicate`` until it holds; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
 
 
 def group_running(pgid: int) -> bool:

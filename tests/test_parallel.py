@@ -7,12 +7,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import TEST_CALC, cli, directives, git, log_json, make_repo, snapshot
+from conftest import TEST_CALC, cli, directives, git, log_json, make_repo, snapshot, wait_for
 
 # add() and mul() are both broken: test_add and test_mul fail, test_sub passes.
 CALC2 = """\
@@ -215,15 +214,6 @@ def _checks_in(repo: Path, slot: str) -> list[int]:
     return found
 
 
-def _wait_for(predicate, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
-
-
 def test_a_killed_parallel_run_leaves_no_check_running_and_is_recovered(
     tmp_path: Path, script
 ) -> None:
@@ -236,11 +226,11 @@ def test_a_killed_parallel_run_leaves_no_check_running_and_is_recovered(
     proc = subprocess.Popen(
         [*command, "--parallel", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    _wait_for(lambda: _checks_in(repo, "attempt-1") and _checks_in(repo, "attempt-2"))
+    wait_for(lambda: _checks_in(repo, "attempt-1") and _checks_in(repo, "attempt-2"))
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     # The workers die with the run, and the sandboxed checks with the workers.
-    _wait_for(lambda: not _checks_in(repo, "attempt-1") and not _checks_in(repo, "attempt-2"), 20)
+    wait_for(lambda: not _checks_in(repo, "attempt-1") and not _checks_in(repo, "attempt-2"), 20)
     assert snapshot(repo) == before
     status = cli("status", "--repo", str(repo), check=True).stdout
     assert "running:    no" in status  # no worker kept the run lock

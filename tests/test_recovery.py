@@ -22,6 +22,7 @@ from conftest import (
     log_json,
     make_repo,
     snapshot,
+    wait_for,
 )
 
 # Sleeps only inside an attempt's worktree (not the baseline's), when asked to (SLOW_TEST
@@ -34,15 +35,6 @@ def test_slow_in_attempts():
     if Path.cwd().name.startswith("attempt") and os.environ.get("SLOW_TEST"):
         time.sleep(float(os.environ["SLOW_TEST"]))
 """
-
-
-def _wait_for(predicate, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _lock_record(repo: Path) -> dict:
@@ -67,7 +59,7 @@ def test_sigkill_during_tests_then_recovery_lands_the_fix(tmp_path: Path, script
         stderr=subprocess.DEVNULL,
     )
     worktrees = repo / ".selfforge" / "worktrees"
-    _wait_for(lambda: any(worktrees.glob("attempt*")) and _lock_record(repo).get("child_pgid"))
+    wait_for(lambda: any(worktrees.glob("attempt*")) and _lock_record(repo).get("child_pgid"))
     time.sleep(0.5)  # well inside the slow test
     orphan_group = _lock_record(repo)["child_pgid"]
     proc.send_signal(signal.SIGKILL)
@@ -108,7 +100,7 @@ def test_a_second_run_waits_for_nobody_and_names_the_lock_holder(tmp_path: Path,
         stderr=subprocess.DEVNULL,
     )
     try:
-        _wait_for(lambda: _lock_record(repo).get("pid") == first.pid)
+        wait_for(lambda: _lock_record(repo).get("pid") == first.pid)
         second = cli("run", "--repo", str(repo), "--model", spec)
         assert second.returncode == 1
         assert f"pid {first.pid}" in second.stderr
