@@ -134,7 +134,7 @@ def _space(tmp_path: Path, **limits: int) -> CheckSpace:
     ("command", "limits", "limit"),
     [
         (f'{sys.executable} -c "b = bytearray(600 * 1024 * 1024)"', {"memory_mb": 256}, "memory"),
-        ("for i in $(seq 1 200); do sleep 5 & done; wait", {"processes": 32}, "processes"),
+        ("for i in $(seq 1 200); do sleep 2 & done; wait", {"processes": 32}, "processes"),
         ("yes | head -c 2000000", {}, "output"),
     ],
     ids=["memory", "processes", "output"],
