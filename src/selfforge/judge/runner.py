@@ -10,33 +10,26 @@ head and tail with a note of what was cut.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge import git
-from selfforge.judge import sandbox
+from selfforge.judge import check_git, sandbox
 from selfforge.judge.imports import import_roots, project_modules
 from selfforge.judge.limits import Guard, Limits
 from selfforge.judge.results import PLUGIN, Channel, TestReport, parse_unittest
 from selfforge.models.secrets import mask, scrub_env
 
 HEAD_LINES, TAIL_LINES, MAX_CHARS = 40, 60, 6000
-GIT_INSIDE = "/tmp/.selfforge-git"
-GIT_TEMPLATE_INSIDE = "/tmp/.selfforge-git-template"
-OBJECTS_INSIDE = "/tmp/.selfforge-objects"
 
 
 def trim(text: str, head: int = HEAD_LINES, tail: int = TAIL_LINES, limit: int = MAX_CHARS) -> str:
@@ -101,14 +94,7 @@ def run_command(
             argv = ["/bin/sh", "-c", command]
             if not sandbox.inside():
                 policy = _policy(space, cwd, command, channel, head)
-                prelude = (
-                    _GIT_PRELUDE
-                    if any(
-                        b.dest == Path(GIT_INSIDE) or b.dest == Path(GIT_TEMPLATE_INSIDE)
-                        for b in policy.binds
-                    )
-                    else ""
-                )
+                prelude = check_git.prelude(policy.binds)
                 argv = sandbox.bwrap_argv(policy, ["/bin/sh", "-c", prelude + command], cwd)
         else:
             env = scrub_env(os.environ)
@@ -210,7 +196,7 @@ def _policy(
     binds = []
     if channel is not None:
         binds.append(sandbox.Bind(channel.dir, Path(channel.plugin_path(True))))
-    binds += _throwaway_git(space, tree, head)
+    binds += check_git.binds(space.git_common_dir, tree, head)
     return sandbox.Policy(
         writable=(tree.resolve(),),
         hidden=hidden,
@@ -242,74 +228,6 @@ def _executables(command: str) -> list[Path]:
         if word.startswith("/") and os.access(word, os.X_OK) and not os.path.isdir(word):
             found.append(Path(word))
     return found
-
-
-def _throwaway_git(space: CheckSpace, tree: Path, head: str | None) -> list[sandbox.Bind]:
-    """A git dir for the check that shares the repository's objects (read-only) and tags,
-    with none of its refs, hooks or config: git works in the tree, and nothing done with
-    it reaches the user's repository. A template per commit is made once; the sandbox
-    copies it into its private /tmp before the command starts (see ``_GIT_PRELUDE``)."""
-    dot_git = tree / ".git"
-    if space.git_common_dir is None or not dot_git.is_file() or head is None:
-        return []
-    index = _worktree_index(dot_git)
-    stamp = index.stat().st_mtime_ns if index is not None and index.exists() else 0
-    template = _git_template(space.git_common_dir, head, index, stamp)
-    return [
-        sandbox.Bind(template, Path(GIT_TEMPLATE_INSIDE)),
-        sandbox.Bind(space.git_common_dir / "objects", Path(OBJECTS_INSIDE)),
-        sandbox.Bind(template / "dot-git", dot_git.resolve()),
-    ]
-
-
-def _worktree_index(dot_git: Path) -> Path | None:
-    text = dot_git.read_text(errors="replace").strip()
-    if not text.startswith("gitdir:"):
-        return None
-    gitdir = Path(text.removeprefix("gitdir:").strip())
-    gitdir = gitdir if gitdir.is_absolute() else (dot_git.parent / gitdir).resolve()
-    return gitdir / "index"
-
-
-@functools.lru_cache(maxsize=64)
-def _git_template(common: Path, head: str, index: Path | None, stamp: int) -> Path:
-    root = Path(tempfile.mkdtemp(prefix="selfforge-git-"))
-    atexit.register(shutil.rmtree, root, True)
-    gitdir = root / "gitdir"
-    (gitdir / "objects" / "info").mkdir(parents=True)
-    (gitdir / "refs" / "heads").mkdir(parents=True)
-    (gitdir / "refs" / "tags").mkdir()
-    (gitdir / "HEAD").write_text(head + "\n")
-    (gitdir / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
-    (gitdir / "objects" / "info" / "alternates").write_text(OBJECTS_INSIDE + "\n")
-    (gitdir / "packed-refs").write_text(_tags(common, *_tags_stamp(common)))
-    if index is not None and index.is_file():
-        (gitdir / "index").write_bytes(index.read_bytes())
-    (root / "dot-git").write_text(f"gitdir: {GIT_INSIDE}\n")
-    return root
-
-
-def _tags_stamp(common: Path) -> tuple[int, int]:
-    stamps = []
-    for place in (common / "packed-refs", common / "refs" / "tags"):
-        try:
-            stamps.append(place.stat().st_mtime_ns)
-        except OSError:
-            stamps.append(0)
-    return stamps[0], stamps[1]
-
-
-@functools.lru_cache(maxsize=16)
-def _tags(common: Path, packed_stamp: int, loose_stamp: int) -> str:
-    """The repository's tags as packed-refs lines, read once until they change (every
-    restore of a tree makes a new template: one git call less per check)."""
-    return git.git(
-        "for-each-ref", "--format=%(objectname) %(refname)", "refs/tags", cwd=common, check=False
-    )
-
-
-# Inside the sandbox: a fresh, writable copy of the git template, then the command.
-_GIT_PRELUDE = f"cp -R {GIT_TEMPLATE_INSIDE}/gitdir {GIT_INSIDE} 2>/dev/null; "
 
 
 # --- tests --------------------------------------------------------------------------------
