@@ -199,7 +199,7 @@ def snapshot(root: Path) -> dict[str, object]:
 # A subprocess is kept where the process itself is under test: a run that forks workers
 # (--parallel, --backend), servers, signals, a terminal, the installed console script,
 # and a call given an environment of its own (what it probes once, it may cache).
-IN_PROCESS = frozenset({"log", "show", "status", "export", "plan"})
+IN_PROCESS = frozenset({"log", "show", "status", "export", "plan"})  # and run, see below
 os.environ.setdefault("COLUMNS", "200")  # before selfforge's consoles are made
 
 
@@ -207,7 +207,7 @@ def cli(
     *args: str, cwd: Path | None = None, check: bool = False, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     if args and _in_process(args) and cwd is None and not env:
-        proc = _cli_in_process(list(args), env or {})
+        proc = _cli_in_process(list(args))
     else:
         proc = subprocess.run(
             [sys.executable, "-m", "selfforge", *args],
@@ -225,17 +225,12 @@ def cli(
 
 
 def _in_process(args: tuple[str, ...]) -> bool:
-    return args[0] in IN_PROCESS or (
-        args[0] == "run"
-        and IN_PROCESS_RUNS
-        and not any(a.startswith(("--parallel", "--backend")) for a in args)
-    )
+    if args[0] == "run":
+        return not any(a.startswith(("--parallel", "--backend")) for a in args)
+    return args[0] in IN_PROCESS
 
 
-IN_PROCESS_RUNS = True  # False: every run in its own process (to compare)
-
-
-def _cli_in_process(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _cli_in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
     import contextlib
     import io
     import traceback
@@ -244,7 +239,7 @@ def _cli_in_process(args: list[str], env: dict[str, str]) -> subprocess.Complete
 
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_argv = dict(os.environ), sys.argv
-    os.environ.update({"COLUMNS": "200", **env})
+    os.environ["COLUMNS"] = "200"
     sys.argv = ["selfforge", *args]
     code: int = 0
     try:

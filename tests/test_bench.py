@@ -226,10 +226,11 @@ def test_a_run_stopped_mid_way_resumes_without_redoing_finished_jobs(
         "--results", str(results), "--work-dir", str(tmp_path / "work"), check=True)  # fmt: skip
     lines = results.read_text().splitlines()
     assert lines[: len(first)] == first  # kept as they were
-    judged_before = [json.loads(x)["instance_id"] for x in first if json.loads(x)["error"] is None]
-    redone = [json.loads(x)["instance_id"] for x in lines[len(first) :]]
-    assert not set(judged_before) & set(redone)  # a judged job is never run again
-    judged = [json.loads(x)["instance_id"] for x in lines if json.loads(x)["error"] is None]
+    rows = [json.loads(x) for x in lines]
+    judged_before = {r["instance_id"] for r in rows[: len(first)] if r["error"] is None}
+    redone = {r["instance_id"] for r in rows[len(first) :]}
+    assert not judged_before & redone  # a judged job is never run again
+    judged = [r["instance_id"] for r in rows if r["error"] is None]
     assert sorted(judged) == sorted(i.instance_id for i in read_instances(history["instances"]))
 
 
