@@ -74,7 +74,7 @@ def run_bench(
     budget_usd: float | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> BenchRun:
-    # The last line of a job counts. A job that ended in a harness error (a clone cut off
+    # A job's last judged line counts. A job that ended in a harness error (a clone cut off
     # by Ctrl-C, a dead worker) is run again; a job that was judged is never redone.
     previous = {r.key: r for r in read_results(results_path) if r.error is None}
     finished = [previous[j.key] for j in jobs if j.key in previous]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfforge import git
-from selfforge.context.words import query_words, search_words
+from selfforge.context.words import match_any, query_words, search_words
 from selfforge.errors import GitError
 
 HISTORY_COMMITS = 5000
@@ -92,7 +92,7 @@ class History:
         words = query_words(task)
         if not words:
             return {}
-        match = " OR ".join(f'"{w}"' for w in words)
+        match = match_any(words)
         sql = (
             "SELECT rowid, -bm25(subjects) AS score FROM subjects WHERE subjects MATCH ?"
             " ORDER BY score DESC LIMIT ?"

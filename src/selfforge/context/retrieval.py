@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from selfforge.context.graph import CodeGraph
 from selfforge.context.index import CodeIndex
 from selfforge.context.mentions import Mentions
-from selfforge.context.words import query_words
+from selfforge.context.words import match_any, query_words
 from selfforge.testpaths import is_test_path
 
 # bm25() column weights: path, symbols, docstrings, all words of the file.
@@ -49,7 +49,7 @@ def bm25_scores(index: CodeIndex, task: str) -> dict[str, float]:
     words = query_words(task)
     if not words:
         return {}
-    match = " OR ".join(f'"{w}"' for w in words)
+    match = match_any(words)
     weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
     sql = (
         f"SELECT f.path, -bm25(search, {weights}) AS score FROM search"

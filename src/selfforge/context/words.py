@@ -61,3 +61,8 @@ def expand_counts(identifier_counts: Counter[str]) -> Counter[str]:
 def query_words(text: str) -> list[str]:
     """Distinct search words of a task, without stopwords, in order of appearance."""
     return list(dict.fromkeys(w for w in search_words(text) if w not in STOPWORDS and len(w) > 1))
+
+
+def match_any(words: list[str]) -> str:
+    """An FTS5 query matching rows with any of ``words``, each quoted as a phrase."""
+    return " OR ".join(f'"{w}"' for w in words)

@@ -25,7 +25,9 @@ from selfforge.errors import SelfforgeError
 # credentials, the user's PYTHONPATH and VIRTUAL_ENV) stays out.
 ENV_ALLOWLIST = (
     *("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLUMNS", "LINES", "NO_COLOR"),
-    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",  # the user's choice to load only the plugins named
+    # the user's choice to load only the pytest plugins they name (PYTEST_PLUGINS stays
+    # out: it names modules to import)
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
 )
 ENV_PREFIX_ALLOWLIST = ("LC_",)
 INSIDE_HOME = "/tmp/home"
