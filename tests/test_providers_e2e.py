@@ -89,7 +89,11 @@ def test_a_per_day_quota_stops_the_run_cleanly(
 ) -> None:
     repo = _repo(tmp_path)
     fake = _fake(wire, httpserver)
+    # The proposal is answered, then the quota runs out at the review: a clean stop (a
+    # quota already used up at the run's first call is a failure: test_model_errors_cli).
+    fake.faults.append(fake._success)
     fake.daily_quota()
+    fake.reply(FIX_ADD)
     head = git(repo, "rev-parse", "HEAD")
     code, output = _run(repo, fake)
     assert code == 0, output
@@ -101,7 +105,7 @@ def test_a_per_day_quota_stops_the_run_cleanly(
     assert status["last_run"]["status"] == "stopped"
     reason = status["last_run"]["stop_reason"]
     assert all(word in reason for word in LIMIT_WORDS[wire])
-    assert len(fake.requests) == 1  # no retry on a per-day quota
+    assert len(fake.requests) == 2  # no retry on a per-day quota
 
 
 def test_an_invalid_key_stops_with_what_to_fix(httpserver: HTTPServer, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from selfforge.errors import SelfforgeError
 from selfforge.exit_codes import document_exit_codes
+from selfforge.outstream import ClosedReaderSafe
 
 COMMAND_MODULES: tuple[str, ...] = (
     "selfforge.commands.core",
@@ -70,6 +71,15 @@ document_exit_codes(app)
 
 def main() -> None:
     debug = "--debug" in sys.argv
+    stdout = sys.stdout
+    sys.stdout = ClosedReaderSafe(stdout)  # type: ignore[assignment]
+    try:
+        _main(debug)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(debug: bool) -> None:
     try:
         # Standalone mode: Typer reports usage errors itself (exit 2).
         app()

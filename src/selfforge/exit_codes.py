@@ -22,7 +22,10 @@ EXIT_CODES: dict[str, str] = {
     "run": _codes(
         "the run ended at a limit, even if every attempt was rejected or a budget or quota "
         "stopped it",
-        failure="e.g. a check command that cannot run, the lock held by another run",
+        failure=(
+            "e.g. a check command that cannot run, a model that cannot be used (unknown, "
+            "key refused, unreachable), the lock held by another run"
+        ),
     )
     + "; 130 interrupted, nothing of the attempt in progress landed",
     "log": _codes("listed (maybe nothing)", "a bad filter, or no journal yet"),

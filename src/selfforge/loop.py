@@ -329,7 +329,7 @@ def _next_strategy(engine: Engine, planner: Planner, task: Task, result: Attempt
 
 
 def _stop_if_fatal(exc: ModelError, engine: Engine) -> None:
-    kind = classify(exc)
+    kind = classify(exc, answered=engine.caller.answered)
     if kind == "stop":
         raise exc
     if kind == "fail":

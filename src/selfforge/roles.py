@@ -52,6 +52,7 @@ class Caller:
     journal: Journal
     budget: Budget
     run_id: int | None = None
+    answered: int = 0  # calls the model answered in this run (a quota after some is a stop)
 
     def ask(
         self,
@@ -88,6 +89,7 @@ class Caller:
             )
             raise
         self.budget.record(reply)
+        self.answered += 1
         kept, note, cut_error = self._screen(role, prompt, reply, request.max_output_tokens)
         usage = reply.usage
         messages = [

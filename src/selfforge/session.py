@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from selfforge.config import LoadedDirectives, load_directives
 from selfforge.durations import parse_duration
-from selfforge.errors import UsageError
+from selfforge.errors import SelfforgeError, UsageError
 from selfforge.executors import check_backend
 from selfforge.loop import RunOptions, RunSummary, run
 from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
@@ -108,6 +108,10 @@ def start_run(
     journaling = JournalingReporter(reporter, ws.state / "journal.db")  # for `serve`
     try:
         summary = run(ws, loaded, the_model, options, journaling)
+    except SelfforgeError as exc:  # --json readers learn why the run stopped, too
+        if isinstance(reporter, JsonReporter):
+            reporter.emit("error", message=exc.message, exit_code=exc.exit_code)
+        raise
     except KeyboardInterrupt:
         close_reporter(reporter)
         console.print(

@@ -121,6 +121,13 @@ class BadRequest(ModelError):
     kind = "bad_request"
 
 
+class ModelNotFound(BadRequest):
+    """The server does not know the model (404, ``model_not_found``): a typo or a model
+    that is not pulled or loaded. Never retried; the run stops."""
+
+    kind = "not_found"
+
+
 class ContextTooLong(BadRequest):
     """The prompt and the output cap do not fit the model's window: never resent as is."""
 
@@ -155,6 +162,7 @@ ERROR_KINDS: dict[str, type[ModelError]] = {
     "auth": AuthError,
     "quota": QuotaExhausted,
     "bad_request": BadRequest,
+    "not_found": ModelNotFound,
     "malformed": MalformedResponse,
     "context_size": ContextTooLong,
     "unreachable": ModelUnreachable,

@@ -26,6 +26,7 @@ from selfforge.models.base import (
     ContextTooLong,
     MalformedResponse,
     ModelError,
+    ModelNotFound,
     ModelTimeout,
     ModelUnreachable,
     RateLimited,
@@ -138,10 +139,14 @@ def unreachable(label: str, url: str, exc: Exception) -> ModelUnreachable:
         cause = "no such host"
     else:
         cause = mask(text) or type(exc).__name__
-    return ModelUnreachable(
-        f"{label}: cannot reach {host} ({cause}); start the model server there, "
-        "or point --model at the right address (PROVIDER:MODEL@http://HOST:PORT/v1)"
-    )
+    if ModelSpec("", "", url).is_local:
+        fix = (
+            "start the model server there, or point --model at the right address "
+            "(PROVIDER:MODEL@http://HOST:PORT/v1)"
+        )
+    else:  # a hosted API: nothing for the user to start
+        fix = "check the network connection, a proxy (HTTPS_PROXY) and the @BASE_URL"
+    return ModelUnreachable(f"{label}: cannot reach {host} ({cause}); {fix}")
 
 
 def json_body(response: httpx.Response, label: str) -> dict[str, Any]:
@@ -193,12 +198,18 @@ def status_error(
         return ModelTimeout(f"{label}: the server timed out (408): {detail}")
     if status >= 500:
         return ServerError(f"{label}: server error {status}: {detail}", retry_after_s)
-    if status == 404:
-        return BadRequest(
-            f"{label}: not found (404): {detail}; check the model name "
+    if status == 404 or _MODEL_MISSING.search(f"{code} {detail}"):
+        return ModelNotFound(
+            f"{label}: the model was not found ({status}): {detail}; check the model name "
             "(`selfforge models --model SPEC` lists what the server offers) and the @BASE_URL"
         )
     return BadRequest(f"{label}: the request was rejected ({status}): {detail}")
+
+
+# How servers say "no such model" without a 404 (OpenAI's code, vLLM's and Ollama's text).
+_MODEL_MISSING = re.compile(
+    r"model_not_found|model ['\"`]?[\w.:/-]+['\"`]? (not found|does not exist)", re.I
+)
 
 
 def context_too_long(label: str, detail: str) -> ContextTooLong:
