@@ -56,7 +56,7 @@ def test_a_plan_of_several_tasks_lands_each(tmp_path: Path, script) -> None:
     assert [a["task"] for a in attempts] == ["Fix add() in calc.py", "Document mul() in calc.py"]
     assert [a["outcome"] for a in attempts] == ["accepted", "accepted"]
     assert git(repo, "rev-list", "--count", f"{head}..HEAD").strip() == "2"
-    backlog = json.loads(cli("plan", "--json", "--repo", str(repo), check=True).stdout)
+    backlog = json.loads(cli("plan", "--json", "--all", "--repo", str(repo), check=True).stdout)
     assert {t["status"] for t in backlog} == {"done"}
 
 
@@ -78,7 +78,7 @@ def test_a_stalled_task_is_skipped_with_a_reason_and_the_run_ends(tmp_path: Path
     proc = cli("run", "--repo", str(repo), "--model", spec, check=True)
     assert [a["outcome"] for a in log_json(repo)] == ["rejected"] * 3
     assert "backlog is empty" in proc.stdout
-    [task] = json.loads(cli("plan", "--json", "--repo", str(repo), check=True).stdout)
+    [task] = json.loads(cli("plan", "--json", "--all", "--repo", str(repo), check=True).stdout)
     assert task["status"] == "skipped"
     assert "skipped after 3 attempt(s)" in task["note"] and "test_sub" in task["note"]
 
@@ -146,7 +146,7 @@ def test_a_stalled_task_is_split_into_smaller_steps_that_land(tmp_path: Path, sc
     attempts = log_json(repo)
     assert [a["outcome"] for a in attempts] == ["rejected"] * 3 + ["accepted", "accepted"]
     assert attempts[3]["task"] == "Make add() in calc.py return a + b"
-    backlog = json.loads(cli("plan", "--json", "--repo", str(repo), check=True).stdout)
+    backlog = json.loads(cli("plan", "--json", "--all", "--repo", str(repo), check=True).stdout)
     statuses = {t["text"]: t["status"] for t in backlog}
     assert statuses["Fix calc.py"] == "skipped"
     assert statuses["Document mul()"] == "done"

@@ -12,7 +12,7 @@ from conftest import CALC, FIX_ADD, FIX_ADD_BREAK_SUB, TEST_CALC, cli, directive
 
 
 def plan(repo: Path) -> list[dict[str, object]]:
-    return json.loads(cli("plan", "--json", "--repo", str(repo), check=True).stdout)
+    return json.loads(cli("plan", "--json", "--all", "--repo", str(repo), check=True).stdout)
 
 
 def texts(rows: list[dict[str, object]], status: str = "open") -> list[object]:

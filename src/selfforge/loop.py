@@ -21,7 +21,7 @@ from selfforge.attempt import Attempt, AttemptResult, Engine
 from selfforge.config import Directives, LoadedDirectives
 from selfforge.errors import BudgetExceeded, SelfforgeError
 from selfforge.executors import Executor
-from selfforge.journal import Journal
+from selfforge.journal import AttemptRecord, Journal
 from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import sandbox, selfcheck
 from selfforge.judge.gates import describe_state
@@ -176,6 +176,30 @@ def _cycles(
     plans = d.role_enabled("plan") and options.task is None  # --task: no planner
     planner = Planner(Backlog(journal), engine.caller if plans else None, d.goals.items)
     planner.fresh_only = options.fresh_backlog
+    if options.task is None:
+        return _run_cycles(engine, options, summary, checker, planner)
+    # --task is this run's only work: a row of its own (however often it was given before),
+    # closed when the run ends, so a later plain `run` never picks it up.
+    task = planner.backlog.add(options.task, source="task")
+    planner.created.add(task.id)
+    try:
+        return _run_cycles(engine, options, summary, checker, planner)
+    finally:
+        if (row := planner.backlog.get(task.id)) is not None and row.status == "open":
+            planner.backlog.update(task.id, status="dropped", note=TASK_ONCE)
+
+
+TASK_ONCE = "given with --task: attempted in that run only, not kept for later runs"
+
+
+def _run_cycles(
+    engine: Engine,
+    options: RunOptions,
+    summary: RunSummary,
+    checker: Executor[CheckJob, Checked] | None,
+    planner: Planner,
+) -> str:
+    journal = engine.journal
     baseline: Observed | None = None
     baseline_commit = ""
     model_errors = 0
@@ -196,6 +220,8 @@ def _cycles(
                 return f"stopped after {model_errors} model errors in a row: {exc.message}"
             continue
         if picked is None:
+            if options.task is not None:
+                return "the task was not done: it was skipped after repeated failures"
             why = f" ({planner.note})" if planner.note else ""
             return f"the backlog is empty: the planner proposed nothing new{why}"
         task, results, result = picked
@@ -264,10 +290,19 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
 
 
 def _lessons(journal: Journal, task: str) -> list[str]:
-    return [
-        a.lesson if a.lesson else f"{a.task!r} was {a.outcome}: {a.reason}"
-        for a in journal.similar_attempts(task, limit=3)
-    ]
+    return [lesson_text(a) for a in journal.similar_attempts(task, limit=3)]
+
+
+def lesson_text(a: AttemptRecord) -> str:
+    """A past attempt's lesson as the model should read it: an accepted change that was
+    undone later, or never landed, is no success to copy."""
+    text = a.lesson if a.lesson else f"{a.task!r} was {a.outcome}: {a.reason}"
+    if a.reverted_by:
+        return f"(this change was accepted but later undone, by {a.reverted_by[:10]}) {text}"
+    if a.outcome == "accepted" and not a.landed:
+        where = f"kept on branch {a.branch}" if a.branch else "never landed"
+        return f"(accepted but {where}: not part of the code now) {text}"
+    return text
 
 
 def _reflect(engine: Engine, task: Task, result: AttemptResult) -> None:

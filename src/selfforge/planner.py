@@ -47,6 +47,10 @@ class Backlog:
         return [Task(*row) for row in rows]
 
     def add(self, text: str, source: str = "plan", priority: float | None = None) -> Task:
+        """A new open task, or the open task that already says the same (one row each)."""
+        same = [t for t in self.open_tasks() if _norm(t.text) == _norm(text)]
+        if same and source != "task":
+            return same[0]
         if priority is None:
             row = self.journal.conn.execute("SELECT coalesce(max(priority), 0) FROM tasks")
             priority = float(row.fetchone()[0]) + 1

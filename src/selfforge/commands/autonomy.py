@@ -46,18 +46,26 @@ def plan_show(
     ctx: typer.Context,
     repo: Path = RepoOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the tasks as a JSON array."),
+    show_all: bool = typer.Option(False, "--all", help="Also the done, skipped and dropped tasks."),
 ) -> None:
-    """Show the backlog: open tasks in order, then done, skipped and dropped ones."""
+    """Show the open tasks in the order they run (--all: then done, skipped, dropped)."""
     if ctx.invoked_subcommand is not None:
         return
     with _journal(repo) as journal:
-        tasks = _backlog(journal).all_tasks()
+        backlog = _backlog(journal)
+        tasks = backlog.all_tasks() if show_all else backlog.open_tasks()
+        closed = len(backlog.all_tasks()) - len(backlog.open_tasks())
     rows = _task_rows(tasks)
     if as_json:
         print(json.dumps(rows, indent=2))
         return
+    more = f" ({closed} closed: selfforge plan --all)" if closed and not show_all else ""
     if not tasks:
-        console.print("the backlog is empty; add a task with: selfforge plan add TEXT")
+        console.print(
+            f"no open tasks{more}; add one with: selfforge plan add TEXT"
+            if not show_all
+            else "the backlog is empty; add a task with: selfforge plan add TEXT"
+        )
         return
     table = Table("#", "id", "status", "tries", "task", "note")
     styles = {"open": "bold", "done": "green", "skipped": "yellow", "dropped": "dim"}
@@ -73,6 +81,8 @@ def plan_show(
             escape(row["note"] or ""),
         )
     console.print(table)
+    if more:
+        console.print(f"[dim]{more.strip(' ()')}[/]")
 
 
 @plan_app.command("add")
