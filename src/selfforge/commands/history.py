@@ -91,8 +91,14 @@ def show(
         ..., help="Attempt id (see `selfforge log`), `last`, or -1, -2… counting back."
     ),
     repo: Path = RepoOpt,
+    brief: bool | None = typer.Option(
+        None,
+        "--brief/--prompts",
+        help="Outcome, reasons, checks and diff only (the default on a terminal), or with "
+        "every prompt and response after them (the default when piped).",
+    ),
 ) -> None:
-    """One attempt: task, prompts, responses, checks, diff."""
+    """One attempt: outcome and reasons, checks, diff; then prompts and responses."""
     with open_journal(repo) as journal:
         record = resolve_attempt(journal, attempt)
         calls, check_rows = journal.calls(record.id), journal.checks(record.id)
@@ -101,6 +107,24 @@ def show(
             for a in journal.attempts(record.run_id)
             if record.candidate and a.cycle == record.cycle and a.candidate
         ]
+    brief = console.is_terminal if brief is None else brief
+    _show_head(record, siblings)
+    _show_checks(record, check_rows, brief)
+    if record.diff:
+        console.print("\n[bold]── diff[/]")
+        console.print(record.diff, markup=False)
+    if brief:
+        if calls:
+            console.print(
+                f"\n[dim]{len(calls)} model call(s): "
+                f"selfforge show {record.id} --prompts shows each prompt and response[/]"
+            )
+        return
+    for call in calls:
+        _show_call(call)
+
+
+def _show_head(record: AttemptRecord, siblings: list[AttemptRecord]) -> None:
     out = console.print
     out(f"[bold]attempt {record.id}[/] (run {record.run_id}, cycle {record.cycle})")
     if siblings:
@@ -124,19 +148,9 @@ def show(
     if record.reverted_by:
         out(f"undone:  by {escape(record.reverted_by)}")
     out(f"lesson:  {escape(record.lesson or '-')}")
-    for call in calls:
-        out(
-            f"\n[bold cyan]── {escape(call['role'])} ({escape(call['model'] or '')}, "
-            f"{call['input_tokens']}→{call['output_tokens']} tokens, "
-            f"{call['latency_s'] or 0:.2f}s)[/]"
-        )
-        out("[dim]prompt:[/]")
-        out(call["prompt"] or "", markup=False)
-        out("[dim]response:[/]")
-        out(
-            call["response"] if call["response"] is not None else f"error: {call['error']}",
-            markup=False,
-        )
+
+
+def _show_checks(record: AttemptRecord, check_rows: list[dict[str, Any]], brief: bool) -> None:
     final_round = max((row["round"] or 0 for row in check_rows), default=0)
     for i, row in enumerate(check_rows):
         # Stages stop at the first failing one: a check followed by another in its round
@@ -145,14 +159,28 @@ def show(
             record.outcome == "accepted" and (row["round"] or 0) == final_round
         )
         verdict = check_label(row, passed_gate=passed_on)
-        out(
+        console.print(
             f"\n[bold]── check {escape(row['name'])} (round {row['round']}) {verdict}[/] "
             f"in {row['duration_s'] or 0:.2f}s: {escape(row['command'] or '')}"
         )
-        out(row["output"] or "", markup=False)
-    if record.diff:
-        out("\n[bold]── diff[/]")
-        out(record.diff, markup=False)
+        if not (brief and (row["passed"] or passed_on)):  # brief: what did not pass
+            console.print(row["output"] or "", markup=False)
+
+
+def _show_call(call: dict[str, Any]) -> None:
+    out = console.print
+    out(
+        f"\n[bold cyan]── {escape(call['role'])} ({escape(call['model'] or '')}, "
+        f"{call['input_tokens']}→{call['output_tokens']} tokens, "
+        f"{call['latency_s'] or 0:.2f}s)[/]"
+    )
+    out("[dim]prompt:[/]")
+    out(call["prompt"] or "", markup=False)
+    out("[dim]response:[/]")
+    out(
+        call["response"] if call["response"] is not None else f"error: {call['error']}",
+        markup=False,
+    )
 
 
 def check_label(row: dict[str, Any], *, passed_gate: bool) -> str:

@@ -48,6 +48,7 @@ class Recorder:
         output: str,
         summary: dict[str, int] | None = None,
         show: bool = True,
+        names: list[str] | None = None,
     ) -> None:
         """Journal one check of candidate ``c``; show it as a step unless told not to."""
         result = timing if not isinstance(timing, float | int | type(None)) else None
@@ -67,7 +68,10 @@ class Recorder:
         )
         if show:
             detail = ", ".join(f"{v} {k}" for k, v in (summary or {}).items())
-            self.reporter.step(name, ok, detail or first_line(output), seconds)
+            detail = detail or first_line(output)
+            if names:
+                detail += ": " + named(names)
+            self.reporter.step(name, ok, detail, seconds)
 
     def flaky(self, c: Any, tests: list[str]) -> None:
         text = "outcome changed between runs of the same tree:\n" + "\n".join(tests)
@@ -76,6 +80,12 @@ class Recorder:
 
 def _since(started: float | None) -> float:
     return time.monotonic() - started if started else 0.0
+
+
+def named(items: list[str], limit: int = 3) -> str:
+    """Up to ``limit`` names and how many more: what a step line shows of what failed."""
+    more = f" +{len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
 
 
 def first_line(text: str) -> str:

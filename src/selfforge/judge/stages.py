@@ -18,7 +18,7 @@ from selfforge.config import Directives
 from selfforge.context import blast_radius
 from selfforge.judge import gates, integrity, syntax
 from selfforge.judge.lint import parse_lint
-from selfforge.judge.record import Recorder, first_line
+from selfforge.judge.record import Recorder, first_line, named
 from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CheckSpace, CommandResult, is_pytest, run_command, run_tests
 from selfforge.judge.selfcheck import smoke_run
@@ -127,6 +127,7 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
         result,
         result.output,
         {"findings": len(findings)},
+        names=[] if verdict.ok else list(verdict.details or []),
     )
     c.findings = [str(f) for f in findings if f.path in c.changed]
     return verdict
@@ -372,6 +373,8 @@ def _summary(
 ) -> str:
     counts = ", ".join(f"{v} {k}" for k, v in (report.summary() if report else {}).items())
     text = counts or f"exit {result.exit_code}"
+    if report is not None and report.failing:  # name them: the user looks here first
+        text += ": " + named(sorted(report.failing))
     if verdict is not None and verdict.ok and verdict.reason != PASS.reason:
         text += f"; {verdict.reason}"
     return text
