@@ -38,6 +38,7 @@ EXIT_CODES: dict[str, str] = {
     ),
     "demo": _codes("the demo ran"),
     "rollback": _codes("restored"),
+    "clean": _codes("cleaned (or listed, with --dry-run)", failure="e.g. a run holds the lock"),
     "apply-edits": "0 every edit applied; 1 some edit did not, and no file changed; 2 bad usage",
     "index": _codes("index built"),
     "map": _codes("map printed"),

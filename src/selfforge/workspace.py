@@ -75,6 +75,7 @@ class Workspace:
         self.state = self.root / STATE_DIR
         self.worktrees = self.state / "worktrees"
         self.lock_path = self.state / "run.lock"
+        self.scratch = self.state / "tmp"  # the judge's throwaway git dirs (check_git)
         self._lock_fd: int | None = None
         self.stale_record: dict[str, object] | None = None
         self._record: dict[str, object] = {}  # what this process wrote into the lock file
@@ -186,6 +187,7 @@ class Workspace:
                 os.killpg(pgid, signal.SIGKILL)
                 found.killed_groups.append(pgid)
         registered = self._registered_here()
+        shutil.rmtree(self.scratch, ignore_errors=True)  # the dead run's git templates
         if self.worktrees.exists():
             for leftover in self.worktrees.iterdir():
                 shutil.rmtree(leftover, ignore_errors=True)

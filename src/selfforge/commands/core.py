@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
     app.command()(undo)
     app.command()(demo)
     app.command()(rollback)
+    app.command()(clean)
 
 
 def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite.")) -> None:
@@ -149,6 +150,22 @@ def rollback(repo: Path = RepoOpt) -> None:
     from selfforge.judge.selfcheck import rollback as do_rollback
 
     console.print(do_rollback(Workspace(repo)))
+
+
+def clean(
+    repo: Path = RepoOpt,
+    branches: bool = typer.Option(
+        False, "--branches", help="Also remove kept selfforge/… branches that are not merged."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would go."),
+) -> None:
+    """Remove what runs left: stale worktrees, the judge's throwaway git dirs, and the
+    kept selfforge/… branches already merged (--branches: every one)."""
+    from selfforge.clean import clean as do_clean
+
+    done = do_clean(Workspace(repo), branches=branches, dry_run=dry_run)
+    for line in done.lines(dry_run):
+        console.print(escape(line), highlight=False)
 
 
 __all__ = ["register"]

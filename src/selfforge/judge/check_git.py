@@ -30,7 +30,7 @@ def binds(common: Path | None, tree: Path, head: str | None) -> list[sandbox.Bin
         return []
     index = _worktree_index(dot_git)
     stamp = index.stat().st_mtime_ns if index is not None and index.exists() else 0
-    template = _git_template(common, head, index, stamp)
+    template = _git_template(common, head, index, stamp, scratch_dir(tree))
     return [
         sandbox.Bind(template, Path(GIT_TEMPLATE_INSIDE)),
         sandbox.Bind(common / "objects", Path(OBJECTS_INSIDE)),
@@ -47,9 +47,22 @@ def _worktree_index(dot_git: Path) -> Path | None:
     return gitdir / "index"
 
 
+def scratch_dir(tree: Path) -> Path | None:
+    """``.selfforge/tmp`` of the repository whose worktree ``tree`` is: what a killed run
+    leaves there, the next run (or ``selfforge clean``) removes; None outside one."""
+    state = tree.parent.parent
+    if tree.parent.name != "worktrees" or state.name != ".selfforge":
+        return None
+    scratch = state / "tmp"
+    scratch.mkdir(exist_ok=True)
+    return scratch
+
+
 @functools.lru_cache(maxsize=64)
-def _git_template(common: Path, head: str, index: Path | None, stamp: int) -> Path:
-    root = Path(tempfile.mkdtemp(prefix="selfforge-git-"))
+def _git_template(
+    common: Path, head: str, index: Path | None, stamp: int, scratch: Path | None = None
+) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="selfforge-git-", dir=scratch))
     atexit.register(shutil.rmtree, root, True)
     gitdir = root / "gitdir"
     (gitdir / "objects" / "info").mkdir(parents=True)

@@ -1,0 +1,114 @@
+"""Leftovers are cleaned: a killed run's throwaway git dirs live under .selfforge/tmp (not
+/tmp), and `selfforge clean` lists and removes them, stale worktrees and kept branches."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, make_repo, wait_for
+
+SLOW_TEST = """
+import os, time
+from pathlib import Path
+
+def test_slow_in_attempts():
+    if Path.cwd().name.startswith("attempt") and os.environ.get("SLOW_TEST"):
+        time.sleep(float(os.environ["SLOW_TEST"]))
+"""
+
+
+RUN = [sys.executable, "-m", "selfforge", "run"]
+
+
+def _system_templates() -> set[str]:
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "selfforge-git-*")))
+
+
+def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
+    tmp_path: Path, script
+) -> None:
+    repo = make_repo(
+        tmp_path / "r",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_TEST},
+        directives(env=("SLOW_TEST",)),
+    )
+    before = _system_templates()
+    proc = subprocess.Popen(
+        [*RUN, "--repo", str(repo), "--model", script(propose=[FIX_ADD])],
+        env={**os.environ, "SLOW_TEST": "60"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    worktrees = repo / ".selfforge" / "worktrees"
+    wait_for(lambda: any(worktrees.glob("attempt*/test_slow.py")) and _checking(repo))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    scratch = sorted((repo / ".selfforge" / "tmp").glob("selfforge-git-*"))
+    assert scratch  # the killed run's templates stayed in the repository's state dir...
+    assert _system_templates() == before  # ...and none in /tmp
+
+    listed = cli("clean", "--dry-run", "--repo", str(repo), check=True).stdout
+    assert "would remove scratch .selfforge/tmp/selfforge-git-" in listed
+    assert "would remove worktree .selfforge/worktrees/attempt" in listed
+    assert all(p.exists() for p in scratch)
+    out = cli("clean", "--repo", str(repo), check=True).stdout
+    assert "removed scratch" in out and "removed worktree" in out
+    assert not any(p.exists() for p in scratch) and not list(worktrees.glob("*"))
+    assert "nothing to clean" in cli("clean", "--repo", str(repo), check=True).stdout
+
+
+def _checking(repo: Path) -> bool:
+    lock = (repo / ".selfforge" / "run.lock").read_text() if (repo / ".selfforge").exists() else ""
+    return "child_pgid" in lock
+
+
+def test_clean_removes_merged_kept_branches_and_keeps_unmerged_ones(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "branch", "selfforge/merged-change", base)
+    (repo / "new.py").write_text("x = 1\n")
+    git(repo, "add", "new.py")
+    git(repo, "commit", "-qm", "unmerged")
+    unmerged = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "reset", "-q", "--hard", base)
+    git(repo, "branch", "selfforge/unmerged-change", unmerged)
+
+    out = cli("clean", "--repo", str(repo), check=True).stdout
+    assert "removed branch selfforge/merged-change" in out and "git branch" in out
+    assert "kept    branch selfforge/unmerged-change" in out and "--branches" in out
+    branches = git(repo, "branch", "--list", "selfforge/*")
+    assert "merged-change" not in branches.replace("unmerged-change", "")
+    assert "unmerged-change" in branches
+
+    out = cli("clean", "--branches", "--repo", str(repo), check=True).stdout
+    assert f"removed branch selfforge/unmerged-change ({unmerged[:10]}, not merged" in out
+    assert git(repo, "branch", "--list", "selfforge/*") == ""
+    git(repo, "branch", "selfforge/unmerged-change", unmerged[:10])  # as printed: restorable
+
+
+def test_clean_refuses_while_a_run_holds_the_lock(tmp_path: Path, script) -> None:
+    repo = make_repo(
+        tmp_path / "r",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_TEST},
+        directives(env=("SLOW_TEST",)),
+    )
+    proc = subprocess.Popen(
+        [*RUN, "--repo", str(repo), "--model", script(propose=[FIX_ADD])],
+        env={**os.environ, "SLOW_TEST": "30"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: any((repo / ".selfforge" / "worktrees").glob("attempt*/test_slow.py")))
+        refused = cli("clean", "--repo", str(repo))
+        assert refused.returncode == 1 and "another selfforge run holds" in refused.stderr
+        assert any((repo / ".selfforge" / "worktrees").glob("attempt*"))
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
