@@ -101,6 +101,8 @@ def test_doctor_runs_the_checks_once_and_lists_them(project: Path, script) -> No
         shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     )
     _init(project)
+    git(project, "add", "selfforge.toml")  # uncommitted, doctor is not ready: test_doctor_truth
+    git(project, "commit", "-qm", "selfforge directives")
     proc = cli("doctor", "--repo", str(project), "--model", script())
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr

@@ -29,6 +29,61 @@ class Finding:
     fix: str = ""
 
 
+def check_repo_state(root: Path) -> list[Finding]:
+    """What would stop `run` from judging or landing, before any check runs: no commit
+    yet, directives that are not committed, another run holding the lock."""
+    from selfforge.workspace import Workspace
+
+    found = []
+    if git.head_commit(root) is None:
+        found.append(
+            Finding(
+                "fail",
+                "commits",
+                "the repository has no commits yet: there is no base to judge a change against",
+                "commit your code first (git add -A && git commit -m 'initial'), then retry",
+            )
+        )
+    state = git.head_state(root)
+    directives = [p for p in state.dirty if p in ("selfforge.toml", "pyproject.toml")]
+    for path in directives:
+        tracked = git.ok("ls-files", "--error-unmatch", "--", path, cwd=root)
+        what = "has uncommitted changes" if tracked else "is not committed"
+        found.append(
+            Finding(
+                "fail",
+                "directives",
+                f"{path} {what}: the working tree is not clean, so every accepted change "
+                "would be kept on a selfforge/… branch instead of landing",
+                f"commit it: git add {path} && git commit -m 'selfforge directives'",
+            )
+        )
+    others = [p for p in state.dirty if p not in directives]
+    if others:
+        found.append(
+            Finding(
+                "warn",
+                "working tree",
+                f"{len(others)} uncommitted change(s) ({', '.join(others[:3])}): accepted "
+                "changes are kept on selfforge/… branches until the tree is clean",
+                "commit or stash them to let changes land on your branch",
+            )
+        )
+    ws = Workspace(root)
+    if ws.lock_is_held():
+        holder = ws.lock_holder() or {}
+        found.append(
+            Finding(
+                "fail",
+                "run lock",
+                f"a run is in progress (pid {holder.get('pid', '?')}: "
+                f"{holder.get('command', 'selfforge')}); `selfforge run` would refuse",
+                "wait for it to finish (selfforge status) or stop it",
+            )
+        )
+    return found
+
+
 def check_venv(root: Path) -> Finding:
     from selfforge.detect import detect_project
 

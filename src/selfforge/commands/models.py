@@ -74,12 +74,14 @@ def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
 
 
 def diagnose(repo: Path, model: str | None) -> list[Finding]:
-    from selfforge.doctor import check_sandbox, check_venv
+    from selfforge import git
+    from selfforge.doctor import check_repo_state, check_sandbox, check_venv
 
     findings = [_check_git(repo)]
     if findings[0].status == "fail":
         return findings
-    root = repo.resolve()
+    root = git.repo_root(repo)
+    findings += check_repo_state(root)
     findings.append(check_venv(root))
     directives, found = _check_directives(root)
     findings += found
