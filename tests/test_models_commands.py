@@ -45,6 +45,9 @@ def test_doctor_all_good(httpserver, repo) -> None:
     (repo / "selfforge.toml").write_text(
         f'[checks]\ntest = "git --version"\n\n[model]\nspec = "{fake.spec}"\n'
     )
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "add", "selfforge.toml"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "directives"], cwd=repo, check=True)
     result = invoke(["doctor", "--repo", str(repo)], fake.env)
     assert result.exit_code == 0, result.output
     assert "connected, key accepted" in result.output and "ready." in result.output

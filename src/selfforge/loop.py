@@ -21,9 +21,9 @@ from selfforge.attempt import Attempt, AttemptResult, Engine
 from selfforge.config import Directives, LoadedDirectives
 from selfforge.errors import BudgetExceeded, SelfforgeError
 from selfforge.executors import Executor
-from selfforge.journal import AttemptRecord, Journal
+from selfforge.journal import Journal
 from selfforge.judge import baseline as judge_baseline
-from selfforge.judge import sandbox, selfcheck
+from selfforge.judge import baseline_cache, sandbox, selfcheck
 from selfforge.judge.gates import describe_state
 from selfforge.judge.limits import Limits
 from selfforge.judge.runner import CheckSpace, anchor_command
@@ -34,7 +34,7 @@ from selfforge.models.base import QuotaExhausted
 from selfforge.models.budget import Budget
 from selfforge.models.policy import ModelFailure, classify
 from selfforge.parallel import Checked, CheckJob, best_of, make_checker
-from selfforge.planner import Backlog, Planner, Task, split_task
+from selfforge.planner import Backlog, Planner, Task, lesson_text, split_task
 from selfforge.report import write_report
 from selfforge.roles import Caller, default_lesson, render
 from selfforge.testpaths import rule_for
@@ -272,6 +272,16 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     """Run lint and tests on the unmodified commit, in a worktree of its own; stop when
     the tests cannot judge (judge/baseline.py says why)."""
     d, ws = engine.d, engine.ws
+    digest = baseline_cache.key(ws.root, commit, d.checks, d.sandbox, engine.space)
+    if (cached := baseline_cache.load(ws.state, digest)) is not None:
+        observed, at = cached
+        ago = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+        engine.reporter.step(
+            "baseline",
+            None,
+            f"cached: {baseline_cache.describe(observed)} (measured {ago} on this tree)",
+        )
+        return observed
     path = ws.create_worktree("baseline", commit)
     engine.reporter.begin("baseline")
     observed, warning = judge_baseline.measure(
@@ -286,23 +296,13 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     )
     if warning:
         engine.reporter.info(f"  [yellow]warning[/]: {escape(warning)}")
+    else:  # a warning is shown on every run: measure again rather than keep it quiet
+        baseline_cache.save(ws.state, digest, observed)
     return observed
 
 
 def _lessons(journal: Journal, task: str) -> list[str]:
     return [lesson_text(a) for a in journal.similar_attempts(task, limit=3)]
-
-
-def lesson_text(a: AttemptRecord) -> str:
-    """A past attempt's lesson as the model should read it: an accepted change that was
-    undone later, or never landed, is no success to copy."""
-    text = a.lesson if a.lesson else f"{a.task!r} was {a.outcome}: {a.reason}"
-    if a.reverted_by:
-        return f"(this change was accepted but later undone, by {a.reverted_by[:10]}) {text}"
-    if a.outcome == "accepted" and not a.landed:
-        where = f"kept on branch {a.branch}" if a.branch else "never landed"
-        return f"(accepted but {where}: not part of the code now) {text}"
-    return text
 
 
 def _reflect(engine: Engine, task: Task, result: AttemptResult) -> None:

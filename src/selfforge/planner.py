@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from selfforge.journal import Journal
+from selfforge.journal import AttemptRecord, Journal
 from selfforge.junk import task_junk
 from selfforge.roles import Caller, parse_plan, render
 
@@ -178,6 +178,18 @@ def split_task(planner: Planner, task: Task, reasons: list[str]) -> list[Task]:
     added = [planner.backlog.add_first(text, source="split") for text in reversed(steps)][::-1]
     planner.created.update(t.id for t in added)
     return added
+
+
+def lesson_text(a: AttemptRecord) -> str:
+    """A past attempt's lesson as the model should read it: an accepted change that was
+    undone later, or never landed, is no success to copy."""
+    text = a.lesson if a.lesson else f"{a.task!r} was {a.outcome}: {a.reason}"
+    if a.reverted_by:
+        return f"(this change was accepted but later undone, by {a.reverted_by[:10]}) {text}"
+    if a.outcome == "accepted" and not a.landed:
+        where = f"kept on branch {a.branch}" if a.branch else "never landed"
+        return f"(accepted but {where}: not part of the code now) {text}"
+    return text
 
 
 def _plan_note(reply: str, tasks: list[str]) -> str:
