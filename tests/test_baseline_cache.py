@@ -30,7 +30,23 @@ def test_a_second_run_on_the_same_tree_reuses_the_baseline(
     # A cached baseline judges as a measured one: the fix lands, and the tree it made is new.
     assert _baseline(repo, script(propose=[FIX_ADD])).startswith("cached:")
     assert "return a + b" in (repo / "calc.py").read_text()
-    assert "cached" not in _baseline(repo, script())  # HEAD's tree changed: measured again
+    # The landed change's own full checks are the new tree's baseline: reused, not rerun.
+    after = _baseline(repo, script())
+    assert after.startswith("cached: tests: 3 collected, 3 passed, 0 failed"), after
+
+
+def test_a_landed_change_with_new_test_files_is_measured_again(
+    tmp_path: Path, script: Callable[..., str]
+) -> None:
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    new_test = (
+        "test_more.py\n<<<<<<< SEARCH\n=======\nfrom calc import add\n\n\n"
+        "def test_more():\n    assert add(2, 2) == 4\n>>>>>>> REPLACE\n"
+    )
+    _baseline(repo, script(propose=[FIX_ADD + "\n" + new_test]))
+    assert (repo / "test_more.py").exists()
+    # The judging run left test_more.py out: its checks did not see the whole tree.
+    assert "cached" not in _baseline(repo, script())
 
 
 def test_what_could_change_the_results_measures_again(

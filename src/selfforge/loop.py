@@ -234,6 +234,7 @@ def _run_cycles(
         _next_strategy(engine, planner, task, result)
         if result.landed and result.observed is not None and result.commit:
             baseline, baseline_commit = result.observed, result.commit
+            _keep_baseline(engine, base, result.commit, result.observed)
         if result.landed and engine.self_target and result.commit:
             # The change is on disk, but this process (the installed judge) keeps judging.
             remember_good(journal, result.commit, engine.ws.root)
@@ -299,6 +300,17 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     else:  # a warning is shown on every run: measure again rather than keep it quiet
         baseline_cache.save(ws.state, digest, observed)
     return observed
+
+
+def _keep_baseline(engine: Engine, base: str, commit: str, observed: Observed) -> None:
+    """A landed change's own checks are the next run's baseline when they saw the whole
+    new tree: no new test file (the judging run leaves those out)."""
+    added = git.git("diff", "--name-only", "--diff-filter=A", base, commit, cwd=engine.ws.root)
+    if any(engine.rule.is_test_path(p) for p in added.split()):
+        return
+    d = engine.d
+    digest = baseline_cache.key(engine.ws.root, commit, d.checks, d.sandbox, engine.space)
+    baseline_cache.save(engine.ws.state, digest, observed)
 
 
 def _lessons(journal: Journal, task: str) -> list[str]:
