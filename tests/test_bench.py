@@ -138,7 +138,8 @@ def test_gold_lands_negatives_are_rejected_and_the_report_says_so(history, tmp_p
     results = tmp_path / "results.jsonl"
     proc = cli(
         "bench", "run", "--instances", str(history["instances"]), "--gold", "--negatives",
-        "--workers", "2", "--results", str(results), "--work-dir", str(tmp_path / "work"),
+        "--kinds", "bug", "--workers", "2", "--results", str(results),
+        "--work-dir", str(tmp_path / "work"),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     rows = {(r["instance_id"][-10:], r["mode"]): r for r in map(json.loads, results.open())}

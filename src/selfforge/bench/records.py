@@ -11,11 +11,21 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from selfforge.errors import UsageError
 
 Mode = Literal["model", "gold", "negative"]
+# The kinds of wrong candidate `bench run --negatives` draws per instance (negatives.py).
+NEGATIVE_KINDS = (
+    "bug",  # a planted bug (a mutation mining verified) in the changed code
+    "incomplete",  # the gold change minus one hunk whose absence fails a listed test
+    "skip-target",  # the gold change with a target test skipped
+    "delete-target",  # ... with a target test deleted
+    "weaken-target",  # ... with a target test's assertions made true
+    "infra",  # ... plus conftest.py, tests/__init__.py or sitecustomize.py forcing passes
+    "order",  # the bug plus an earlier test that repairs it in the test process
+)
 
 
 class Instance(BaseModel):
@@ -65,20 +75,32 @@ class Job(BaseModel):
     instance: Instance
     mode: Mode
     model: str  # the model spec; for gold/negative the scripted model is written per job
+    kind: str | None = None  # a negative's kind (NEGATIVE_KINDS); None for gold and model
     max_repairs: int | None = None
     work_dir: str  # the job makes (and removes) its clone below this folder
     keep_clone: bool = False
     timeout_s: float = 900
 
+    @model_validator(mode="after")
+    def _bug_by_default(self) -> Job:
+        if self.mode == "negative" and self.kind is None:
+            self.kind = "bug"  # the one kind there was before kinds
+        return self
+
     @property
     def key(self) -> str:
-        return result_key(self.instance.instance_id, self.mode, self.model)
+        return result_key(self.instance.instance_id, self.mode, self.model, self.kind)
 
 
 class Result(BaseModel):
     instance_id: str
     mode: Mode
     model: str
+    kind: str | None = None  # a negative's kind (NEGATIVE_KINDS); None for gold and model
+    # Why this kind of negative could not be drawn for this instance (e.g. a one-hunk
+    # change has no `incomplete`): the row counts the skip and is no verdict.
+    skipped: str | None = None
+    drawn: str | None = None  # what the negative changes, e.g. "skips tests/t.py::test_x"
     solved: bool = False  # landed, every FAIL_TO_PASS and PASS_TO_PASS passes
     landed: bool = False
     outcome: str = ""  # the last attempt's outcome, or "error"
@@ -103,14 +125,22 @@ class Result(BaseModel):
     pass_to_pass_failing: list[str] = Field(default_factory=list)
     error: str | None = None  # the harness failed; the verdict says nothing then
 
+    @model_validator(mode="after")
+    def _bug_by_default(self) -> Result:
+        if self.mode == "negative" and self.kind is None:
+            self.kind = "bug"  # results written before kinds: each was a planted bug
+        return self
+
     @property
     def key(self) -> str:
-        return result_key(self.instance_id, self.mode, self.model)
+        return result_key(self.instance_id, self.mode, self.model, self.kind)
 
 
-def result_key(instance_id: str, mode: str, model: str) -> str:
-    """Gold and negative jobs are the same whatever model; model jobs differ per model."""
-    return f"{instance_id}:{mode}" + (f":{model}" if mode == "model" else "")
+def result_key(instance_id: str, mode: str, model: str, kind: str | None = None) -> str:
+    """Gold and negative jobs are the same whatever model; model jobs differ per model;
+    negatives differ per kind."""
+    key = f"{instance_id}:{mode}" + (f":{model}" if mode == "model" else "")
+    return key + (f":{kind}" if mode == "negative" and kind else "")
 
 
 def read_instances(path: Path) -> list[Instance]:

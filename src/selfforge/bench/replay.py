@@ -16,12 +16,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from selfforge.bench import negatives
 from selfforge.bench.records import Instance, Job, Result
 from selfforge.bench.testrun import check_command, run_tests
-from selfforge.errors import SelfforgeError
+from selfforge.errors import GitError, SelfforgeError
 from selfforge.git import git
 from selfforge.ui import BaseReporter
 
+TESTS_FIRST = "bench: the tests the change must make pass (tests first)"
 BENCH_IDENTITY = ["-c", "user.name=selfforge bench", "-c", "user.email=bench@localhost"]
 # The task is the commit message as written: no planner rewrites it.
 ROLES = ["propose", "critique", "review", "reflect"]
@@ -32,6 +34,13 @@ def run_job(job: Job) -> Result:
     started = time.monotonic()
     inst = job.instance
     result = Result(instance_id=inst.instance_id, mode=job.mode, model=job.model)
+    result.kind = job.kind
+    if job.mode == "negative":
+        try:
+            negatives.precheck(inst, job.kind or "bug")
+        except negatives.NotDrawn as why:
+            result.outcome, result.skipped = "not drawn", str(why)
+            return result
     Path(job.work_dir).mkdir(parents=True, exist_ok=True)
     place = Path(tempfile.mkdtemp(prefix=f"{inst.instance_id}-{job.mode}-", dir=job.work_dir))
     try:
@@ -51,8 +60,24 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     inst = job.instance
     clone = place / "repo"
     prepare_clone(inst, clone, job.timeout_s)
-    result.index_s = round(warm_index(clone), 3)
     listed = set(inst.fail_to_pass) | set(inst.pass_to_pass)
+    proposal = None
+    if job.mode == "negative":
+        try:
+            negative = negatives.draw(
+                job.kind or "bug",
+                clone,
+                inst,
+                lambda: (
+                    not listed
+                    <= run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s).passed
+                ),
+            )
+        except negatives.NotDrawn as why:
+            result.outcome, result.skipped = "not drawn", str(why)
+            return
+        proposal, result.drawn = negative.patch, negative.note
+    result.index_s = round(warm_index(clone), 3)
     before = run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s)
     result.baseline_tests_s = round(before.duration_s, 3)
     already = sorted(set(inst.fail_to_pass) & before.passed)
@@ -65,7 +90,7 @@ def _replay(place: Path, job: Job, result: Result) -> None:
             f"(e.g. {(already + broken)[0]}); mine it again in this environment"
         )
         return
-    spec = model_spec(job, place)
+    spec = model_spec(job, place, proposal)
     from selfforge.session import start_run
 
     timer = TestTimer()
@@ -130,24 +155,44 @@ def _test_runs(clone: Path, attempt_ids: list[int]) -> tuple[int, float]:
 
 
 def prepare_clone(inst: Instance, clone: Path, timeout_s: float) -> None:
-    """A clone at the parent with the instance's tests (and the bench's directives) committed."""
-    local = Path(inst.repo).is_dir()
-    shared = ["--shared"] if local else []
-    git("clone", "-q", *shared, "--no-checkout", inst.repo, str(clone), cwd=clone.parent)
-    git("checkout", "-q", "-B", "bench", inst.parent, cwd=clone)
+    """A clone at the parent with the instance's tests (and the bench's directives)
+    committed, holding no commit after the parent (see ``clone_at``)."""
+    clone_at(inst.repo, inst.parent, clone)
     if inst.test_patch.strip():
         git("apply", "--index", "--whitespace=nowarn", "-", cwd=clone, input_text=inst.test_patch)
     (clone / "selfforge.toml").write_text(directives(inst, timeout_s), encoding="utf-8")
     git("add", "selfforge.toml", cwd=clone)
-    git(
-        *BENCH_IDENTITY,
-        "commit",
-        "-q",
-        "--no-verify",
-        "-m",
-        f"bench: the tests of {inst.commit[:12]} (tests first)",
-        cwd=clone,
-    )
+    # The message names no commit of the future: the history is context the model sees.
+    git(*BENCH_IDENTITY, "commit", "-q", "--no-verify", "-m", TESTS_FIRST, cwd=clone)
+
+
+def clone_at(repo: str, base: str, clone: Path) -> None:
+    """A repository with the history up to ``base`` and nothing after it: no later
+    commit, tree or blob, no remote, and only the tags of commits in that history.
+
+    The model's context (retrieval, the history signal) and the checks' git (check_git
+    shares these objects and tags) read this repository: a clone of everything would let
+    a candidate's test run ``git log --all`` or ``git show <gold>`` and read the fix.
+    Fetching the one commit packs just its history (``--shared`` would borrow the
+    source's every object through alternates)."""
+    clone.mkdir(parents=True)
+    git("init", "-q", cwd=clone)
+    try:
+        git("fetch", "-q", "--no-tags", repo, f"{base}:refs/heads/bench", cwd=clone)
+    except GitError as exc:
+        raise SelfforgeError(
+            f"cannot fetch commit {base[:12]} alone from {repo} ({exc.message.splitlines()[0]}); "
+            "clone the repository here and pass its path with --repo"
+        ) from None
+    git("checkout", "-q", "bench", cwd=clone)
+    past = set(git("rev-list", "bench", cwd=clone).split())
+    tags: dict[str, str] = {}
+    for line in git("ls-remote", "--tags", repo, cwd=clone).splitlines():
+        sha, _, ref = line.partition("\t")
+        tags[ref.removesuffix("^{}")] = sha  # a peeled line (the commit) comes last
+    updates = "".join(f"create {ref} {sha}\n" for ref, sha in tags.items() if sha in past)
+    if updates:  # lightweight, on the commit: enough for `git describe --tags`
+        git("update-ref", "--stdin", cwd=clone, input_text=updates)
 
 
 def warm_index(clone: Path) -> float:
@@ -189,11 +234,12 @@ def directives(inst: Instance, timeout_s: float) -> str:
     )
 
 
-def model_spec(job: Job, place: Path) -> str:
-    """Gold and negative jobs propose the instance's own change through the scripted model."""
+def model_spec(job: Job, place: Path, negative: str | None = None) -> str:
+    """Gold and negative jobs propose the instance's own change (or the negative drawn
+    from it) through the scripted model."""
     if job.mode == "model":
         return job.model
-    patch = job.instance.code_patch if job.mode == "gold" else job.instance.negative_patch
+    patch = job.instance.code_patch if job.mode == "gold" else negative
     if not patch:
         raise SelfforgeError(f"{job.instance.instance_id} has no {job.mode} patch")
     script = place / "script.json"

@@ -22,7 +22,8 @@ class Group:
 
     @property
     def graded(self) -> list[Result]:
-        return [r for r in self.results if r.error is None]
+        """Judged rows: no harness error, and not a kind of negative left undrawn."""
+        return [r for r in self.results if r.error is None and r.skipped is None]
 
     @property
     def landed(self) -> int:
@@ -154,7 +155,14 @@ def judge_section(gs: list[Group]) -> list[str]:
             f"- Negatives rejected: {len(g.graded) - len(wrong)} of {len(g.graded)} "
             f"({100 * g.rate:.0f}%); false acceptances: {len(wrong)}"
         )
-        lines += [f"  - {r.instance_id}" for r in wrong]
+        lines += [f"  - {r.instance_id} ({r.kind})" for r in wrong]
+        for kind in dict.fromkeys(r.kind for r in g.results):
+            rows = [r for r in g.graded if r.kind == kind]
+            undrawn = sum(r.skipped is not None for r in g.results if r.kind == kind)
+            lines.append(
+                f"  - {kind}: rejected {sum(not r.landed for r in rows)} of {len(rows)}, "
+                f"landed {sum(r.landed for r in rows)}, not drawn {undrawn}"
+            )
     return [*lines, ""]
 
 

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.bench.executors import Executor
-from selfforge.bench.records import Instance, Job, Mode, Result, append_result, read_results
+from selfforge.bench.records import (
+    NEGATIVE_KINDS,
+    Instance,
+    Job,
+    Mode,
+    Result,
+    append_result,
+    read_results,
+)
 from selfforge.errors import UsageError
 
 
@@ -22,6 +30,7 @@ class Progress:
     done: int = 0
     solved: int = 0  # model and gold jobs
     rejected: int = 0  # negative jobs the judge rejected, as it should
+    not_drawn: int = 0  # negatives of a kind the instance has none of (Result.skipped)
     spent_usd: float = 0.0
     errors: int = 0
 
@@ -42,26 +51,30 @@ def make_jobs(
     max_repairs: int | None = None,
     keep_clone: bool = False,
     timeout_s: float = 900,
+    kinds: tuple[str, ...] = NEGATIVE_KINDS,
 ) -> list[Job]:
+    """A job per instance and mode; negatives, one per kind (a kind the instance has
+    none of ends as a row that says why, counted apart)."""
     jobs = []
     for instance in instances:
         for mode in modes:
-            if mode == "negative" and not instance.negative_patch:
-                continue  # mining found no mutation that breaks a test: nothing to propose
-            jobs.append(
-                Job(
-                    instance=instance,
-                    mode=mode,
-                    model=model if mode == "model" else f"script:{mode}",
-                    # The scripted gold has nothing to repair with: one proposal is the test.
-                    max_repairs=0 if mode != "model" else max_repairs,
-                    work_dir=str(work_dir),
-                    keep_clone=keep_clone,
-                    timeout_s=timeout_s,
+            for kind in kinds if mode == "negative" else (None,):
+                jobs.append(
+                    Job(
+                        instance=instance,
+                        mode=mode,
+                        kind=kind,
+                        model=model if mode == "model" else f"script:{mode}",
+                        # The scripted gold has nothing to repair with: one proposal is
+                        # the test.
+                        max_repairs=0 if mode != "model" else max_repairs,
+                        work_dir=str(work_dir),
+                        keep_clone=keep_clone,
+                        timeout_s=timeout_s,
+                    )
                 )
-            )
     if not jobs:
-        raise UsageError("no job to run: the instances file is empty or has no negatives")
+        raise UsageError("no job to run: the instances file is empty")
     return jobs
 
 
@@ -119,7 +132,9 @@ def run_bench(
 def _count(progress: Progress, result: Result) -> None:
     progress.spent_usd += result.cost_usd
     progress.errors += int(result.error is not None)
-    if result.error is None and result.mode == "negative":
+    if result.skipped is not None:
+        progress.not_drawn += 1
+    elif result.error is None and result.mode == "negative":
         progress.rejected += int(not result.landed)
     else:
         progress.solved += int(result.solved)

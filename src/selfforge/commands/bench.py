@@ -103,7 +103,13 @@ def run_command(
     model: str = typer.Option(None, help="PROVIDER:MODEL[@BASE_URL] or script:PATH."),
     gold: bool = typer.Option(False, "--gold", help="Propose each commit's own change."),
     negatives: bool = typer.Option(
-        False, "--negatives", help="Propose the gold change plus a mutation that breaks a test."
+        False,
+        "--negatives",
+        help="Propose wrong changes of every kind, each a row: bug, incomplete, skip-target, "
+        "delete-target, weaken-target, infra, order.",
+    ),
+    kinds: str = typer.Option(
+        None, "--kinds", help="Only these kinds of negative, comma-separated (e.g. bug,infra)."
     ),
     workers: int = typer.Option(max(1, (os.cpu_count() or 2) // 2), min=1, help="Jobs at once."),
     budget_usd: float = typer.Option(
@@ -126,7 +132,7 @@ def run_command(
 ) -> None:
     """Replay instances through selfforge, each in a fresh clone; write results and a report."""
     from selfforge.bench.executors import make_executor
-    from selfforge.bench.records import Mode, read_instances
+    from selfforge.bench.records import NEGATIVE_KINDS, Mode, read_instances
     from selfforge.bench.report import write_report
     from selfforge.bench.run import make_jobs, run_bench
 
@@ -140,6 +146,12 @@ def run_command(
     if not modes:
         raise UsageError(
             "nothing to run: pass --model SPEC, or --gold / --negatives to test the judge"
+        )
+    chosen = tuple(k.strip() for k in (kinds or ",".join(NEGATIVE_KINDS)).split(",") if k.strip())
+    unknown_kinds = [k for k in chosen if k not in NEGATIVE_KINDS]
+    if unknown_kinds or not chosen:
+        raise UsageError(
+            f"--kinds {kinds!r}: use some of {', '.join(NEGATIVE_KINDS)}, comma-separated"
         )
     loaded = read_instances(instances)
     if repo:
@@ -163,6 +175,7 @@ def run_command(
         max_repairs=max_repairs,
         keep_clone=keep,
         timeout_s=timeout,
+        kinds=chosen,
     )
     executor = make_executor(backend, workers, ray_address)
     with _progress() as bar:
@@ -171,7 +184,7 @@ def run_command(
         def show(p) -> None:  # type: ignore[no-untyped-def]
             status = f"solved {p.solved}"
             if "negative" in modes:
-                status += f", negatives rejected {p.rejected}"
+                status += f", negatives rejected {p.rejected} (not drawn {p.not_drawn})"
             status += f", errors {p.errors}, ${p.spent_usd:.4f}"
             bar.update(task, completed=p.done, status=status)
 
