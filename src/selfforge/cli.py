@@ -21,6 +21,7 @@ from selfforge.outstream import ClosedReaderSafe
 COMMAND_MODULES: tuple[str, ...] = (
     "selfforge.commands.core",
     "selfforge.commands.edits",
+    "selfforge.commands.check",
     "selfforge.commands.context",
     "selfforge.commands.models",
     "selfforge.commands.autonomy",

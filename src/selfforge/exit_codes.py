@@ -39,6 +39,9 @@ EXIT_CODES: dict[str, str] = {
     "demo": _codes("the demo ran"),
     "rollback": _codes("restored"),
     "clean": _codes("cleaned (or listed, with --dry-run)", failure="e.g. a run holds the lock"),
+    "check": "0 accepted; 1 rejected (the reasons are printed and journaled); 2 could not "
+    "judge: bad usage or directives, no such change, a patch that does not apply, tests that "
+    "cannot judge (the reason and the fix)",
     "apply-edits": "0 every edit applied; 1 some edit did not, and no file changed; 2 bad usage",
     "index": _codes("index built"),
     "map": _codes("map printed"),

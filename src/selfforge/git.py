@@ -79,6 +79,13 @@ def git(
     return proc.stdout
 
 
+def call(
+    *args: str, cwd: Path, input_text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run git; the caller reads its status and stderr (e.g. a patch that may not apply)."""
+    return _run(args, cwd, input_text)
+
+
 def ok(*args: str, cwd: Path) -> bool:
     return _run(args, cwd).returncode == 0
 

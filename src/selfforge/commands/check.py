@@ -1,0 +1,127 @@
+"""`selfforge check`: judge a change made anywhere (a commit, range, branch or patch)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from selfforge.errors import SelfforgeError, UsageError
+
+if TYPE_CHECKING:
+    from selfforge.gate import CheckResult
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check_command)
+
+
+def check_command(
+    change: str = typer.Argument(
+        None,
+        help="A commit, A..B range, branch, or - for a patch on stdin (default: HEAD).",
+    ),
+    repo: Path = typer.Option(Path("."), "--repo", help="The git repository (default: here)."),
+    patch: Path = typer.Option(None, "--patch", help="A patch file to judge on top of HEAD."),
+    task: str = typer.Option(None, "--task", help="What the change is for (default: subjects)."),
+    land: bool = typer.Option(False, "--land", help="Fast-forward your branch if accepted."),
+    review: bool = typer.Option(
+        False, "--review", help="Also the critic's and reviewers' say (needs --model)."
+    ),
+    model: str = typer.Option(None, "--model", help="The model for --review (PROVIDER:MODEL)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole verdict as JSON."),
+    no_sandbox: bool = typer.Option(
+        False, "--no-sandbox", help="Run checks without the sandbox (with your rights)."
+    ),
+) -> None:
+    """Judge an existing change with run's pipeline, sandbox and directives; no model
+    needed. Exit 0 accepted, 1 rejected, 2 could not judge (the reason and the fix)."""
+    try:
+        result = _check(repo, change, patch, task, land, review, model, as_json, no_sandbox)
+    except SelfforgeError as exc:
+        if as_json:
+            print(json.dumps({"verdict": "error", "reason": exc.message}))
+        err_console.print(f"[bold red]cannot judge:[/] {escape(exc.message)}")
+        raise typer.Exit(2) from None
+    if as_json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        mark = "[green]accepted[/]" if result.accepted else "[red]rejected[/]"
+        console.print(f"{mark}: {escape(result.reason)}")
+        console.print(
+            f"[dim]journaled as attempt {result.attempt_id}: selfforge show {result.attempt_id}[/]"
+        )
+    _step_summary(result)
+    raise typer.Exit(0 if result.accepted else 1)
+
+
+def _check(
+    repo: Path,
+    change: str | None,
+    patch: Path | None,
+    task: str | None,
+    land: bool,
+    review: bool,
+    model: str | None,
+    as_json: bool,
+    no_sandbox: bool,
+) -> CheckResult:
+    from selfforge.config import load_directives
+    from selfforge.gate import check
+    from selfforge.session import build_model, choose_reporter
+    from selfforge.workspace import Workspace
+
+    if review and not model:
+        raise UsageError("--review needs --model SPEC: the critic and reviewers are a model")
+    text = None
+    if change == "-":
+        text, change = sys.stdin.read(), None
+    elif patch is not None:
+        if not patch.is_file():
+            raise UsageError(f"--patch {patch}: no such file")
+        text = patch.read_text(errors="replace")
+    ws = Workspace(repo)
+    loaded = load_directives(ws.root)
+    the_model = build_model(model, loaded) if review and model else None
+    reporter = choose_reporter(ws, 1, quiet=as_json, as_json=False)
+    return check(
+        ws,
+        loaded,
+        reporter,
+        rev=change,
+        patch=text,
+        task=task,
+        land=land,
+        model=the_model,
+        no_sandbox=no_sandbox,
+    )
+
+
+def _step_summary(result: CheckResult) -> None:
+    """In GitHub Actions: the verdict as Markdown on the job's summary page."""
+    where = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not where:
+        return
+    verdict = "✅ accepted" if result.accepted else "❌ rejected"
+    lines = [
+        f"### selfforge check `{result.change.label}`: {verdict}",
+        "",
+        f"**Reason:** {result.reason}",
+        "",
+        "| step | result |",
+        "|---|---|",
+        *(f"| {s['name']} | {'pass' if s['passed'] else 'fail'} |" for s in result.steps),
+        "",
+        f"Changed: {', '.join(sorted(result.changed)) or 'nothing'}",
+    ]
+    with open(where, "a", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
