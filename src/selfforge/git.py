@@ -79,9 +79,7 @@ def git(
     return proc.stdout
 
 
-def call(
-    *args: str, cwd: Path, input_text: str | None = None
-) -> subprocess.CompletedProcess[str]:
+def call(*args: str, cwd: Path, input_text: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run git; the caller reads its status and stderr (e.g. a patch that may not apply)."""
     return _run(args, cwd, input_text)
 
