@@ -1,0 +1,158 @@
+"""No leakage of the future in bench: a replay's clone holds only the history up to the
+instance's parent, a candidate's code cannot read the fix from git inside its check, and
+no prompt of a replay carries the gold code (nor that of a later commit)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from selfforge.bench import replay
+from selfforge.bench.mine import mine
+from selfforge.bench.records import Instance, read_instances, write_instances
+from selfforge.context.history import load_history
+
+from bench_history import build
+from conftest import cli, git
+
+# A candidate that reads the fix from git: the longest shop.py of any commit the check's
+# git can see (every object, reachable or not) replaces the module as it imports.
+CHEAT = """
+
+import subprocess as _sp
+
+_seen = _sp.run(
+    ["git", "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)"],
+    capture_output=True, text=True,
+).stdout.split("\\n")
+_best = ""
+for _line in _seen:
+    if _line.endswith(" commit"):
+        _text = _sp.run(
+            ["git", "show", _line.split()[0] + ":shop.py"], capture_output=True, text=True
+        ).stdout
+        if "batch-all-objects" not in _text:  # not this candidate's own commit
+            _best = max(_best, _text, key=len)
+if _best:
+    exec(_best)
+"""
+TAIL = '    return f"{count} items"\n'
+CHEAT_REPLY = f"shop.py\n<<<<<<< SEARCH\n{TAIL}=======\n{TAIL}{CHEAT}>>>>>>> REPLACE\n"
+
+
+@pytest.fixture(scope="module")
+def mined(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    root = tmp_path_factory.mktemp("leakage") / "shop"
+    shas = build(root)
+    instances = {i.commit: i for i in mine(root, mutations=0)}
+    out = root.parent / "instances.jsonl"
+    write_instances(out, instances.values())
+    return {"root": root, **shas, "tax": instances[shas["tax"]], "file": out}
+
+
+def objects(clone: Path) -> set[str]:
+    out = git(clone, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    return set(out.split())
+
+
+def test_the_replay_clone_holds_only_the_past(mined, tmp_path: Path) -> None:
+    inst: Instance = mined["tax"]
+    clone = tmp_path / "replay"
+    replay.prepare_clone(inst, clone, 60)
+    seen = objects(clone)
+    assert mined["base"] in seen  # the parent and its history are there
+    assert mined["tax"].commit not in seen and mined["later"] not in seen
+    assert git(clone, "tag").split() == ["v0.1"]  # the tags of past commits only
+    assert git(clone, "remote").strip() == "" and git(clone, "branch").split() == ["*", "bench"]
+    subject = git(clone, "log", "-1", "--format=%s")
+    assert inst.commit[:7] not in subject  # the tests-first commit names no future commit
+    # The history signal the model's context ranks files with reads this past alone.
+    subjects = [c.subject for c in load_history(clone).changes]
+    assert subjects == [replay.TESTS_FIRST, "A shop: totals, discounts, a receipt line"]
+    # Control: a clone of everything (as the bench made before) holds the fix.
+    full = tmp_path / "full"
+    git(tmp_path, "clone", "-q", "--shared", "--no-checkout", str(mined["root"]), str(full))
+    assert {inst.commit, mined["later"]} <= objects(full)
+    assert "v0.3" in git(full, "tag").split()
+
+
+def run_bench(mined, tmp_path: Path, *args: str) -> list[dict]:
+    results = tmp_path / "results.jsonl"
+    cli(
+        "bench", "run", "--instances", str(mined["file"]), "--results", str(results),
+        "--work-dir", str(tmp_path / "work"), "--workers", "2", *args, check=True,
+    )  # fmt: skip
+    return [json.loads(line) for line in results.read_text().splitlines()]
+
+
+@pytest.mark.slow  # two replays and a run
+def test_a_candidate_cannot_read_the_fix_from_git_in_its_check(mined, tmp_path: Path) -> None:
+    spec = tmp_path / "cheat.json"
+    spec.write_text(json.dumps({"propose": [CHEAT_REPLY]}))
+    rows = run_bench(
+        mined, tmp_path, "--model", f"script:{spec}", "--only", "shop-" + mined["tax"].commit[:10]
+    )
+    (row,) = rows
+    assert row["error"] is None and not row["landed"] and not row["solved"], row
+    assert "tests/test_shop.py::test_tax" in row["reasons"][0]
+    # Control: the same candidate in a clone with the whole history reads the fix, lands,
+    # and its tests pass.
+    inst: Instance = mined["tax"]
+    full = tmp_path / "full"
+    git(tmp_path, "clone", "-q", str(mined["root"]), str(full))
+    git(full, "checkout", "-q", "-B", "work", inst.parent)
+    subprocess.run(
+        ["git", "apply", "--index", "-"], cwd=full, input=inst.test_patch, text=True, check=True
+    )
+    (full / "selfforge.toml").write_text(replay.directives(inst, 60))
+    git(full, "add", "selfforge.toml")
+    git(full, "commit", "-q", "-m", "the tests first")
+    cli("run", "--repo", str(full), "--model", f"script:{spec}", check=True)
+    assert "batch-all-objects" in (full / "shop.py").read_text()  # it landed
+    log = json.loads(cli("log", "--repo", str(full), "--json", check=True).stdout)
+    assert log[-1]["outcome"] == "accepted", log[-1]
+
+
+def gold_lines(root: Path, inst: Instance) -> list[str]:
+    """The gold change's added lines that nothing a replay starts from contains (its
+    files at the parent, the tests, the task): none of them may reach a prompt."""
+    names = git(root, "ls-tree", "-r", "--name-only", inst.parent).split()
+    start = "".join(git(root, "show", f"{inst.parent}:{n}") for n in names)
+    start += inst.test_patch + inst.task
+    added = [x[1:].strip() for x in inst.code_patch.splitlines() if x.startswith("+")]
+    return [x for x in added if len(x) >= 8 and not x.startswith("++") and x not in start]
+
+
+def prompts(work: Path, inst: Instance, mode: str) -> list[tuple[str, str]]:
+    (journal,) = work.glob(f"{inst.instance_id}-{mode}-*/repo/.selfforge/journal.db")
+    with sqlite3.connect(journal) as conn:
+        return conn.execute("SELECT role, prompt FROM model_calls ORDER BY id").fetchall()
+
+
+@pytest.mark.slow  # four replays
+def test_no_prompt_of_a_replay_holds_the_gold_or_a_later_change(mined, tmp_path: Path) -> None:
+    spec = tmp_path / "cheat.json"
+    spec.write_text(json.dumps({"propose": [CHEAT_REPLY, CHEAT_REPLY]}))
+    rows = run_bench(mined, tmp_path, "--gold", "--model", f"script:{spec}", "--keep")
+    assert len(rows) == 4 and all(r["error"] is None for r in rows), rows
+    later, tax = read_instances(mined["file"])  # newest first
+    secrets = {i.instance_id: gold_lines(mined["root"], i) for i in (later, tax)}
+    assert "def tax(price, rate):" in secrets[tax.instance_id]
+    assert "return round(value + 0.0000001, 2)" in secrets[later.instance_id]
+    work = tmp_path / "work"
+    for inst, future in ((later, []), (tax, secrets[later.instance_id])):
+        own = secrets[inst.instance_id]
+        model = prompts(work, inst, "model")
+        gold = prompts(work, inst, "gold")
+        assert {role for role, _ in model} >= {"propose", "critique", "reflect"}
+        for role, prompt in model + [(r, p) for r, p in gold if r == "propose"]:
+            assert not [x for x in own + future if x in prompt], (inst.instance_id, role)
+        for role, prompt in gold:  # reviewers see the gold: it is the candidate
+            assert not [x for x in future if x in prompt], (inst.instance_id, role)
+    # Control: the grep finds the gold where it is shown, in the gold's review prompt.
+    reviews = [p for r, p in prompts(work, tax, "gold") if r == "review"]
+    assert reviews and all("def tax(price, rate):" in p for p in reviews)
