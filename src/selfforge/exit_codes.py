@@ -42,6 +42,7 @@ EXIT_CODES: dict[str, str] = {
     "check": "0 accepted; 1 rejected (the reasons are printed and journaled); 2 could not "
     "judge: bad usage or directives, no such change, a patch that does not apply, tests that "
     "cannot judge (the reason and the fix)",
+    "mcp": _codes("the client closed the connection", "the mcp extra not installed"),
     "apply-edits": "0 every edit applied; 1 some edit did not, and no file changed; 2 bad usage",
     "index": _codes("index built"),
     "map": _codes("map printed"),

@@ -366,6 +366,20 @@ class Journal:
 
     # --- key/value ---------------------------------------------------------------------
 
+    def record_tool_call(self, tool: str, arguments: str, outcome: str, detail: str) -> None:
+        """One call an agent made through ``selfforge mcp`` (secrets masked by the caller)."""
+        self.conn.execute(
+            "INSERT INTO tool_calls (at, tool, arguments, outcome, detail) VALUES (?, ?, ?, ?, ?)",
+            (time.time(), tool, arguments, outcome, detail),
+        )
+
+    def tool_calls(self) -> list[dict[str, object]]:
+        rows = self.conn.execute(
+            "SELECT id, at, tool, arguments, outcome, detail FROM tool_calls ORDER BY id"
+        )
+        keys = ("id", "at", "tool", "arguments", "outcome", "detail")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
     def get_meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None

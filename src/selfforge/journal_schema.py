@@ -106,6 +106,17 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE attempts ADD COLUMN candidate INTEGER;
     """,
+    # 9: every call an agent made to `selfforge mcp`: the tool, its arguments, how it ended
+    """
+    CREATE TABLE tool_calls (
+        id INTEGER PRIMARY KEY,
+        at REAL NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        detail TEXT
+    );
+    """,
 ]
 
 

@@ -23,6 +23,20 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 def register(app: typer.Typer) -> None:
     app.command("check")(check_command)
+    app.command("mcp")(mcp_command)
+
+
+def mcp_command(
+    repo: Path = typer.Option(Path("."), "--repo", help="The git repository (default: here)."),
+    allow_land: bool = typer.Option(
+        False, "--allow-land", help="Let clients land accepted changes (off by default)."
+    ),
+) -> None:
+    """Serve selfforge's judge, one-task runs and journal to MCP clients over stdio."""
+    from selfforge import git
+    from selfforge.mcp_server import serve
+
+    serve(git.repo_root(repo), allow_land)
 
 
 def check_command(
