@@ -101,6 +101,8 @@ def build(root: Path) -> dict[str, str]:
     (root / "tests").mkdir()
     (root / "shop.py").write_text(SHOP)
     (root / "tests" / "test_shop.py").write_text(TEST_SHOP)
+    (root / "bench").mkdir()  # a folder named like the replay's branch: names stay unambiguous
+    (root / "bench" / "prices.txt").write_text("1 2 3\n")
     base = commit(root, "A shop: totals, discounts, a receipt line", 1)
     shop = root / "shop.py"
     shop.write_text(shop.read_text().replace("    return price *", GUARD + "    return price *"))

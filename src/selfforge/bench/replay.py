@@ -184,8 +184,9 @@ def clone_at(repo: str, base: str, clone: Path) -> None:
             f"cannot fetch commit {base[:12]} alone from {repo} ({exc.message.splitlines()[0]}); "
             "clone the repository here and pass its path with --repo"
         ) from None
-    git("checkout", "-q", "bench", cwd=clone)
-    past = set(git("rev-list", "bench", cwd=clone).split())
+    # Named in full: a project with a bench/ folder makes the bare name ambiguous.
+    git("checkout", "-q", "bench", "--", cwd=clone)
+    past = set(git("rev-list", "refs/heads/bench", "--", cwd=clone).split())
     tags: dict[str, str] = {}
     for line in git("ls-remote", "--tags", repo, cwd=clone).splitlines():
         sha, _, ref = line.partition("\t")
