@@ -53,7 +53,9 @@ def main() -> int:
 
 def figures(results: list, instances: int, load: float) -> None:
     gold = [r for r in results if r.mode == "gold" and r.error is None]
-    negative = [r for r in results if r.mode == "negative" and r.error is None]
+    negative = [
+        r for r in results if r.mode == "negative" and r.error is None and r.skipped is None
+    ]
     errors = [r for r in results if r.error is not None]
     landed = sum(r.landed for r in gold)
     solved = sum(r.solved for r in gold)
@@ -63,9 +65,15 @@ def figures(results: list, instances: int, load: float) -> None:
     print(f"\ninstances: {instances}; load average at start {load:.1f} (2 cores)")
     print(f"gold landed:        {landed}/{len(gold)} ({_pct(landed, len(gold))}); solved {solved}")
     print(f"negatives rejected: {rejected}/{len(negative)} ({_pct(rejected, len(negative))})")
+    for kind in dict.fromkeys(r.kind for r in results if r.mode == "negative"):
+        rows = [r for r in negative if r.kind == kind]
+        undrawn = sum(r.kind == kind and r.skipped is not None for r in results)
+        print(
+            f"  {kind}: rejected {sum(not r.landed for r in rows)}/{len(rows)}, not drawn {undrawn}"
+        )
     for r in negative:
         if r.landed:
-            print(f"  false acceptance: {r.instance_id}: {'; '.join(r.reasons)[:160]}")
+            print(f"  false acceptance ({r.kind}): {r.instance_id}: {'; '.join(r.reasons)[:160]}")
     for r in gold:
         if not r.landed:
             print(f"  false rejection: {r.instance_id}: {'; '.join(r.reasons)[:160]}")
