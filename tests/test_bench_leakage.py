@@ -17,7 +17,7 @@ from selfforge.bench.records import Instance, read_instances, write_instances
 from selfforge.context.history import load_history
 
 from bench_history import build
-from conftest import cli, git
+from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, make_repo
 
 # A candidate that reads the fix from git: the longest shop.py of any commit the check's
 # git can see (every object, reachable or not) replaces the module as it imports.
@@ -68,6 +68,11 @@ def test_the_replay_clone_holds_only_the_past(mined, tmp_path: Path) -> None:
     assert mined["tax"].commit not in seen and mined["later"] not in seen
     assert git(clone, "tag").split() == ["v0.1"]  # the tags of past commits only
     assert git(clone, "remote").strip() == "" and git(clone, "branch").split() == ["*", "bench"]
+    # Its checks never see the source repository, whose history holds the fix.
+    assert (
+        f"hidden = [{json.dumps(str(mined['root'].resolve()))}]"
+        in (clone / "selfforge.toml").read_text()
+    )
     subject = git(clone, "log", "-1", "--format=%s")
     assert inst.commit[:7] not in subject  # the tests-first commit names no future commit
     # The history signal the model's context ranks files with reads this past alone.
@@ -156,3 +161,30 @@ def test_no_prompt_of_a_replay_holds_the_gold_or_a_later_change(mined, tmp_path:
     # Control: the grep finds the gold where it is shown, in the gold's review prompt.
     reviews = [p for r, p in prompts(work, tax, "gold") if r == "review"]
     assert reviews and all("def tax(price, rate):" in p for p in reviews)
+
+
+@pytest.mark.parametrize("hidden", [True, False])
+def test_a_folder_the_directives_hide_is_hidden_even_where_it_is_shown(
+    tmp_path: Path, script, hidden: bool
+) -> None:
+    """What a replay's directives hide (the source repository, the other jobs' clones)
+    stays hidden from checks, even where a toolchain or `readable` would show it.
+    Control: shown and not hidden, the candidate reads it and lands."""
+    future = tmp_path / "future"
+    future.mkdir()
+    (future / "fix.txt").write_text("the fix")
+    places = f"readable = [{json.dumps(str(future))}]\n"
+    places += f"hidden = [{json.dumps(str(future))}]\n" if hidden else ""
+    repo = make_repo(
+        tmp_path / "repo",
+        {"calc.py": CALC, "test_calc.py": TEST_CALC},
+        directives(extra=f"[sandbox]\n{places}"),
+    )
+    reads = FIX_ADD.replace(
+        "    return a + b", f"    return a + b if open({str(future / 'fix.txt')!r}).read() else 0"
+    )
+    cli("run", "--repo", str(repo), "--model", script(propose=[reads]), check=True)
+    (attempt,) = json.loads(cli("log", "--repo", str(repo), "--json", check=True).stdout)
+    assert attempt["outcome"] == ("rejected" if hidden else "accepted"), attempt
+    if hidden:
+        assert "test_calc.py::test_add: failed (FileNotFoundError" in attempt["reason"]

@@ -113,6 +113,9 @@ class Sandbox(_Section):
     tmp_mb: int = Field(default=1024, ge=16)
     env: list[str] = Field(default_factory=list)  # extra variables passed into checks
     readable: list[str] = Field(default_factory=list)  # extra host paths shown read-only
+    # extra host folders no check sees, whatever else shows them (bench: the source
+    # repository, whose history holds the fix)
+    hidden: list[str] = Field(default_factory=list)
 
     @field_validator("env")
     @classmethod

@@ -61,6 +61,7 @@ def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpa
         tmp_mb=sb.tmp_mb,
         env_names=tuple(dict.fromkeys([*d.checks.env, *sb.env])),
         readable=tuple(Path(p).expanduser() for p in sb.readable),
+        hidden=tuple(Path(p).expanduser() for p in sb.hidden),
     )
 
 

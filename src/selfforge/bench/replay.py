@@ -59,7 +59,7 @@ def run_job(job: Job) -> Result:
 def _replay(place: Path, job: Job, result: Result) -> None:
     inst = job.instance
     clone = place / "repo"
-    prepare_clone(inst, clone, job.timeout_s)
+    prepare_clone(inst, clone, job.timeout_s, (Path(job.work_dir).resolve(),))
     listed = set(inst.fail_to_pass) | set(inst.pass_to_pass)
     proposal = None
     if job.mode == "negative":
@@ -154,13 +154,18 @@ def _test_runs(clone: Path, attempt_ids: list[int]) -> tuple[int, float]:
     return runs, seconds
 
 
-def prepare_clone(inst: Instance, clone: Path, timeout_s: float) -> None:
+def prepare_clone(
+    inst: Instance, clone: Path, timeout_s: float, hidden: tuple[Path, ...] = ()
+) -> None:
     """A clone at the parent with the instance's tests (and the bench's directives)
-    committed, holding no commit after the parent (see ``clone_at``)."""
+    committed, holding no commit after the parent (see ``clone_at``); its checks never
+    see the source repository (when it is a folder here) nor ``hidden``."""
     clone_at(inst.repo, inst.parent, clone)
+    source = Path(inst.repo)
+    hidden = (*([source.resolve()] if source.is_dir() else []), *hidden)
     if inst.test_patch.strip():
         git("apply", "--index", "--whitespace=nowarn", "-", cwd=clone, input_text=inst.test_patch)
-    (clone / "selfforge.toml").write_text(directives(inst, timeout_s), encoding="utf-8")
+    (clone / "selfforge.toml").write_text(directives(inst, timeout_s, hidden), encoding="utf-8")
     git("add", "selfforge.toml", cwd=clone)
     # The message names no commit of the future: the history is context the model sees.
     git(*BENCH_IDENTITY, "commit", "-q", "--no-verify", "-m", TESTS_FIRST, cwd=clone)
@@ -216,8 +221,10 @@ def warm_index(clone: Path) -> float:
     return time.monotonic() - started
 
 
-def directives(inst: Instance, timeout_s: float) -> str:
-    """selfforge.toml for the replay: the instance's test modules are the test check."""
+def directives(inst: Instance, timeout_s: float, hidden: tuple[Path, ...] = ()) -> str:
+    """selfforge.toml for the replay: the instance's test modules are the test check;
+    the folders that hold the future (the source repository, the other jobs' clones) are
+    hidden from every check, even where a toolchain under them is shown."""
     test = check_command(inst.test_cmd, inst.test_targets)
     return "\n".join(
         [
@@ -230,6 +237,8 @@ def directives(inst: Instance, timeout_s: float) -> str:
             f"enabled = {json.dumps(ROLES)}",
             "[land]",
             'mode = "merge"',
+            "[sandbox]",
+            f"hidden = {json.dumps([str(p) for p in hidden])}",
             "",
         ]
     )

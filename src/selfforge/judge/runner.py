@@ -58,6 +58,7 @@ class CheckSpace:
     tmp_mb: int = 1024
     env_names: tuple[str, ...] = ()
     readable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()  # more places no check sees (over readable and toolchains)
 
     @property
     def sandboxed(self) -> bool:
@@ -212,12 +213,20 @@ def _places(
     space: CheckSpace, executables: tuple[Path, ...]
 ) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """(hidden, readable) for a repository's checks; the same for every check of a run."""
-    hidden = sandbox.hidden_places(space.repo, space.git_common_dir)
+    hidden = (
+        *sandbox.hidden_places(space.repo, space.git_common_dir),
+        *(p.resolve() for p in space.hidden),
+    )
     # Toolchains under the home folder are shown again, but never one that holds the
-    # checkout, its git directory or selfforge's config (every hidden place but home).
+    # checkout, its git directory, selfforge's config or a place the directives hide
+    # (every hidden place but home); nothing the directives hide is shown again.
     home = Path.home().resolve()
     roots = sandbox.runtime_roots(executables, protect=[p for p in hidden if p != home])
-    return hidden, (*roots, *space.readable)
+    kept = [h.resolve() for h in space.hidden]
+    shown = [
+        p for p in space.readable if not any(h in (p.resolve(), *p.resolve().parents) for h in kept)
+    ]
+    return hidden, (*roots, *shown)
 
 
 def _executables(command: str) -> list[Path]:
