@@ -75,8 +75,113 @@ def test_typescript_interfaces_types_and_index_imports(tmp_path: Path) -> None:
 
 
 def test_a_file_without_an_installed_grammar_is_indexed_by_path_only(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "r", {"main.rs": "fn main() {}\n", "a.py": "def f():\n    pass\n"})
+    repo = make_repo(
+        tmp_path / "r", {"main.zig": "pub fn main() void {}\n", "a.py": "def f():\n    pass\n"}
+    )
     index = open_index(repo / ".selfforge")
     index.update(repo)
-    assert spec_for("main.rs") is None
-    assert {f.path: f.lang for f in index.files()} == {"a.py": "python", "main.rs": "text"}
+    assert spec_for("main.zig") is None
+    assert {f.path: f.lang for f in index.files()} == {"a.py": "python", "main.zig": "text"}
+
+
+GO_MOD = "module example.com/shop\n\ngo 1.21\n"
+GO_CART = """package cart
+
+import (
+\t"fmt"
+\tm "example.com/shop/internal/money"
+)
+
+// Cart holds items.
+type Cart struct {
+\tItems []int
+}
+
+// Total sums the cart.
+// It never fails.
+func (c *Cart) Total() m.Cents {
+\treturn m.Sum(c.Items)
+}
+
+func New() *Cart { fmt.Println("new"); return &Cart{} }
+"""
+GO_MONEY = (
+    "package money\n\ntype Cents int\n\n// Sum adds.\nfunc Sum(xs []int) Cents {\n\treturn 0\n}\n"
+)
+
+
+def test_go_types_methods_docs_and_package_imports(tmp_path: Path) -> None:
+    pytest.importorskip("tree_sitter_go")
+    files = {"go.mod": GO_MOD, "cart/cart.go": GO_CART, "internal/money/money.go": GO_MONEY}
+    repo = make_repo(tmp_path / "go", files)
+    index = open_index(repo / ".selfforge")
+    index.update(repo)
+    defs = {(d.parent, d.name): d for d in index.definitions("cart/cart.go")}
+    assert defs[("", "Cart")].kind == "class" and defs[("", "Cart")].doc == "Cart holds items."
+    total = defs[("Cart", "Total")]
+    assert total.kind == "method" and total.doc == "Total sums the cart."
+    assert total.signature == "func (c *Cart) Total() m.Cents"
+    assert defs[("", "New")].kind == "function"
+    money = {d.name: d for d in index.definitions("internal/money/money.go")}
+    assert money["Cents"].kind == "type" and money["Sum"].doc == "Sum adds."
+    # "fmt" is the standard library; the module's own package resolves to its directory.
+    assert load_graph(index).imports["cart/cart.go"] == {"internal/money/money.go"}
+
+
+RUST_LIB = """pub mod geometry;
+mod util;
+
+use crate::geometry::shapes::Circle;
+use std::fmt;
+
+/// Area of everything.
+pub fn total(c: &Circle) -> f64 {
+    c.area()
+}
+"""
+RUST_GEOMETRY = "pub mod shapes;\n"
+RUST_SHAPES = """use super::super::util::square;
+
+/// A circle.
+#[derive(Debug)]
+pub struct Circle { pub r: f64 }
+
+pub trait Area {
+    fn area(&self) -> f64;
+}
+
+impl Area for Circle {
+    /// Its area.
+    fn area(&self) -> f64 { square(self.r) * 3.14 }
+}
+"""
+RUST_UTIL = "pub fn square(x: f64) -> f64 { x * x }\n"
+
+
+def test_rust_items_impls_docs_and_module_links(tmp_path: Path) -> None:
+    pytest.importorskip("tree_sitter_rust")
+    files = {
+        "Cargo.toml": '[package]\nname = "shapes"\nversion = "0.1.0"\n',
+        "src/lib.rs": RUST_LIB,
+        "src/geometry/mod.rs": RUST_GEOMETRY,
+        "src/geometry/shapes.rs": RUST_SHAPES,
+        "src/util.rs": RUST_UTIL,
+    }
+    repo = make_repo(tmp_path / "rs", files)
+    index = open_index(repo / ".selfforge")
+    index.update(repo)
+    shapes = {(d.parent, d.name): d for d in index.definitions("src/geometry/shapes.rs")}
+    assert shapes[("", "Circle")].kind == "class" and shapes[("", "Circle")].doc == "A circle."
+    assert shapes[("", "Area")].kind == "class"
+    assert shapes[("Circle", "area")].kind == "method"
+    assert shapes[("Circle", "area")].doc == "Its area."
+    lib = {d.name: d for d in index.definitions("src/lib.rs")}
+    assert lib["total"].signature == "pub fn total(c: &Circle) -> f64"
+    graph = load_graph(index)
+    assert graph.imports["src/lib.rs"] == {
+        "src/geometry/mod.rs",  # `pub mod geometry;`
+        "src/util.rs",  # `mod util;`
+        "src/geometry/shapes.rs",  # `use crate::geometry::shapes::Circle`
+    }
+    assert graph.imports["src/geometry/mod.rs"] == {"src/geometry/shapes.rs"}
+    assert graph.imports["src/geometry/shapes.rs"] == {"src/util.rs"}  # super::super::util

@@ -14,6 +14,7 @@ from operator import itemgetter, mul, sub
 
 from selfforge.context.index import CodeIndex, DefRecord
 from selfforge.context.lang_javascript import SOURCE_EXTENSIONS
+from selfforge.context.lang_rust import module_of as rust_module_of
 from selfforge.context.parsing import python_module_name
 
 # An identifier defined in more files than this (``run``, ``get``, ``name``) says
@@ -65,6 +66,15 @@ def module_table(paths: Iterable[str]) -> dict[str, str]:
 def _script_table(paths: list[str]) -> dict[str, str]:
     table: dict[str, str] = {}
     for path in sorted(paths):
+        if path.endswith(".go") and not path.endswith("_test.go"):
+            # a Go package is its directory: keyed by every trailing part of its path
+            parts = path.split("/")[:-1]
+            for i in range(len(parts)):
+                table.setdefault(f"godir:{'/'.join(parts[i:])}", path)
+            continue
+        if path.endswith(".rs") and (module := rust_module_of(path)) is not None:
+            table.setdefault(f"rsmod:{module}", path)
+            continue
         if not path.endswith(SOURCE_EXTENSIONS):
             continue
         stem = path.rsplit(".", 1)[0]

@@ -2,7 +2,8 @@
 
 Each language is one ``LanguageSpec`` row in ``LANGUAGES`` (see syntax.py): its file
 extensions, the grammar package that provides it, and functions that pull definitions
-and imports out of the syntax tree (lang_python.py, lang_javascript.py). Adding a
+and imports out of the syntax tree (lang_python.py, lang_javascript.py, lang_go.py,
+lang_rust.py). Adding a
 language means writing those two functions and adding a row; a grammar package that is
 not installed just leaves that language's files unparsed (indexed by path only).
 """
@@ -15,8 +16,10 @@ from functools import cache
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from selfforge.context.lang_go import GO
 from selfforge.context.lang_javascript import JAVASCRIPT, TSX, TYPESCRIPT
 from selfforge.context.lang_python import PYTHON, python_module_name
+from selfforge.context.lang_rust import RUST
 from selfforge.context.syntax import Definition, LanguageSpec, ParsedFile
 from selfforge.context.words import identifiers
 
@@ -30,7 +33,7 @@ __all__ = [
     "spec_for",
 ]
 
-LANGUAGES: tuple[LanguageSpec, ...] = (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX)
+LANGUAGES: tuple[LanguageSpec, ...] = (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST)
 
 
 @cache
