@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,11 +22,18 @@ class SyntaxProblem:
         return f"{self.path}:{self.line}: SyntaxError: {self.message}{shown}"
 
 
-def check_syntax(root: Path, paths: Iterable[str]) -> list[SyntaxProblem]:
-    """Compile every changed Python file that still exists."""
+def check_syntax(
+    root: Path, paths: Iterable[str], before: Callable[[str], bytes | None] | None = None
+) -> list[SyntaxProblem]:
+    """Compile every changed Python file that still exists; for the other languages the
+    index parses (JavaScript, TypeScript, Go, Rust), no syntax error that the file did not
+    already have (``before`` gives its text at the base, None for a new file)."""
     problems = []
     for rel in paths:
-        if not rel.endswith(".py") or not (root / rel).is_file():
+        if not (root / rel).is_file() or (root / rel).is_symlink():
+            continue
+        if not rel.endswith(".py"):
+            problems += _tree_sitter_problems(root, rel, before)
             continue
         source = (root / rel).read_bytes()
         try:
@@ -39,6 +46,45 @@ def check_syntax(root: Path, paths: Iterable[str]) -> list[SyntaxProblem]:
         except ValueError as exc:  # e.g. null bytes
             problems.append(SyntaxProblem(rel, 0, str(exc), ""))
     return problems
+
+
+def _tree_sitter_problems(
+    root: Path, rel: str, before: Callable[[str], bytes | None] | None
+) -> list[SyntaxProblem]:
+    from selfforge.context.parsing import spec_for
+
+    spec = spec_for(rel)
+    if spec is None:
+        return []
+    source = (root / rel).read_bytes()
+    errors = _error_lines(spec.name, source)
+    if not errors:
+        return []
+    old = before(rel) if before is not None else None
+    if old is not None and len(_error_lines(spec.name, old)) >= len(errors):
+        return []  # the file was as broken before the change (or the grammar cannot read it)
+    lines = source.decode("utf-8", errors="replace").splitlines()
+    line = errors[0]
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    message = f"{spec.name} does not parse here ({len(errors)} syntax error(s))"
+    return [SyntaxProblem(rel, line, message, text)]
+
+
+def _error_lines(language: str, source: bytes) -> list[int]:
+    """Lines of the ERROR and MISSING nodes of tree-sitter's parse."""
+    from selfforge.context.parsing import _parser
+
+    root = _parser(language).parse(source).root_node
+    if not root.has_error:
+        return []
+    found, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            found.append(node.start_point[0] + 1)
+            continue
+        stack.extend(c for c in node.children if c.has_error or c.is_missing)
+    return sorted(found)
 
 
 # --- complexity (facts for the critic) ---------------------------------------------------
