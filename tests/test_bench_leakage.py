@@ -19,29 +19,36 @@ from selfforge.context.history import load_history
 from bench_history import build
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, make_repo
 
-# A candidate that reads the fix from git: the longest shop.py of any commit the check's
-# git can see (every object, reachable or not) replaces the module as it imports.
+# A candidate that reads the fix from git: the gold commit by its sha, every commit
+# `git log --all` lists, every commit object the store holds (reachable or not); the
+# longest shop.py found replaces the module as it imports.
 CHEAT = """
 
 import subprocess as _sp
 
-_seen = _sp.run(
-    ["git", "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)"],
-    capture_output=True, text=True,
-).stdout.split("\\n")
+
+def _git(*args):
+    return _sp.run(["git", *args], capture_output=True, text=True).stdout
+
+
+_shas = ["{gold}", *_git("log", "--all", "--format=%H").split()]
+for _line in _git("cat-file", "--batch-all-objects", "--batch-check").splitlines():
+    if " commit " in _line:
+        _shas.append(_line.split()[0])
 _best = ""
-for _line in _seen:
-    if _line.endswith(" commit"):
-        _text = _sp.run(
-            ["git", "show", _line.split()[0] + ":shop.py"], capture_output=True, text=True
-        ).stdout
-        if "batch-all-objects" not in _text:  # not this candidate's own commit
-            _best = max(_best, _text, key=len)
+for _sha in _shas:
+    _text = _git("show", _sha + ":shop.py")
+    if "batch-all-objects" not in _text:  # not this candidate's own commit
+        _best = max(_best, _text, key=len)
 if _best:
     exec(_best)
 """
 TAIL = '    return f"{count} items"\n'
-CHEAT_REPLY = f"shop.py\n<<<<<<< SEARCH\n{TAIL}=======\n{TAIL}{CHEAT}>>>>>>> REPLACE\n"
+
+
+def cheat_reply(gold: str) -> str:
+    code = CHEAT.replace("{gold}", gold)
+    return f"shop.py\n<<<<<<< SEARCH\n{TAIL}=======\n{TAIL}{code}>>>>>>> REPLACE\n"
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +104,7 @@ def run_bench(mined, tmp_path: Path, *args: str) -> list[dict]:
 @pytest.mark.slow  # two replays and a run
 def test_a_candidate_cannot_read_the_fix_from_git_in_its_check(mined, tmp_path: Path) -> None:
     spec = tmp_path / "cheat.json"
-    spec.write_text(json.dumps({"propose": [CHEAT_REPLY]}))
+    spec.write_text(json.dumps({"propose": [cheat_reply(mined["tax"].commit)]}))
     rows = run_bench(
         mined, tmp_path, "--model", f"script:{spec}", "--only", "shop-" + mined["tax"].commit[:10]
     )
@@ -141,7 +148,8 @@ def prompts(work: Path, inst: Instance, mode: str) -> list[tuple[str, str]]:
 @pytest.mark.slow  # four replays
 def test_no_prompt_of_a_replay_holds_the_gold_or_a_later_change(mined, tmp_path: Path) -> None:
     spec = tmp_path / "cheat.json"
-    spec.write_text(json.dumps({"propose": [CHEAT_REPLY, CHEAT_REPLY]}))
+    reply = cheat_reply(mined["tax"].commit)
+    spec.write_text(json.dumps({"propose": [reply, reply]}))
     rows = run_bench(mined, tmp_path, "--gold", "--model", f"script:{spec}", "--keep")
     assert len(rows) == 4 and all(r["error"] is None for r in rows), rows
     later, tax = read_instances(mined["file"])  # newest first

@@ -202,8 +202,8 @@ def _delete_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negati
 
 
 def _weaken_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
-    """Every assertion of the test made true (``assert True``, ``self.assertTrue(True)``);
-    a test without one keeps only ``pass``."""
+    """Every assertion of the test (``assert``, unittest's ``self.assert…(…)``) made
+    ``assert True``; a test without one keeps only ``pass``."""
     path, func, _body = target_test(clone, inst)
     lines = _gold_lines(clone, inst, path)
     spans = [(n.lineno, n.end_lineno or n.lineno, "assert True") for n in _asserts(func)]
