@@ -205,3 +205,19 @@ def test_infra_from_any_place_is_rejected(mined, tmp_path: Path, place: str) -> 
     assert row["kind"] == "infra" and row["drawn"].startswith(("tests/__init__.py", place))
     assert not row["landed"], row["reasons"]
     assert place in row["reasons"][0]
+
+
+def test_results_written_before_kinds_resume_as_the_bug_kind(mined, tmp_path: Path) -> None:
+    """A results file from before kinds (one negative per instance, a planted bug) is
+    resumed: its rows count as `bug`, and only the other kinds run."""
+    from selfforge.bench.records import Result
+    from selfforge.bench.run import make_jobs
+
+    old = Result.model_validate_json(
+        json.dumps({"instance_id": "shop-1", "mode": "negative", "model": "script:negative"})
+    )
+    jobs = make_jobs(
+        [mined["tax"].model_copy(update={"instance_id": "shop-1"})], ["negative"], "", tmp_path
+    )
+    assert old.kind == "bug" and old.key == jobs[0].key
+    assert [j.kind for j in jobs] == list(NEGATIVE_KINDS) and len({j.key for j in jobs}) == 7
