@@ -61,22 +61,9 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     clone = place / "repo"
     prepare_clone(inst, clone, job.timeout_s, (Path(job.work_dir).resolve(),))
     listed = set(inst.fail_to_pass) | set(inst.pass_to_pass)
-    proposal = None
-    if job.mode == "negative":
-        try:
-            negative = negatives.draw(
-                job.kind or "bug",
-                clone,
-                inst,
-                lambda: (
-                    not listed
-                    <= run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s).passed
-                ),
-            )
-        except negatives.NotDrawn as why:
-            result.outcome, result.skipped = "not drawn", str(why)
-            return
-        proposal, result.drawn = negative.patch, negative.note
+    proposal = _draw(job, clone, result) if job.mode == "negative" else None
+    if result.skipped is not None:
+        return
     result.index_s = round(warm_index(clone), 3)
     before = run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s)
     result.baseline_tests_s = round(before.duration_s, 3)
@@ -121,6 +108,26 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     result.fail_to_pass_failing = sorted(set(inst.fail_to_pass) - after.passed)
     result.pass_to_pass_failing = sorted(set(inst.pass_to_pass) - after.passed)
     result.solved = listed <= after.passed
+
+
+def _draw(job: Job, clone: Path, result: Result) -> str | None:
+    """The negative of the job's kind drawn in the clone (the proposal), or None with
+    ``result.skipped`` saying why the instance has none."""
+    inst = job.instance
+    listed = set(inst.fail_to_pass) | set(inst.pass_to_pass)
+
+    def breaks_a_test() -> bool:
+        return (
+            not listed <= run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s).passed
+        )
+
+    try:
+        negative = negatives.draw(job.kind or "bug", clone, inst, breaks_a_test)
+    except negatives.NotDrawn as why:
+        result.outcome, result.skipped = "not drawn", str(why)
+        return None
+    result.drawn = negative.note
+    return negative.patch
 
 
 class TestTimer(BaseReporter):
