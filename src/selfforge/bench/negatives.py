@@ -156,8 +156,8 @@ def _path_of(header: str) -> str:
 
 
 def target_test(clone: Path, inst: Instance) -> tuple[str, ast.FunctionDef, list[ast.stmt]]:
-    """The first FAIL_TO_PASS test found as a function in its file: the file, the
-    function and the body it sits in."""
+    """The first FAIL_TO_PASS test found as a function in its file: its node id (no
+    parameters), the function and the body it sits in."""
     for test_id in sorted(inst.fail_to_pass):
         path, *names = inst.node_id(test_id).split("::")
         if not names or not (clone / path).is_file():
@@ -165,7 +165,7 @@ def target_test(clone: Path, inst: Instance) -> tuple[str, ast.FunctionDef, list
         names[-1] = names[-1].split("[")[0]  # a parametrized case is its function
         found = _find(ast.parse((clone / path).read_text(encoding="utf-8")).body, names)
         if found is not None:
-            return path, *found
+            return "::".join([path, *names]), *found
     raise NotDrawn("no target test is a function in the instance's test files")
 
 
@@ -181,30 +181,33 @@ def _find(body: list[ast.stmt], names: list[str]) -> tuple[ast.FunctionDef, list
 
 
 def _skip_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
-    path, func, _body = target_test(clone, inst)
+    node, func, _body = target_test(clone, inst)
+    path = node.split("::")[0]
     lines = _gold_lines(clone, inst, path)
     first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
     indent = _indent(lines[first - 1])
     lines.insert(first - 1, f'{indent}@pytest.mark.skip(reason="not ready")\n')
     _write(clone, path, _with_import("".join(lines), "import pytest"))
-    return Negative("skip-target", _diff(clone), f"skips {path}::{func.name}")
+    return Negative("skip-target", _diff(clone), f"skips {node}")
 
 
 def _delete_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
-    path, func, body = target_test(clone, inst)
+    node, func, body = target_test(clone, inst)
+    path = node.split("::")[0]
     lines = _gold_lines(clone, inst, path)
     first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
     rest = ["pass\n"] if len(body) == 1 else []  # a class body cannot be empty
     indent = _indent(lines[first - 1])
     lines[first - 1 : func.end_lineno] = [indent + x for x in rest]
     _write(clone, path, "".join(lines))
-    return Negative("delete-target", _diff(clone), f"deletes {path}::{func.name}")
+    return Negative("delete-target", _diff(clone), f"deletes {node}")
 
 
 def _weaken_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
     """Every assertion of the test (``assert``, unittest's ``self.assert…(…)``) made
     ``assert True``; a test without one keeps only ``pass``."""
-    path, func, _body = target_test(clone, inst)
+    node, func, _body = target_test(clone, inst)
+    path = node.split("::")[0]
     lines = _gold_lines(clone, inst, path)
     spans = [(n.lineno, n.end_lineno or n.lineno, "assert True") for n in _asserts(func)]
     if not spans:
@@ -213,7 +216,7 @@ def _weaken_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negati
     for start, end, text in sorted(spans, reverse=True):
         lines[start - 1 : end] = [_indent(lines[start - 1]) + text + "\n"]
     _write(clone, path, "".join(lines))
-    return Negative("weaken-target", _diff(clone), f"makes {path}::{func.name} assert nothing")
+    return Negative("weaken-target", _diff(clone), f"makes {node} assert nothing")
 
 
 def _asserts(func: ast.FunctionDef) -> list[ast.stmt]:
