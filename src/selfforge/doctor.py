@@ -215,4 +215,5 @@ def check_sandbox(directives: Any | None) -> Finding:
         if sb is not None
         else f"default limits (enforced by {enforcement()})"
     )
-    return Finding("ok", "sandbox", f"{probe.detail}; {limits}")
+    caps = f"capabilities inside: none (CapEff {probe.capabilities})"
+    return Finding("ok", "sandbox", f"{probe.detail}; {caps}; {limits}")

@@ -81,10 +81,35 @@ def bwrap_argv(policy: Policy, argv: list[str], cwd: Path) -> list[str]:
     for bind in policy.binds:
         args += ["--bind" if bind.writable else "--ro-bind", str(bind.source), str(bind.dest)]
     args += ["--dir", INSIDE_HOME, "--chdir", str(cwd)]
-    args += ["--unshare-all", "--die-with-parent", "--new-session"]
+    args += ["--unshare-all", "--die-with-parent", "--new-session", *unprivileged()]
     if policy.network:
         args.append("--share-net")
     return [*args, "--", *argv]
+
+
+INSIDE_UID = 1000  # who a check runs as when selfforge runs as root
+
+
+def unprivileged() -> list[str]:
+    """No privilege inside, whoever runs selfforge: a user namespace of its own, every
+    capability dropped, and (where bubblewrap can) no way to make another namespace to
+    regain one. Run as root, bubblewrap otherwise keeps every capability, and a check
+    could unmount what hides the host or remount ``/`` read-write."""
+    args = ["--unshare-user", "--cap-drop", "ALL"]
+    if os.geteuid() == 0:
+        args += ["--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID)]
+    if _can_disable_userns():
+        args.append("--disable-userns")
+    return args
+
+
+@functools.cache
+def _can_disable_userns() -> bool:
+    exe = bwrap_exe()
+    if exe is None:
+        return False
+    shown = subprocess.run([exe, "--help"], capture_output=True, text=True)
+    return "--disable-userns" in shown.stdout + shown.stderr
 
 
 def check_env(extra_names: Iterable[str] = (), source: Mapping[str, str] | None = None) -> dict:
@@ -196,6 +221,7 @@ def _under(path: Path, parent: Path) -> bool:
 class Probe:
     ok: bool
     detail: str  # the bwrap version, or why it cannot run
+    capabilities: str = ""  # CapEff inside the sandbox, as /proc/self/status shows it
 
 
 def bwrap_exe() -> str | None:
@@ -213,12 +239,25 @@ def probe() -> Probe:
     if exe is None:
         return Probe(False, "bubblewrap (bwrap) is not installed")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
-    trial = bwrap_argv(Policy(writable=()), ["true"], Path("/"))
+    trial = bwrap_argv(Policy(writable=()), ["cat", "/proc/self/status"], Path("/"))
     proc = subprocess.run(trial, capture_output=True, text=True, timeout=30)
     if proc.returncode != 0:
         why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
         return Probe(False, f"bubblewrap cannot create a sandbox here: {why}")
-    return Probe(True, version or "bwrap")
+    caps = {
+        key: value.strip()
+        for key, _, value in (line.partition(":") for line in proc.stdout.splitlines())
+        if key in ("CapEff", "CapPrm", "CapBnd")
+    }
+    held = {k: v for k, v in caps.items() if v.strip("0")}
+    if held or not caps:
+        shown = ", ".join(f"{k} {v}" for k, v in (held or {"CapEff": "unknown"}).items())
+        return Probe(
+            False,
+            f"a check would keep capabilities inside bubblewrap's sandbox ({shown}); "
+            "selfforge runs no candidate code with privilege",
+        )
+    return Probe(True, version or "bwrap", caps.get("CapEff", ""))
 
 
 def require() -> None:

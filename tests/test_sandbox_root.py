@@ -1,0 +1,140 @@
+"""No privilege inside the sandbox, whoever runs selfforge (#21.1).
+
+Run as root, bubblewrap keeps every capability unless told otherwise: a check could then
+unmount the tmpfs that hides the user's home and read their keys. Each attack runs as
+candidate code would (a check command in a real sandbox), with a control that shows it
+works when the sandbox keeps root's capabilities, and again as an unprivileged user.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from selfforge.judge import sandbox
+from selfforge.judge.runner import CheckSpace, run_command
+
+KEY = "-----BEGIN OPENSSH PRIVATE KEY----- test-key-6f1c"
+ATTACK = textwrap.dedent(
+    """
+    grep CapEff /proc/self/status
+    umount {home} 2>/dev/null && echo UNMOUNTED
+    cat {home}/.ssh/id_ed25519 2>/dev/null
+    unshare -r true 2>/dev/null && echo NEW-USERNS
+    mount -t tmpfs x {checkout} 2>/dev/null && echo MOUNTED
+    echo pwned >> {home}/.bashrc 2>/dev/null && echo WROTE-BASHRC
+    touch {checkout}/dropped 2>/dev/null && echo WROTE-CHECKOUT
+    true
+    """
+)
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A folder outside /tmp: every sandbox has a fresh /tmp of its own, so a home under
+    the test's tmp_path would be out of sight anyway and prove nothing."""
+    cache = Path.home() / ".cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    place = Path(tempfile.mkdtemp(prefix="selfforge-root-test-", dir=cache))
+    place.chmod(0o777)
+    yield place
+    shutil.rmtree(place, ignore_errors=True)
+
+
+def _places(tmp_path: Path) -> tuple[Path, Path, Path]:
+    home, checkout, tree = tmp_path / "home", tmp_path / "checkout", tmp_path / "tree"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(KEY + "\n")
+    (home / ".bashrc").write_text("# rc\n")
+    checkout.mkdir()
+    tree.mkdir()
+    for place in (tmp_path, home, checkout, tree):
+        place.chmod(0o777)  # the unprivileged run writes its own files here too
+    return home, checkout, tree
+
+
+def _attack(home: Path, checkout: Path, tree: Path) -> str:
+    space = CheckSpace(repo=checkout)
+    command = ATTACK.format(home=home, checkout=checkout)
+    return run_command(command, tree, 60, space).full_output
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the attack is on a sandbox started by root")
+def test_a_check_started_by_root_holds_no_capability(
+    outside_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, checkout, tree = _places(outside_tmp)
+    monkeypatch.setenv("HOME", str(home))  # the user's home: hidden from every check
+    out = _attack(home, checkout, tree)
+    assert "CapEff:\t0000000000000000" in out
+    for sign in ("UNMOUNTED", KEY, "NEW-USERNS", "MOUNTED"):
+        assert sign not in out, out
+    # Writes land in the empty tmpfs that stands for each hidden place, never in the real one.
+    assert (home / ".bashrc").read_text() == "# rc\n" and not (checkout / "dropped").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the control needs root")
+def test_control_root_keeps_its_capabilities_without_the_defence(
+    outside_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, checkout, tree = _places(outside_tmp)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(sandbox, "unprivileged", lambda: [])  # the sandbox as it was
+    out = _attack(home, checkout, tree)
+    assert "CapEff:\t000001ff" in out and "UNMOUNTED" in out and KEY in out
+
+
+def test_the_probe_reports_no_capability_inside() -> None:
+    found = sandbox.probe()
+    assert found.ok, found.detail
+    assert found.capabilities.strip("0") == ""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to another user needs root")
+def test_the_same_holds_for_an_unprivileged_user() -> None:
+    # /root and pytest's folders are closed to other users: this user's places are in
+    # /tmp (out of sight in every sandbox anyway); what is checked is that nothing
+    # regains a privilege.
+    shared = Path(tempfile.mkdtemp(prefix="selfforge-nobody-"))
+    shared.chmod(0o777)
+    try:
+        _as_nobody(*_places(shared), shared)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def _as_nobody(home: Path, checkout: Path, tree: Path, tmp_path: Path) -> None:
+    for path in (home / ".ssh", home / ".ssh" / "id_ed25519", home / ".bashrc"):
+        os.chown(path, 65534, 65534)
+    script = (
+        "import sys; sys.path[:0] = sys.argv[4:]\n"
+        "from pathlib import Path\n"
+        "from selfforge.judge.runner import CheckSpace, run_command\n"
+        "home, checkout, tree = map(Path, sys.argv[1:4])\n"
+        f"command = {ATTACK!r}.format(home=home, checkout=checkout)\n"
+        "print(run_command(command, tree, 60, CheckSpace(repo=checkout)).full_output)\n"
+    )
+    paths = [p for p in sys.path if p]
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+    proc = subprocess.run(
+        [*nobody, sys.executable, "-c", script, str(home), str(checkout), str(tree), *paths],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp_path)},
+    )
+    if "cannot create a sandbox" in proc.stdout + proc.stderr:
+        pytest.skip("this machine gives unprivileged users no user namespaces")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "CapEff:\t0000000000000000" in out
+    for sign in ("UNMOUNTED", KEY, "NEW-USERNS", "MOUNTED"):
+        assert sign not in out, out
+    assert (home / ".bashrc").read_text() == "# rc\n" and not (checkout / "dropped").exists()
