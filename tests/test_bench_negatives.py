@@ -175,6 +175,9 @@ def test_bench_rejects_every_kind_with_its_reason(mined, tmp_path: Path) -> None
     assert later["incomplete"]["skipped"] == "the gold change has one hunk"
     report = (tmp_path / "results-report" / "report.md").read_text()
     assert "  - incomplete: rejected 1 of 1, landed 0, not drawn 1" in report
+    assert (
+        "| negative incomplete |" in report and "not drawn: the gold change has one hunk" in report
+    )
     for kind in NEGATIVE_KINDS:
         assert f"  - {kind}: rejected " in report and f"  - {kind}: rejected 0 " not in report
 

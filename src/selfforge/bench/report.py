@@ -118,8 +118,9 @@ def markdown(results: list[Result], gs: list[Group], source: str) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        label = r.mode if r.mode != "model" else r.model
+        label = r.model if r.mode == "model" else f"{r.mode} {r.kind or ''}".strip()
         verdict = r.error or "; ".join(x for x in r.reasons if x) or r.outcome
+        verdict = f"not drawn: {r.skipped}" if r.skipped else verdict
         lines.append(
             f"| {r.instance_id} | {label} | {_yes(r.solved)} | {_yes(r.landed)} | {r.attempts} "
             f"| {r.repairs} | {r.tokens} | {r.cost_usd:.4f} | {r.wall_s:.1f} "
