@@ -224,3 +224,59 @@ def test_results_written_before_kinds_resume_as_the_bug_kind(mined, tmp_path: Pa
     )
     assert old.kind == "bug" and old.key == jobs[0].key
     assert [j.kind for j in jobs] == list(NEGATIVE_KINDS) and len({j.key for j in jobs}) == 7
+
+
+UNITTEST_BASE = '''\
+"""Tests."""
+from __future__ import annotations
+
+import unittest
+
+from shop import total
+
+
+class TestTotal(unittest.TestCase):
+    def test_total(self):
+        self.assertEqual(total([1, 2]), 3)
+'''
+UNITTEST_NEW = """
+
+class TestFee(unittest.TestCase):
+    def test_fee(self):
+        from shop import fee
+
+        self.assertEqual(
+            fee(100),
+            2,
+        )
+"""
+
+
+def test_a_unittest_method_in_a_class_is_skipped_deleted_or_weakened(tmp_path: Path) -> None:
+    """The usual shape elsewhere: unittest methods, instances scoped to their class."""
+    root = tmp_path / "ut"
+    build(root)
+    (root / "tests" / "test_unit.py").write_text(UNITTEST_BASE)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "unittest suite")
+    (root / "tests" / "test_unit.py").write_text(UNITTEST_BASE + UNITTEST_NEW)
+    shop = root / "shop.py"
+    shop.write_text(shop.read_text() + "\n\ndef fee(price):\n    return price // 50\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Add fee(price)")
+    (inst,) = [i for i in mine(root, scope="class", mutations=0) if "test_unit" in i.test_patch]
+    assert inst.test_targets == ["tests/test_unit.py::TestFee"]
+    node = "tests/test_unit.py::TestFee::test_fee"
+    target = "tests.test_unit.TestFee::test_fee"
+    clone, skip = drawn_in(tmp_path, inst, "skip-target")
+    assert skip.note == f"skips {node}" and outcomes(clone, inst)[target] == "skipped"
+    assert "+import pytest\n" in skip.patch  # after the docstring and __future__ import
+    clone, delete = drawn_in(tmp_path, inst, "delete-target")
+    assert delete.note == f"deletes {node}" and target not in outcomes(clone, inst)
+    assert (
+        "class TestFee(unittest.TestCase):\n    pass" in (clone / "tests/test_unit.py").read_text()
+    )
+    clone, weak = drawn_in(tmp_path, inst, "weaken-target")
+    assert weak.note == f"makes {node} assert nothing"
+    assert "-        self.assertEqual(\n" in weak.patch and "+        assert True\n" in weak.patch
+    assert outcomes(clone, inst)[target] == "passed"
