@@ -73,11 +73,11 @@ def test_a_test_that_passed_before_must_still_pass() -> None:
     # b now fails, d was not run (a run of the tests a change reaches), a is flaky.
     reached = Report({"t::a": "failed", "t::b": "failed", "t::c": "passed"})
     verdict = regression_gate(base, reached, {"t::a"}, "output", partial=True)
-    assert not verdict.ok and verdict.details == ["t::b: failed"]
-    assert verdict.reason == "1 test(s) passed before and fail now: t::b: failed"
+    assert not verdict.ok and verdict.details == ["t::b: passed → failed"]
+    assert verdict.reason == "1 test(s) passed before and fail now: t::b: passed → failed"
     # The same run judged as the full suite: d is gone, so it no longer passes either.
     full = regression_gate(base, reached, {"t::a"}, "output")
-    assert full.details == ["t::b: failed", "t::d: no longer collected"]
+    assert full.details == ["t::b: passed → failed", "t::d: passed → no longer collected"]
     assert regression_gate(base, base, set(), "output").ok
 
 

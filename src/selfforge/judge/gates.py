@@ -79,27 +79,57 @@ def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) ->
     if cand.collected < base.collected:
         reason = f"integrity: collected tests dropped from {base.collected} to {cand.collected}"
         return Verdict(False, reason, reason + "; do not remove or deselect tests.")
-    return PASS
+    return exit_code_gate(baseline, result)
 
 
 def regression_gate(
     base: TestReport, cand: TestReport, flaky: set[str], output: str, *, partial: bool = False
 ) -> Verdict:
-    """Every test that passed on the baseline still passes, flaky ones aside. ``partial``:
-    the run ran only some tests (the ones a change reaches), so only those count."""
+    """No test is worse than on the baseline, flaky ones aside: a test that passed still
+    passes (not failed, error, skipped, xfailed, xpassed or gone), and one that was
+    skipped or expected to fail does not fail now (a strict xfail that passes fails).
+    ``partial``: the run ran only some tests (the ones a change reaches), so only those
+    count."""
     broken = sorted(
-        t for t in base.passed - cand.passed - flaky if not partial or t in cand.outcomes
+        t
+        for t, was in base.outcomes.items()
+        if t not in flaky and (not partial or t in cand.outcomes) and is_worse(was, cand.outcome(t))
     )
     if not broken:
         return PASS
-    details = [f"{t}: {_state(cand, t)}" for t in broken]
-    reason = f"{len(broken)} test(s) passed before and fail now: " + "; ".join(details[:3])
+    details = [f"{t}: {base.outcomes[t]} → {_state(cand, t)}" for t in broken]
+    how = (
+        "passed before and fail now"
+        if all(base.outcomes[t] == "passed" for t in broken)
+        else ("did better before")
+    )
+    reason = f"{len(broken)} test(s) {how}: " + "; ".join(details[:3])
     feedback = (
-        "These tests passed before your change and do not pass now:\n"
+        "These tests did better before your change:\n"
         + "\n".join(f"- {d}" for d in details[:20])
         + f"\n\nTest output:\n{output}"
     )
     return Verdict(False, reason, feedback, details)
+
+
+def is_worse(was: str, now: str | None) -> bool:
+    """Whether a test's outcome got worse: passed to anything else (gone included), or a
+    test that was skipped or expected to fail now failing."""
+    if was == "passed":
+        return now != "passed"
+    return was in ("skipped", "xfailed", "xpassed") and now in ("failed", "error")
+
+
+def exit_code_gate(baseline: Observed, result: CommandResult) -> Verdict:
+    """A suite that exited 0 must still exit 0, even when no test explains why not."""
+    before = baseline.tests_result.exit_code if baseline.tests_result is not None else None
+    if before != 0 or result.exit_code in (0, None):
+        return PASS
+    reason = (
+        f"the test command exited {result.exit_code} where it exited 0 before the change "
+        "(no test's outcome explains it: a hook, a warning turned error, a strict xfail?)"
+    )
+    return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}")
 
 
 def progress_gate(baseline: Observed, candidate: Observed, criterion: Criterion) -> Verdict:

@@ -55,9 +55,20 @@ class TestReport:
         return len(self.outcomes)
 
     def outcome(self, test: str) -> str | None:
+        """A test's outcome; a module's collection id (``m.py::<collection>``) is
+        "error" while it fails to import, and once it imports, "passed" when every test
+        it holds passed (a new feature with its tests, written tests first)."""
         if test in self.outcomes:
             return self.outcomes[test]
-        return "error" if test.split("::")[0] in self.collect_errors else None
+        module = test.split("::")[0]
+        if module in self.collect_errors:
+            return "error"
+        if test != collect_id(module):
+            return None
+        held = [o for t, o in self.outcomes.items() if t.split("::")[0] == module]
+        if not held:
+            return None
+        return "passed" if all(o == "passed" for o in held) else "failed"
 
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = {}
