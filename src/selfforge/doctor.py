@@ -141,7 +141,7 @@ def check_tests(
 def _space(kind: str, command: str, root: Path, directives: Any | None) -> Any:
     """Where the loop would run this check (its CheckSpace), or the Finding why not."""
     from selfforge.config import Directives
-    from selfforge.loop import check_space
+    from selfforge.engine import check_space
 
     if missing := program_missing(kind, command, root):
         return missing

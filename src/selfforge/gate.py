@@ -19,15 +19,13 @@ from pathlib import Path
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
 from selfforge.config import LoadedDirectives
+from selfforge.engine import make_engine
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal import Journal
 from selfforge.judge.stages import Candidate, run_pipeline
-from selfforge.loop import check_space, measure_baseline
+from selfforge.loop import measure_baseline
 from selfforge.models import Model
 from selfforge.models.base import ModelError, Reply, Request
-from selfforge.models.budget import Budget
-from selfforge.roles import Caller
-from selfforge.testpaths import rule_for
 from selfforge.ui import Reporter
 from selfforge.workspace import Workspace, recover, require_commit
 
@@ -149,7 +147,9 @@ def check(
             goals=[f"check {change.label}"],
             land_mode="merge" if land else "branch",
         )
-        engine = _engine(ws, loaded, journal, the_model, reporter, run_id, no_sandbox)
+        engine = make_engine(
+            ws, loaded, journal, the_model, reporter, run_id, no_sandbox=no_sandbox
+        )
         status, why = "failed", "stopped by an unexpected error"
         try:
             result = _judge(engine, change, patch, task, land, head)
@@ -161,37 +161,6 @@ def check(
         finally:
             ws.remove_worktrees()
             journal.end_run(run_id, status, why)
-
-
-def _engine(
-    ws: Workspace,
-    loaded: LoadedDirectives,
-    journal: Journal,
-    model: Model,
-    reporter: Reporter,
-    run_id: int,
-    no_sandbox: bool,
-) -> Engine:
-    from selfforge.judge.runner import anchor_command
-
-    d = loaded.directives
-    for kind in ("test", "lint"):
-        command = getattr(d.checks, kind)
-        if command:
-            setattr(d.checks, kind, anchor_command(command, ws.root))
-    caller = Caller(model, journal, Budget(d.limits.budget_usd, d.limits.budget_tokens), run_id)
-    return Engine(
-        ws,
-        journal,
-        caller,
-        loaded,
-        reporter,
-        run_id,
-        "search_replace",
-        32_000,
-        space=check_space(d, ws.root, no_sandbox),
-        rule=rule_for(ws.root),
-    )
 
 
 def _judge(

@@ -18,51 +18,28 @@ from rich.markup import escape
 
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
-from selfforge.config import Directives, LoadedDirectives
+from selfforge.config import LoadedDirectives
+from selfforge.engine import make_engine
 from selfforge.errors import BudgetExceeded, SelfforgeError
 from selfforge.executors import Executor
 from selfforge.journal import Journal
 from selfforge.judge import baseline as judge_baseline
-from selfforge.judge import baseline_cache, sandbox, selfcheck
+from selfforge.judge import baseline_cache, selfcheck
 from selfforge.judge.gates import describe_state
-from selfforge.judge.limits import Limits
-from selfforge.judge.runner import CheckSpace, anchor_command
 from selfforge.judge.selfcheck import LAST_GOOD, is_self_repo, remember_good
 from selfforge.judge.verdict import Observed
 from selfforge.models import Model, ModelError
 from selfforge.models.base import QuotaExhausted
-from selfforge.models.budget import Budget
 from selfforge.models.policy import ModelFailure, classify
 from selfforge.parallel import Checked, CheckJob, best_of, make_checker
 from selfforge.planner import Backlog, Planner, Task, lesson_text, split_task
 from selfforge.report import write_report
-from selfforge.roles import Caller, default_lesson, render
-from selfforge.testpaths import rule_for
+from selfforge.roles import default_lesson, render
 from selfforge.ui import Reporter
 from selfforge.workspace import Workspace, recover, require_commit
 
 _JUDGE_LOADED = (selfcheck,)  # the whole judge is loaded now: a landed change to it on disk
 # never judges later cycles of this run (the installed code does, to the end)
-
-
-def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpace:
-    """How this repository's checks run: the sandbox from [sandbox], unless opted out."""
-    sb = d.sandbox
-    mode = "off" if no_sandbox else sb.mode
-    if mode != "off":
-        sandbox.require()  # no silent downgrade: refuse rather than run unconfined
-    return CheckSpace(
-        repo=repo,
-        git_common_dir=git.common_dir(repo),  # cached: one git call per repository
-        mode=mode,
-        network=sb.network,
-        limits=Limits(memory_mb=sb.memory_mb, processes=sb.processes),
-        output_kb=sb.output_kb,
-        tmp_mb=sb.tmp_mb,
-        env_names=tuple(dict.fromkeys([*d.checks.env, *sb.env])),
-        readable=tuple(Path(p).expanduser() for p in sb.readable),
-        hidden=tuple(Path(p).expanduser() for p in sb.hidden),
-    )
 
 
 @dataclass
@@ -117,24 +94,18 @@ def run(
             land_mode=d.land.mode,
         )
         summary = RunSummary(run_id, recovered=recovered)
-        caller = Caller(model, journal, Budget(d.limits.budget_usd, d.limits.budget_tokens), run_id)
-        for kind in ("test", "lint"):
-            command = getattr(d.checks, kind)
-            if command:
-                setattr(d.checks, kind, anchor_command(command, ws.root))
-        engine = Engine(
+        engine = make_engine(
             ws,
-            journal,
-            caller,
             loaded,
+            journal,
+            model,
             reporter,
             run_id,
             options.edit_format,
             options.context_window,
-            space=check_space(d, ws.root, options.no_sandbox),
-            rule=rule_for(ws.root),
-            lessons_for=lambda task: _lessons(journal, task),
+            options.no_sandbox,
         )
+        engine.lessons_for = lambda task: _lessons(journal, task)
         engine.self_target = is_self_repo(ws.root)
         if engine.self_target and journal.get_meta(LAST_GOOD) is None:
             remember_good(journal, base, ws.root)  # the code now running is the known good one

@@ -1,0 +1,73 @@
+"""What a run shares, built once: the check space (the sandbox from ``[sandbox]``) and
+the ``Engine`` every attempt (and ``selfforge check``) works with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from selfforge import git
+from selfforge.attempt import Engine
+from selfforge.config import Directives, LoadedDirectives
+from selfforge.journal import Journal
+from selfforge.judge import sandbox
+from selfforge.judge.limits import Limits
+from selfforge.judge.runner import CheckSpace, anchor_command
+from selfforge.models import Model
+from selfforge.models.budget import Budget
+from selfforge.roles import Caller
+from selfforge.testpaths import rule_for
+from selfforge.ui import Reporter
+from selfforge.workspace import Workspace
+
+
+def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpace:
+    """How this repository's checks run: the sandbox from [sandbox], unless opted out."""
+    sb = d.sandbox
+    mode = "off" if no_sandbox else sb.mode
+    if mode != "off":
+        sandbox.require()  # no silent downgrade: refuse rather than run unconfined
+    return CheckSpace(
+        repo=repo,
+        git_common_dir=git.common_dir(repo),  # cached: one git call per repository
+        mode=mode,
+        network=sb.network,
+        limits=Limits(memory_mb=sb.memory_mb, processes=sb.processes),
+        output_kb=sb.output_kb,
+        tmp_mb=sb.tmp_mb,
+        env_names=tuple(dict.fromkeys([*d.checks.env, *sb.env])),
+        readable=tuple(Path(p).expanduser() for p in sb.readable),
+        hidden=tuple(Path(p).expanduser() for p in sb.hidden),
+    )
+
+
+def make_engine(
+    ws: Workspace,
+    loaded: LoadedDirectives,
+    journal: Journal,
+    model: Model,
+    reporter: Reporter,
+    run_id: int,
+    edit_format: str = "search_replace",
+    context_window: int = 32_000,
+    no_sandbox: bool = False,
+) -> Engine:
+    """What every attempt of a run (or a `check`) shares; the check commands anchored to
+    the user's checkout."""
+    d = loaded.directives
+    for kind in ("test", "lint"):
+        command = getattr(d.checks, kind)
+        if command:
+            setattr(d.checks, kind, anchor_command(command, ws.root))
+    caller = Caller(model, journal, Budget(d.limits.budget_usd, d.limits.budget_tokens), run_id)
+    return Engine(
+        ws,
+        journal,
+        caller,
+        loaded,
+        reporter,
+        run_id,
+        edit_format,
+        context_window,
+        space=check_space(d, ws.root, no_sandbox),
+        rule=rule_for(ws.root),
+    )
