@@ -185,15 +185,7 @@ def test_bench_rejects_every_kind_with_its_reason(mined, tmp_path: Path) -> None
 @pytest.mark.slow  # a replay per place
 @pytest.mark.parametrize(
     "place",
-    [
-        pytest.param(
-            "__init__.py",
-            marks=pytest.mark.xfail(
-                strict=True, reason="#22.5: a new tests/__init__.py is not refused yet"
-            ),
-        ),
-        "sitecustomize.py",
-    ],
+    ["__init__.py", "sitecustomize.py"],
 )
 def test_infra_from_any_place_is_rejected(mined, tmp_path: Path, place: str) -> None:
     inst = mined["tax"].model_copy(update={"instance_id": id_for(mined["tax"], place)})

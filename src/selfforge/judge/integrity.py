@@ -8,6 +8,7 @@ the judge's own channel).
 
 from __future__ import annotations
 
+import ast
 import configparser
 import re
 import tomllib
@@ -89,6 +90,84 @@ def reporting_gate(changed: dict[str, str], diff: str, rule: TestRule) -> Verdic
     reason = "integrity: the change " + "; ".join(problems[:3])
     feedback = reason + "; how test results are reported is not yours to change."
     return Verdict(False, reason, feedback, problems)
+
+
+_IMPORT = re.compile(r"^\+\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.M)
+_DYNAMIC_IMPORT = re.compile(
+    r"(?:import_module|__import__|spec_from_file_location)\(\s*(?:[\w\"']+\s*,\s*)?['\"]([\w./]+)['\"]"
+)
+_PLUGINS = re.compile(r"^\+.*\bpytest_plugins\b", re.M)
+
+
+def collection_gate(worktree: Path, changed: dict[str, str], diff: str, rule: TestRule) -> Verdict:
+    """Nothing that test collection runs may come from the candidate: an ``__init__.py``
+    with code in a test package (it runs before every test module below it),
+    ``pytest_plugins``, and code outside the tests that imports a test module (that
+    module's top level then runs inside the run that judges it)."""
+    problems = []
+    for path, status in sorted(changed.items()):
+        init = PurePosixPath(path).name == "__init__.py" and not status.startswith("D")
+        if init and _in_test_package(worktree, path, rule) and _has_code(worktree / path):
+            problems.append(f"changes {path}, which test collection runs")
+    for path, text in split_diff(diff).items():
+        if _PLUGINS.search(text):
+            problems.append(f"loads pytest plugins (pytest_plugins) in {path}")
+        if rule.is_test_path(path) or not path.endswith(".py"):
+            continue
+        added = "\n".join(ln for ln in text.splitlines() if ln.startswith("+"))
+        for module in [*_imported(text), *_DYNAMIC_IMPORT.findall(added)]:
+            target = _module_file(worktree, module)
+            if target is not None and rule.is_test_path(target):
+                problems.append(f"imports the test module {target} from {path}")
+    if not problems:
+        return PASS
+    reason = "integrity: the change " + "; ".join(problems[:3])
+    feedback = reason + "; test collection is the judge's, not the change's."
+    return Verdict(False, reason, feedback, problems)
+
+
+def _in_test_package(worktree: Path, path: str, rule: TestRule) -> bool:
+    folder = PurePosixPath(path).parent
+    if rule.is_test_path(path):
+        return True
+    here = worktree / str(folder)
+    return here.is_dir() and any(rule.is_test_file(p.name) for p in here.iterdir())
+
+
+def _has_code(path: Path) -> bool:
+    """An ``__init__.py`` that is more than blank lines, comments and a docstring."""
+    if path.is_symlink() or not path.is_file():
+        return True
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError):
+        return True
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return bool(body)
+
+
+def _imported(text: str) -> list[str]:
+    found = []
+    for source, names in _IMPORT.findall(text):
+        if source:
+            found.append(source)
+        else:
+            found += [n.strip().split(" as ")[0] for n in names.split(",") if n.strip()]
+    return found
+
+
+def _module_file(worktree: Path, module: str) -> str | None:
+    if module.endswith(".py") and (worktree / module).is_file():  # a path, by file
+        return module
+    parts = module.strip(".").split(".")
+    for end in range(len(parts), 0, -1):
+        base = "/".join(parts[:end])
+        for candidate in (f"{base}.py", f"{base}/__init__.py"):
+            if (worktree / candidate).is_file():
+                return candidate
+    return None
 
 
 def split_diff(diff: str) -> dict[str, str]:

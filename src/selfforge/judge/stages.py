@@ -78,7 +78,7 @@ def check_syntax(c: Candidate, j: Judge) -> Verdict:
     if not j.directives.checks.syntax:
         return PASS
     started = time.monotonic()
-    problems = syntax.check_syntax(c.tree, c.changed, before=lambda p: _at_base(c, p))
+    problems = syntax.check_syntax(c.tree, c.changed, before=syntax.at_commit(c.tree, c.base))
     text = "\n".join(map(str, problems))
     j.record.check(c, "syntax", None, 0 if not problems else 1, not problems, started, text)
     if not problems:
@@ -89,12 +89,6 @@ def check_syntax(c: Candidate, j: Judge) -> Verdict:
         f"syntax error: {first.path}:{first.line}: {first.message}",
         f"Your edit broke the syntax:\n{text}",
     )
-
-
-def _at_base(c: Candidate, path: str) -> bytes | None:
-    """``path`` as the base holds it (None where it did not exist)."""
-    shown = git.call("show", f"{c.base}:{path}", cwd=c.tree)
-    return shown.stdout.encode() if shown.returncode == 0 else None
 
 
 def check_protected(c: Candidate, j: Judge) -> Verdict:
@@ -110,7 +104,11 @@ def check_tests_integrity(c: Candidate, j: Judge) -> Verdict:
 
 
 def check_reporting(c: Candidate, j: Judge) -> Verdict:
-    return _shown(j, "integrity", integrity.reporting_gate(c.changed, c.diff, j.rule))
+    verdict = integrity.reporting_gate(c.changed, c.diff, j.rule)
+    verdict = (
+        verdict if not verdict.ok else integrity.collection_gate(c.tree, c.changed, c.diff, j.rule)
+    )
+    return _shown(j, "integrity", verdict)
 
 
 def check_lint(c: Candidate, j: Judge) -> Verdict:

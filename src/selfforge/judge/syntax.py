@@ -48,6 +48,17 @@ def check_syntax(
     return problems
 
 
+def at_commit(tree: Path, commit: str) -> Callable[[str], bytes | None]:
+    """A reader of files as ``commit`` holds them (None where one did not exist)."""
+    from selfforge import git
+
+    def read(path: str) -> bytes | None:
+        shown = git.call("show", f"{commit}:{path}", cwd=tree)
+        return shown.stdout.encode() if shown.returncode == 0 else None
+
+    return read
+
+
 def _tree_sitter_problems(
     root: Path, rel: str, before: Callable[[str], bytes | None] | None
 ) -> list[SyntaxProblem]:
