@@ -8,6 +8,7 @@ released at the end.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from selfforge.commit_message import landing_message, restate
 from selfforge.config import Directives, LoadedDirectives
 from selfforge.context import ContextBundle, assemble_sections, build_context
 from selfforge.edits import ApplyResult, apply_response, carry_over, format_instructions
+from selfforge.errors import GitError
 from selfforge.journal import Journal
 from selfforge.judge import criterion as criteria
 from selfforge.judge.gates import describe_state
@@ -27,6 +29,7 @@ from selfforge.judge.stages import Candidate, Judge, run_pipeline
 from selfforge.judge.verdict import Criterion, Observed, Verdict
 from selfforge.roles import Caller, render
 from selfforge.testpaths import TestRule
+from selfforge.treefiles import shown_text
 from selfforge.ui import Reporter
 from selfforge.workspace import Workspace
 
@@ -216,14 +219,11 @@ class Attempt:
         return reply.content
 
     def _files_text(self, bundle: ContextBundle) -> str:
-        """The chosen files as they are now in the worktree (repairs see their own edits)."""
+        """The chosen files as they are now in the worktree (repairs see their own edits);
+        never through a symlink out of the tree, never a FIFO (treefiles.py)."""
         blocks = []
         for item in bundle.files:
-            path = self.wt / item.path
-            if item.whole and path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")
-            else:
-                text = item.text
+            text = shown_text(self.wt, item.path) if item.whole else item.text
             blocks.append(f"{item.path}\n```\n{text}\n```")
         return "\n\n".join(blocks)
 
@@ -243,7 +243,7 @@ class Attempt:
             return Verdict(
                 False, "edits did not apply: " + first_line(applied.feedback()), applied.feedback()
             )
-        git.git("add", "-A", cwd=self.wt)  # the change under check is what is staged now
+        stage_paths(self.wt, applied.changed)  # the change under check is what is staged now
         changed = _name_status(self.wt, self.base)
         if not changed:
             self._step("apply", False, "the edits changed nothing")
@@ -264,7 +264,7 @@ class Attempt:
             commit=commit,
             tree=self.wt,
             changed=changed,
-            diff=git.git("diff", self.base, commit, cwd=self.wt),
+            diff=git.diff(self.wt, self.base, commit),
             criterion=self.criterion,
             critique=not self.critiqued,
         )
@@ -322,6 +322,22 @@ class Attempt:
             cycle=self.cycle,
             **kw,
         )  # type: ignore[arg-type]
+
+
+def stage_paths(wt: Path, paths: list[str]) -> None:
+    """Stage exactly the paths the edits wrote or deleted, never ``add -A`` of whatever the
+    tree holds: a symlink or file a check left there must not become part of a change.
+    Ignored files stay out, as ``add -A`` always left them."""
+    if not paths:
+        return
+    literal = {"GIT_LITERAL_PATHSPECS": "1"}
+    tracked = set(git.git("ls-files", "-z", "--", *paths, cwd=wt, env=literal).split("\0"))
+    wanted = [p for p in paths if p in tracked or os.path.lexists(wt / p)]
+    if not wanted:
+        return
+    proc = git.call("add", "-A", "--", *wanted, cwd=wt, env=literal)
+    if proc.returncode != 0 and "ignored by one of your .gitignore" not in proc.stderr:
+        raise GitError(f"git add failed: {proc.stderr.strip().splitlines()[-1:]}")
 
 
 def _name_status(wt: Path, base: str) -> dict[str, str]:

@@ -17,6 +17,11 @@ from selfforge.errors import ConfigError
 from selfforge.models.base import ROLES
 
 DIRECTIVES_FILE = "selfforge.toml"
+# Never a candidate's to change, whatever the directives say: git's own settings in the
+# tree (attributes can blind a diff, modules and nested repositories bring code from
+# elsewhere) and the directives file. pyproject.toml's [tool.selfforge] table is guarded
+# by the directives gate (judge/tree_safety.py): the rest of pyproject.toml is not.
+ALWAYS_PROTECTED = (DIRECTIVES_FILE, ".gitattributes", ".gitmodules", ".git")
 DEFAULT_PROTECTED = [".github/**", ".ci/**", ".gitlab-ci.yml", "conftest.py", "**/conftest.py"]
 
 
@@ -158,15 +163,13 @@ class LoadedDirectives(BaseModel):
 
     @property
     def protected(self) -> list[str]:
-        """Protected globs, always including every file directives can be read from, and
-        the files the check commands run (a script, a Makefile): the judge's own code."""
-        extra = [DIRECTIVES_FILE]  # even when pyproject holds them: it would take over
-        if self.path is not None and self.path.name != DIRECTIVES_FILE:
-            extra.append(self.path.name)
+        """Protected globs: the directives' own, ALWAYS_PROTECTED (selfforge.toml even when
+        pyproject holds the directives, or none exist: it would take over), and the files
+        the check commands run (a script, a Makefile): the judge's own code."""
         checks = self.directives.checks
         return [
             *self.directives.safety.protected,
-            *extra,
+            *ALWAYS_PROTECTED,
             *_command_files(checks.test),
             *_command_files(checks.lint),
         ]

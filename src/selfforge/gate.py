@@ -194,7 +194,7 @@ def _judge(
         commit=commit,
         tree=attempt.wt,
         changed=changed,
-        diff=git.git("diff", "--no-ext-diff", "--no-textconv", change.base, commit, cwd=attempt.wt),
+        diff=git.diff(attempt.wt, change.base, commit),
         criterion=attempt.criterion,
     )
     attempt.candidate = candidate

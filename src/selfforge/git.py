@@ -53,6 +53,7 @@ def _run(
         cwd=cwd,
         capture_output=True,
         text=True,
+        errors="replace",  # a path or a diff line not in UTF-8 is shown, never a crash
         env=full_env,
         input=input_text,
     )
@@ -79,9 +80,28 @@ def git(
     return proc.stdout
 
 
-def call(*args: str, cwd: Path, input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+def call(
+    *args: str, cwd: Path, input_text: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run git; the caller reads its status and stderr (e.g. a patch that may not apply)."""
-    return _run(args, cwd, input_text)
+    return _run(args, cwd, input_text, env)
+
+
+# Every diff selfforge makes for the gates, reviewers, prompts, the journal and the
+# dashboard shows what git stores. A candidate's `.gitattributes` (`*.py -diff`, a
+# `diff=driver` with a textconv or external command) must not turn a file into "Binary
+# files differ" or into a driver's rendering: --text makes every file text whatever the
+# attributes say, and no textconv or external diff program runs. Prefixes, colour and
+# relative paths are fixed here, not by the user's diff.* settings: the gates parse it.
+DIFF_OPTIONS = (
+    "--no-ext-diff", "--no-textconv", "--text", "--no-color", "--no-relative",
+    "--src-prefix=a/", "--dst-prefix=b/",
+)  # fmt: skip
+
+
+def diff(cwd: Path, *args: str) -> str:
+    """``git diff`` with DIFF_OPTIONS (``args``: revisions, options, ``--`` paths)."""
+    return git("-c", "core.attributesFile=/dev/null", "diff", *DIFF_OPTIONS, *args, cwd=cwd)
 
 
 def ok(*args: str, cwd: Path) -> bool:

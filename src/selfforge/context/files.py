@@ -12,6 +12,7 @@ from pathlib import Path
 
 from selfforge import git
 from selfforge.errors import GitError, UsageError
+from selfforge.treefiles import NotReadable, read_bytes
 
 MAX_FILE_BYTES = 1_000_000
 _SKIP_PREFIXES = (".selfforge/", ".git/")
@@ -33,14 +34,15 @@ def list_files(repo_root: Path) -> list[str]:
 
 
 def read_source(path: Path) -> bytes | None:
-    """The file's bytes, or None when it is missing, huge or binary."""
+    """The file's bytes, or None when it is missing, huge, binary or not a regular file
+    (a symlink, even one inside the tree: its target is indexed under its own name)."""
     try:
-        if path.is_symlink() or not path.is_file():
+        if path.is_symlink():
             return None
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+        data = read_bytes(path.parent, path.name, limit=MAX_FILE_BYTES + 1)
+    except (OSError, NotReadable):
+        return None
+    if len(data) > MAX_FILE_BYTES:
         return None
     # A NUL byte in the first block is git's own test for binary content.
     if b"\0" in data[:8000]:

@@ -149,7 +149,10 @@ def _ini_lists(path: Path, sections: tuple[str, ...]) -> list[str]:
 
 
 def _read(path: Path) -> str:
+    """A configuration file at the tree's top, never through a symlink or a FIFO."""
+    from selfforge.treefiles import NotReadable, read_text
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_text(path.parent, path.name)
+    except NotReadable:
         return ""

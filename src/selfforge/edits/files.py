@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.edits.safety import Target
+from selfforge.treefiles import NotReadable, read_bytes
 
 SKIP_DIRS = {".git", ".selfforge", "node_modules", ".venv", "__pycache__"}
 MAX_SIMILAR_WALK = 20_000  # files looked at when suggesting a path; big repos stay fast
@@ -41,7 +42,10 @@ class FileState:
             return cls(target, None)
         if not target.path.is_file():  # a FIFO or device would block or never end
             return cls(target, None, unreadable="is not a regular file")
-        data = target.path.read_bytes()
+        try:  # resolved inside the tree already; O_NOFOLLOW and a regular file, still
+            data = read_bytes(target.path.parent, target.path.name)
+        except NotReadable:
+            return cls(target, None, unreadable="is not a regular file")
         state = cls(target, data, exists=True)
         if b"\x00" in data:
             state.unreadable = "is a binary file; it cannot be edited as text"

@@ -8,6 +8,8 @@ failing verdict ends the pipeline and becomes the model's feedback.
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +18,7 @@ from pathlib import Path
 from selfforge import git
 from selfforge.config import Directives
 from selfforge.context import blast_radius
-from selfforge.judge import gates, integrity, syntax
+from selfforge.judge import gates, integrity, syntax, tree_safety
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.record import Recorder, first_line, named
 from selfforge.judge.results import TestReport
@@ -38,7 +40,7 @@ class Candidate:
     task: str
     base: str
     commit: str  # parent = base; holds exactly the applied edits; this is what lands
-    tree: Path  # the worktree, restored to ``commit`` before each command
+    tree: Path  # the worktree, restored to ``commit`` before and after each command
     changed: dict[str, str]  # path → git status letter
     diff: str
     criterion: Criterion
@@ -92,7 +94,14 @@ def check_syntax(c: Candidate, j: Judge) -> Verdict:
 
 
 def check_protected(c: Candidate, j: Judge) -> Verdict:
-    return _shown(j, "integrity", integrity.protected_gate(c.changed, list(j.protected)))
+    # The directives first: their reason names the keys (selfforge.toml is a protected
+    # path too); then the protected globs; then symlinks out and nested repositories.
+    verdict = tree_safety.directives_gate(c.tree, c.base, c.commit, c.changed)
+    if verdict.ok:
+        verdict = integrity.protected_gate(c.changed, list(j.protected))
+    if verdict.ok:
+        verdict = tree_safety.links_gate(c.tree, c.base, c.commit)
+    return _shown(j, "integrity", verdict)
 
 
 def check_tests_integrity(c: Candidate, j: Judge) -> Verdict:
@@ -252,9 +261,23 @@ PIPELINE: tuple[Stage, ...] = (
 
 
 def restore(tree: Path, commit: str) -> None:
-    """Put the tree back to exactly ``commit`` (what an earlier check wrote is gone)."""
+    """Put the tree back to exactly ``commit``: tracked files rewritten (a symlink or FIFO
+    a check put in a file's place is replaced, never written through), every untracked and
+    ignored file removed. Nothing selfforge needs lives in a worktree (its git dir is a
+    ``.git`` file pointing into the repository's own, which clean leaves alone)."""
     git.git("read-tree", "-u", "--reset", commit, cwd=tree)
     git.git("clean", "-q", "-ffdx", cwd=tree)
+    _remove_special_files(tree)
+
+
+def _remove_special_files(tree: Path) -> None:
+    """FIFOs, sockets and devices: git sees none of them, so clean leaves them behind."""
+    for top, dirs, files in os.walk(tree):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            path = os.path.join(top, name)
+            if not stat.S_ISREG(mode := os.lstat(path).st_mode) and not stat.S_ISLNK(mode):
+                os.unlink(path)
 
 
 def _shown(j: Judge, name: str, verdict: Verdict) -> Verdict:
@@ -266,14 +289,17 @@ def _shown(j: Judge, name: str, verdict: Verdict) -> Verdict:
 def _run(c: Candidate, j: Judge, name: str, command: str) -> CommandResult:
     j.record.begin(name)
     restore(c.tree, c.commit)
-    return run_command(
-        command,
-        c.tree,
-        j.directives.checks.timeout_s,
-        j.space,
-        on_start=j.record.on_start,
-        head=c.commit,
-    )
+    try:
+        return run_command(
+            command,
+            c.tree,
+            j.directives.checks.timeout_s,
+            j.space,
+            on_start=j.record.on_start,
+            head=c.commit,
+        )
+    finally:
+        restore(c.tree, c.commit)  # nothing the check left reaches selfforge's reads
 
 
 def _run_tests(
@@ -290,16 +316,21 @@ def _run_tests(
     j.record.begin(name)
     tree, commit = c.tree, commit or c.commit
     restore(tree, commit)
-    result, report = run_tests(
-        command,
-        tree,
-        j.directives.checks.timeout_s,
-        j.space,
-        on_start=j.record.on_start,
-        only=only,
-        ignore=ignore,
-        head=commit,
-    )
+    try:
+        result, report = run_tests(
+            command,
+            tree,
+            j.directives.checks.timeout_s,
+            j.space,
+            on_start=j.record.on_start,
+            only=only,
+            ignore=ignore,
+            head=commit,
+        )
+    finally:
+        # What the tests left (a symlink to ~/.ssh in place of a source file, a FIFO)
+        # never reaches a prompt, a stage or a later round: selfforge reads this tree.
+        restore(tree, c.commit)
     summary = report.summary() if report else {}
     j.record.check(
         c,

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfforge.treefiles import NotReadable, read_bytes
+
 
 @dataclass
 class SyntaxProblem:
@@ -30,12 +32,12 @@ def check_syntax(
     already have (``before`` gives its text at the base, None for a new file)."""
     problems = []
     for rel in paths:
-        if not (root / rel).is_file() or (root / rel).is_symlink():
+        source = _source(root, rel)
+        if source is None:
             continue
         if not rel.endswith(".py"):
-            problems += _tree_sitter_problems(root, rel, before)
+            problems += _tree_sitter_problems(root, rel, source, before)
             continue
-        source = (root / rel).read_bytes()
         try:
             compile(source, rel, "exec", dont_inherit=True)
         except SyntaxError as exc:
@@ -59,15 +61,25 @@ def at_commit(tree: Path, commit: str) -> Callable[[str], bytes | None]:
     return read
 
 
+def _source(root: Path, rel: str) -> bytes | None:
+    """The changed file's bytes; None for a symlink or anything not a regular file (a
+    symlink's target is checked under its own name; never read out of the tree)."""
+    if (root / rel).is_symlink():
+        return None
+    try:
+        return read_bytes(root, rel)
+    except NotReadable:
+        return None
+
+
 def _tree_sitter_problems(
-    root: Path, rel: str, before: Callable[[str], bytes | None] | None
+    root: Path, rel: str, source: bytes, before: Callable[[str], bytes | None] | None
 ) -> list[SyntaxProblem]:
     from selfforge.context.parsing import spec_for
 
     spec = spec_for(rel)
     if spec is None:
         return []
-    source = (root / rel).read_bytes()
     errors = _error_lines(spec.name, source)
     if not errors:
         return []
@@ -119,10 +131,11 @@ def complexity_findings(root: Path, paths: Iterable[str], limit: int = 10) -> li
     """Functions in the changed Python files whose cyclomatic complexity exceeds ``limit``."""
     found = []
     for rel in paths:
-        if not rel.endswith(".py") or not (root / rel).is_file():
+        source = _source(root, rel) if rel.endswith(".py") else None
+        if source is None:
             continue
         try:
-            tree = ast.parse((root / rel).read_bytes())
+            tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue
         for node, score in _complexities(tree):
