@@ -43,7 +43,7 @@ def test_models_lists_what_the_server_offers(httpserver) -> None:
 def test_doctor_all_good(httpserver, repo) -> None:
     fake = fake_ollama(httpserver)
     (repo / "selfforge.toml").write_text(
-        f'[checks]\ntest = "git --version"\n\n[model]\nspec = "{fake.spec}"\n'
+        f'[checks]\ntest = "git --version"\ntests = "none"\n\n[model]\nspec = "{fake.spec}"\n'
     )
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "add", "selfforge.toml"], cwd=repo, check=True)

@@ -35,6 +35,9 @@ class Goals(_Section):
 
 class Checks(_Section):
     test: str | None = None
+    # "required": no run without a test command that reports per-test results; "none":
+    # the user's explicit opt-out (a warning on every run, changes go to branches only)
+    tests: Literal["required", "none"] = "required"
     lint: str | None = None
     syntax: bool = True
     timeout_s: float = Field(default=300, gt=0)

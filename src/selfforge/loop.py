@@ -266,6 +266,7 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
         engine.space,
         on_start=ws.note_child_group,
         say=lambda text, secs: engine.reporter.step("baseline", None, text, secs),
+        required=d.checks.tests != "none",
     )
     if warning:
         engine.reporter.info(f"  [yellow]warning[/]: {escape(warning)}")

@@ -70,6 +70,7 @@ def start_run(
     if not d.goals.items:
         where = loaded.path or "selfforge.toml"
         raise UsageError(f"no goals: add items under [goals] in {where} or pass --goal TEXT")
+    require_a_judge(loaded, quiet)
     spec = model or d.model.spec or choose_default_spec()
     if spec is None:
         raise UsageError(no_model_message())
@@ -128,6 +129,28 @@ def start_run(
     elif not as_json:
         print_summary(summary, ws)
     return result
+
+
+NO_TESTS_FIX = (
+    "set [checks] test to the command that runs your tests (`selfforge init` detects it), "
+    'or opt out with [checks] tests = "none" (then every change goes to a branch)'
+)
+
+
+def require_a_judge(loaded: LoadedDirectives, quiet: bool = False) -> None:
+    """No judge, no landing: without a test command nothing can tell a regression, so a
+    run refuses, unless the user opted out; then it warns and lands only to branches."""
+    d = loaded.directives
+    where = loaded.path.name if loaded.path is not None else "selfforge.toml"
+    if d.checks.tests == "none":
+        d.land.mode = "branch"
+        Console(stderr=True).print(
+            f'[bold yellow]warning[/]: [checks] tests = "none" in {where}: no test judges '
+            "these changes; each one is kept on a selfforge/ branch, never landed on yours"
+        )
+        return
+    if not (d.checks.test or "").strip():
+        raise UsageError(f"{where} names no test command ([checks] test): {NO_TESTS_FIX}")
 
 
 def choose_reporter(

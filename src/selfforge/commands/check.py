@@ -91,7 +91,7 @@ def _check(
 ) -> CheckResult:
     from selfforge.config import load_directives
     from selfforge.gate import check
-    from selfforge.session import build_model, choose_reporter
+    from selfforge.session import build_model, choose_reporter, require_a_judge
     from selfforge.workspace import Workspace
 
     if review and not model:
@@ -105,6 +105,7 @@ def _check(
         text = patch.read_text(errors="replace")
     ws = Workspace(repo)
     loaded = load_directives(ws.root)
+    require_a_judge(loaded)
     the_model = build_model(model, loaded) if review and model else None
     reporter = choose_reporter(ws, 1, quiet=as_json, as_json=False)
     return check(

@@ -136,15 +136,24 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
                 "environment or the user keys file instead",
             )
         )
-    if checks.test:
-        found.append(check_tests(checks.test, root, checks.timeout_s, loaded.directives))
-    else:
+    if checks.tests == "none":
         found.append(
             Finding(
                 "warn",
                 "test check",
-                "none: only syntax and lint guard a change",
-                "set [checks] test in selfforge.toml",
+                '[checks] tests = "none": no test judges a change; each is kept on a branch',
+                "set [checks] test to your test command to let changes land",
+            )
+        )
+    elif checks.test:
+        found.append(check_tests(checks.test, root, checks.timeout_s, loaded.directives))
+    else:
+        found.append(
+            Finding(
+                "fail",
+                "test check",
+                "no test command: nothing can tell a regression, so `selfforge run` refuses",
+                'set [checks] test in selfforge.toml, or opt out with [checks] tests = "none"',
             )
         )
     if checks.lint:

@@ -18,7 +18,7 @@ from selfforge.errors import SelfforgeError, UsageError
 from selfforge.judge.imports import outside
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CheckSpace, CommandResult, is_pytest, run_command, run_tests
+from selfforge.judge.runner import CheckSpace, CommandResult, run_command, run_tests
 from selfforge.judge.verdict import Observed
 
 PYTEST_STATUS = {2: "was interrupted", 3: "hit an internal error", 4: "was used wrongly"}
@@ -80,12 +80,12 @@ def _problem(
             "raise it in [sandbox]"
         )
     if report is None:
-        if result.exit_code != 0 or is_pytest(command):
-            return (
-                f"{where} exited {result.exit_code} without per-test results ({last}); "
-                "selfforge needs pytest or `python -m unittest -v` output to judge: " + fix
-            )
-        return None
+        return (
+            f"{where} exited {result.exit_code} without per-test results ({last}); selfforge "
+            "needs them to tell a regression (pytest, or `python -m unittest -v`): "
+            + fix
+            + ', or opt out with [checks] tests = "none" (changes then go to branches only)'
+        )
     if not report.started or not report.finished:
         return f"{where} stopped before pytest finished ({last}); {fix}"
     if report.exitstatus in PYTEST_STATUS:
@@ -129,6 +129,7 @@ def measure(
     *,
     on_start: Callable[[int | None], None] | None = None,
     say: Callable[[str, float], None] = lambda text, seconds: None,
+    required: bool = True,
 ) -> tuple[Observed, str | None]:
     """Lint and tests on the unmodified tree; (what they saw, a warning for the user)."""
     observed, warning = Observed(), None
@@ -145,7 +146,9 @@ def measure(
         say(f"lint: {len(observed.lint)} finding(s)", result.duration_s)
     if test:
         found = probe_tests(test, tree, timeout_s, space, head=head, on_start=on_start)
-        if found.problem:
+        # [checks] tests = "none": the user accepted a command judged by its exit code
+        opted_out = not required and found.report is None and found.result.exit_code == 0
+        if found.problem and not opted_out:
             raise BaselineError(found.problem)
         observed.tests, observed.tests_result = found.report, found.result
         warning = found.warning
