@@ -164,3 +164,24 @@ def test_only_the_edited_paths_are_staged(tmp_path: Path) -> None:
     stage_paths(repo, ["a.py", "b.py", "build/out.py"])
     staged = git(repo, "diff", "--cached", "--name-status").split("\n")
     assert sorted(line for line in staged if line) == ["D\tb.py", "M\ta.py"]
+
+
+def test_restoring_a_tree_removes_what_git_does_not_see(tmp_path: Path) -> None:
+    """git clean leaves FIFOs and sockets; the restore after every check does not."""
+    import socket
+
+    from selfforge.judge.stages import restore
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n", "d/b.py": "b = 1\n"})
+    head = git(repo, "rev-parse", "HEAD").strip()
+    os.mkfifo(repo / "d" / "pipe")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(repo / "sock"))
+    (repo / "a.py").unlink()
+    (repo / "a.py").symlink_to(tmp_path / "key")
+    git(repo, "clean", "-q", "-ffdx")
+    assert (repo / "d" / "pipe").exists()  # the control: git alone leaves it
+    restore(repo, head)
+    server.close()
+    assert not (repo / "d" / "pipe").exists() and not (repo / "sock").exists()
+    assert not (repo / "a.py").is_symlink() and (repo / "a.py").read_text() == "a = 1\n"

@@ -11,6 +11,7 @@ described ("symlink to …", "fifo"), never read.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -81,3 +82,16 @@ def shown_text(root: Path, rel: str) -> str:
         return read_text(root, rel)
     except NotReadable as exc:
         return f"({exc})"
+
+
+def remove_special_files(tree: Path) -> None:
+    """Remove the FIFOs, sockets and devices a check left in ``tree``: git sees none of
+    them, so ``git clean`` leaves them behind (restoring a tree calls this after it)."""
+    for top, dirs, files in os.walk(tree):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            path = os.path.join(top, name)
+            with contextlib.suppress(FileNotFoundError):
+                mode = os.lstat(path).st_mode
+                if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+                    os.unlink(path)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from selfforge import git
 from selfforge.errors import GitError, LockedError, UsageError
+from selfforge.treefiles import remove_special_files
 
 if TYPE_CHECKING:
     from selfforge.journal import Journal
@@ -242,6 +243,7 @@ class Workspace:
         if self._is_our_worktree(path):
             git.git("checkout", "-q", "-f", "--detach", commit, cwd=path)
             git.git("clean", "-q", "-ffdx", cwd=path)
+            remove_special_files(path)  # a FIFO the last check left (git ignores them)
         else:
             shutil.rmtree(path, ignore_errors=True)
             git.git("worktree", "add", "-q", "--detach", str(path), commit, cwd=self.root)

@@ -8,8 +8,6 @@ failing verdict ends the pipeline and becomes the model's feedback.
 
 from __future__ import annotations
 
-import os
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +25,7 @@ from selfforge.judge.selfcheck import smoke_run
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
 from selfforge.roles import Caller, has_concerns, parse_vote, render
 from selfforge.testpaths import TestRule
+from selfforge.treefiles import remove_special_files
 
 MAX_RERUN_TESTS = 50
 
@@ -267,17 +266,7 @@ def restore(tree: Path, commit: str) -> None:
     ``.git`` file pointing into the repository's own, which clean leaves alone)."""
     git.git("read-tree", "-u", "--reset", commit, cwd=tree)
     git.git("clean", "-q", "-ffdx", cwd=tree)
-    _remove_special_files(tree)
-
-
-def _remove_special_files(tree: Path) -> None:
-    """FIFOs, sockets and devices: git sees none of them, so clean leaves them behind."""
-    for top, dirs, files in os.walk(tree):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            path = os.path.join(top, name)
-            if not stat.S_ISREG(mode := os.lstat(path).st_mode) and not stat.S_ISLNK(mode):
-                os.unlink(path)
+    remove_special_files(tree)
 
 
 def _shown(j: Judge, name: str, verdict: Verdict) -> Verdict:
