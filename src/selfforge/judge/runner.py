@@ -266,6 +266,7 @@ def run_tests(
     """
     roots = [str(p) for p in import_roots(cwd)]
     pythonpath = os.pathsep.join(roots)
+    command = keep_pythonpath(command)
     if not is_pytest(command) and not _wraps_pytest(command, cwd):
         env = {"PYTHONPATH": pythonpath}
         result = run_command(
@@ -302,6 +303,18 @@ def run_tests(
     finally:
         channel.close()
     return result, channel.report(cwd) or parse_unittest(result.full_output)
+
+
+_PYTHONPATH_SET = re.compile(r"(?<![\w$])PYTHONPATH=((?:\"[^\"]*\"|'[^']*'|[^\s;&|)])*)")
+
+
+def keep_pythonpath(command: str) -> str:
+    """A command that sets PYTHONPATH itself (``PYTHONPATH=src python -m pytest``, the
+    usual src layout) keeps its value and gets selfforge's paths after it: the tree's
+    import roots and the judge's plugin, without which pytest cannot load the plugin."""
+    return _PYTHONPATH_SET.sub(
+        lambda m: f"PYTHONPATH={m.group(1)}${{PYTHONPATH:+:$PYTHONPATH}}", command
+    )
 
 
 def _absolute(root: Path, test: str) -> str:
