@@ -256,4 +256,9 @@ def _show(worktree: Path, base: str, path: str) -> str | None:
 
 
 def _read(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    from selfforge.treefiles import NotReadable, read_text  # never out of the tree
+
+    try:
+        return read_text(path.parent, path.name)
+    except NotReadable:
+        return None
