@@ -157,3 +157,14 @@ def _guide_script() -> str:
     start = text.index("# --- the job's steps, as a script ---")
     end = text.index("# --- end ---")
     return text[start:end]
+
+
+def test_review_adds_the_reviewers_say_when_a_model_is_given(repo: Path, tmp_path: Path) -> None:
+    _commit(repo, "Fix add()", {"calc.py": FIXED})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"review": ["REJECT: add() should handle floats too"]}))
+    proc = _check(repo, "--review", "--model", f"script:{script}")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "add() should handle floats too" in proc.stdout
+    assert _check(repo, "--review").returncode == 2  # a review is a model's: it needs one
+    assert _check(repo).returncode == 0  # without --review no model is asked
