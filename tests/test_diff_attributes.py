@@ -150,3 +150,30 @@ def test_a_nested_repository_is_refused(tmp_path: Path) -> None:
     proc = _check(repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "nested git repository at vendored" in proc.stdout
+
+
+def test_every_patch_selfforge_shows_is_made_by_git_diff() -> None:
+    """The one attribute-proof diff (git.diff) is the only `git diff` with a patch outside
+    the bench (whose patches are applied, not judged or shown): a new call that asks git
+    directly would be blinded again. Name lists are not affected by attributes."""
+    import ast
+
+    import selfforge
+
+    root = Path(selfforge.__file__).parent
+    direct = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).as_posix()
+        if rel == "git.py" or rel.startswith("bench/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name not in ("git", "call", "ok"):
+                continue
+            words = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            if words[:1] == ["diff"] and not {"--name-only", "--name-status"} & set(words):
+                direct.append(f"{rel}:{node.lineno}")
+    assert direct == []
