@@ -185,3 +185,15 @@ def test_restoring_a_tree_removes_what_git_does_not_see(tmp_path: Path) -> None:
     server.close()
     assert not (repo / "d" / "pipe").exists() and not (repo / "sock").exists()
     assert not (repo / "a.py").is_symlink() and (repo / "a.py").read_text() == "a = 1\n"
+    # A tracked folder swapped for a link out, and a nested repository: restored and
+    # removed, and nothing written through the link.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for path in (repo / "d").iterdir():
+        path.unlink()
+    (repo / "d").rmdir()
+    (repo / "d").symlink_to(outside)
+    subprocess.run(["git", "init", "-q", str(repo / "nested")], check=True)
+    restore(repo, head)
+    assert not (repo / "d").is_symlink() and (repo / "d" / "b.py").read_text() == "b = 1\n"
+    assert list(outside.iterdir()) == [] and not (repo / "nested").exists()
