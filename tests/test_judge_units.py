@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import base64
 import json
+import os
 import socket
 import sys
 from pathlib import Path
@@ -263,11 +264,14 @@ def test_the_results_channel_keeps_every_record_sent_before_it_closes() -> None:
     made before it, whether or not it was accepted yet."""
     channel = Channel()
     path = channel.socket_path(False)
+    token = os.pread(channel.secret_fd, 64, 0).decode()
     for n in range(5):
         client = socket.socket(socket.AF_UNIX)
         client.connect(path)
-        client.sendall(json.dumps({"ev": "test", "n": n}).encode() + b"\n")
+        hello = json.dumps({"ev": "hello", "token": token})
+        client.sendall(f"{hello}\n{json.dumps({'ev': 'collected', 'n': n})}\n".encode())
         client.close()
     channel.close()
     assert sorted(r["n"] for r in channel.records) == [0, 1, 2, 3, 4]
+    assert channel.problem is None
     assert not channel.dir.exists()

@@ -79,6 +79,10 @@ def _problem(
             f"{where} hit the sandbox's {result.limit} limit on the unmodified code; "
             "raise it in [sandbox]"
         )
+    if report is not None and report.channel_problem:
+        return f"{where}: the results channel was misused on the unmodified code: " + (
+            f"{report.channel_problem}; {fix}"
+        )
     if report is None:
         return (
             f"{where} exited {result.exit_code} without per-test results ({last}); selfforge "

@@ -37,6 +37,9 @@ def run_gate(result: CommandResult, report: TestReport | None) -> Verdict:
     if result.limit:
         reason = f"the test run hit the {result.limit} limit"
         return Verdict(False, reason, f"{reason}; it was stopped:\n{result.output}")
+    if report is not None and report.channel_problem:
+        reason = f"the test results cannot be trusted: {report.channel_problem}"
+        return Verdict(False, reason, f"{reason}; report results only through the test runner")
     if report is None:
         return PASS  # judged by the exit code alone (no per-test results to agree with)
     if not report.finished:

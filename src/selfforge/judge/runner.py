@@ -87,7 +87,8 @@ def run_command(
     channel: Channel | None = None,
     head: str | None = None,
 ) -> CommandResult:
-    """Run a shell command on the tree ``cwd``; ``head`` is the commit the tree holds."""
+    """Run a shell command on the tree ``cwd``; ``head`` is the commit the tree holds.
+    A ``channel``'s secret descriptor is passed on (to selfforge's plugin)."""
     with contextlib.ExitStack() as stack:
         if space.sandboxed:
             sandbox.require()
@@ -103,7 +104,8 @@ def run_command(
         env.update(extra_env or {})
         guard = Guard(space.limits)
         stack.callback(guard.cleanup)
-        return _execute(command, argv, cwd, env, timeout_s, space, guard, on_start)
+        fds = (channel.secret_fd,) if channel is not None else ()
+        return _execute(command, argv, cwd, env, timeout_s, space, guard, on_start, fds)
 
 
 def _execute(
@@ -115,6 +117,7 @@ def _execute(
     space: CheckSpace,
     guard: Guard,
     on_start: object,
+    pass_fds: tuple[int, ...] = (),
 ) -> CommandResult:
     cap = space.output_kb * 1024
     started = time.monotonic()
@@ -128,6 +131,7 @@ def _execute(
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
+        pass_fds=pass_fds,
     )
     if callable(on_start):
         on_start(proc.pid)
@@ -267,12 +271,8 @@ def run_tests(
     roots = [str(p) for p in import_roots(cwd)]
     pythonpath = os.pathsep.join(roots)
     command = keep_pythonpath(command)
-    if not is_pytest(command) and not _wraps_pytest(command, cwd):
-        env = {"PYTHONPATH": pythonpath}
-        result = run_command(
-            command, cwd, timeout_s, space, extra_env=env, on_start=on_start, head=head
-        )
-        return result, parse_unittest(result.full_output)
+    # Every test command gets the plugin and the channel: whatever starts pytest (a script,
+    # make, nox, hatch, uv, a nested runner) reports through it; unittest's output is read.
     channel = Channel()
     try:
         config = {
@@ -286,6 +286,7 @@ def run_tests(
         env = {
             "PYTHONPATH": os.pathsep.join([pythonpath, channel.plugin_path(inside)]),
             "SELFFORGE_JUDGE_SOCKET": channel.socket_path(inside),
+            "SELFFORGE_JUDGE_FD": str(channel.secret_fd),
             "SELFFORGE_JUDGE_CONFIG": json.dumps(config),
             "SELFFORGE_JUDGE_USER_ADDOPTS": user_addopts,
             "PYTEST_ADDOPTS": f"{user_addopts} -p {PLUGIN} -p no:cacheprovider".strip(),
@@ -320,14 +321,6 @@ def keep_pythonpath(command: str) -> str:
 def _absolute(root: Path, test: str) -> str:
     path, sep, rest = test.partition("::")
     return f"{root / path}{sep}{rest}"
-
-
-def _wraps_pytest(command: str, cwd: Path) -> bool:
-    """``make test``, tox, nox or a script that runs pytest: worth giving the plugin."""
-    first = shlex.split(command)[0] if command.strip() else ""
-    if Path(first).name in ("make", "tox", "nox", "hatch", "uv", "poetry"):
-        return True
-    return first.endswith((".sh", ".bash")) or "pytest" in command
 
 
 def anchor_command(command: str, root: Path) -> str:

@@ -17,6 +17,27 @@ import os
 import socket
 
 _SOCKET = os.environ.pop("SELFFORGE_JUDGE_SOCKET", "")
+
+
+def _read_secret() -> str:
+    """The run's secret, from the descriptor selfforge passed in; closed at once, so no
+    code this process runs later (the code under test) finds it open."""
+    try:
+        fd = int(os.environ.pop("SELFFORGE_JUDGE_FD", "-1"))
+    except ValueError:
+        return ""
+    if fd < 0:
+        return ""
+    try:
+        return os.pread(fd, 256, 0).decode("ascii", "replace")
+    except OSError:
+        return ""
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+_SECRET = _read_secret()
 _CONFIG = json.loads(os.environ.pop("SELFFORGE_JUDGE_CONFIG", "") or "{}")
 if "SELFFORGE_JUDGE_USER_ADDOPTS" in os.environ:
     _user = os.environ.pop("SELFFORGE_JUDGE_USER_ADDOPTS")
@@ -54,6 +75,7 @@ def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
     except OSError:
         _conn = None
         return
+    _send({"ev": "hello", "token": _SECRET})
     origins = {}
     for name in _CONFIG.get("modules") or ():
         try:
