@@ -262,6 +262,20 @@ def test_a_job_that_ended_in_a_harness_error_runs_again_on_resume(history, tmp_p
     assert [(r.error, r.solved) for r in outcome.results] == [(None, True)]
 
 
+def test_jobs_that_end_in_errors_make_bench_run_exit_1(history, tmp_path) -> None:
+    [first, *_] = read_instances(history["instances"])
+    gone = first.model_copy(update={"repo": str(tmp_path / "no-such-repo")})
+    instances = tmp_path / "instances.jsonl"
+    write_instances(instances, [gone])
+    proc = cli(
+        "bench", "run", "--instances", str(instances), "--gold",
+        "--results", str(tmp_path / "results.jsonl"), "--work-dir", str(tmp_path / "work"),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 job(s) ended in errors, not verdicts" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_bad_input_is_one_line_naming_the_fix(tmp_path: Path, history) -> None:
     missing = cli("bench", "run", "--instances", str(tmp_path / "none.jsonl"), "--gold")
     assert missing.returncode == 2 and "bench mine" in missing.stderr

@@ -55,6 +55,7 @@ EXIT_CODES: dict[str, str] = {
         "mined, or every job ran (whatever the verdicts) or the budget stopped new ones, and "
         "the report is written",
         "no instances file, or nothing to run",
+        "e.g. a job ended in an error, not a verdict (the report is written all the same)",
     )
     + "; 130 interrupted, the finished jobs are kept",
     "serve": _codes(

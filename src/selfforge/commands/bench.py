@@ -204,6 +204,15 @@ def run_command(
         f"{outcome.new} job(s) run now, {len(outcome.results)} in all: {outcome.stop_reason}"
     )
     console.print(f"results: {results}\nreport:  {path}")
+    errors = [r for r in outcome.results if r.error is not None]
+    if errors:
+        first = errors[0]
+        err_console.print(
+            f"[bold red]error:[/] {len(errors)} job(s) ended in errors, not verdicts (first: "
+            f"{escape(first.instance_id)} {first.mode}: {escape(str(first.error)[:200])}); "
+            f"see {escape(str(results))}"
+        )
+        raise typer.Exit(1)
 
 
 @bench_app.command("report")
