@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shlex
-import signal
-import subprocess
 import sys
-import tempfile
-import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,36 +43,39 @@ def check_command(test_cmd: str, modules: list[str]) -> str:
 
 
 def run_tests(root: Path, test_cmd: str, modules: list[str], timeout_s: float) -> TestOutcome:
-    """Run ``modules`` with ``test_cmd`` (pytest) in ``root``; per-test outcomes by id."""
-    with tempfile.TemporaryDirectory(prefix="selfforge-bench-") as tmp:
-        xml = Path(tmp) / "junit.xml"
-        command = (
-            f"{resolve_command(test_cmd)} -q -p no:cacheprovider "
-            f"--junit-xml={shlex.quote(str(xml))} " + " ".join(shlex.quote(m) for m in modules)
-        )
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-        env.pop("PYTEST_ADDOPTS", None)
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            command,
-            shell=True,
-            cwd=root,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,  # a timeout kills the whole group
-        )
-        try:
-            output, _ = proc.communicate(timeout=timeout_s)
-            code: int | None = proc.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            code = None
-        duration = time.monotonic() - started
-        outcomes = parse_junit(xml) if xml.exists() else {}
-    return TestOutcome(outcomes, duration, code, output[-4000:])
+    """Run ``modules`` with ``test_cmd`` (pytest) in ``root``; per-test outcomes by id.
+
+    The code under test is a candidate's (after a replay) or history's: it runs in the
+    same sandbox as every check (``judge.runner.run_command``: no home, no keys, no
+    network), never with the user's environment. The junit file is written into the tree
+    (the only place the sandbox lets pytest write that selfforge can read afterwards),
+    read back as untrusted input and removed, so the clone is left as it was."""
+    from selfforge import git
+    from selfforge.judge.imports import import_roots
+    from selfforge.judge.runner import CheckSpace, run_command
+
+    name = f".selfforge-junit-{secrets.token_hex(8)}.xml"
+    xml = root / name
+    command = (
+        f"{resolve_command(test_cmd)} -q -p no:cacheprovider --junit-xml={name} "
+        + " ".join(shlex.quote(m) for m in modules)
+    )
+    space = CheckSpace(repo=root, git_common_dir=git.common_dir(root))
+    roots = os.pathsep.join(str(p) for p in import_roots(root))
+    try:
+        ran = run_command(command, root, timeout_s, space, extra_env={"PYTHONPATH": roots})
+        outcomes = parse_junit(xml) if _readable(xml) else {}
+    finally:
+        xml.unlink(missing_ok=True)
+    return TestOutcome(outcomes, ran.duration_s, ran.exit_code, ran.full_output[-4000:])
+
+
+MAX_JUNIT_BYTES = 64 * 2**20
+
+
+def _readable(path: Path) -> bool:
+    """A junit file selfforge will parse: a regular file (no link) of a bounded size."""
+    return path.is_file() and not path.is_symlink() and path.stat().st_size <= MAX_JUNIT_BYTES
 
 
 def parse_junit(path: Path) -> dict[str, str]:
