@@ -56,9 +56,8 @@ def run_tests(root: Path, test_cmd: str, modules: list[str], timeout_s: float) -
 
     name = f".selfforge-junit-{secrets.token_hex(8)}.xml"
     xml = root / name
-    command = (
-        f"{resolve_command(test_cmd)} -q -p no:cacheprovider --junit-xml={name} "
-        + " ".join(shlex.quote(m) for m in modules)
+    command = f"{resolve_command(test_cmd)} -q -p no:cacheprovider --junit-xml={name} " + " ".join(
+        shlex.quote(m) for m in modules
     )
     space = CheckSpace(repo=root, git_common_dir=git.common_dir(root))
     roots = os.pathsep.join(str(p) for p in import_roots(root))
