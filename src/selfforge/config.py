@@ -119,6 +119,7 @@ class Sandbox(_Section):
     processes: int = Field(default=256, ge=8)
     output_kb: int = Field(default=1024, ge=16)
     tmp_mb: int = Field(default=1024, ge=16)
+    disk_mb: int = Field(default=2048, ge=16)  # what a check may add to the tree
     env: list[str] = Field(default_factory=list)  # extra variables passed into checks
     readable: list[str] = Field(default_factory=list)  # extra host paths shown read-only
     # extra host folders no check sees, whatever else shows them (bench: the source

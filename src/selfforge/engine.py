@@ -34,6 +34,7 @@ def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpa
         limits=Limits(memory_mb=sb.memory_mb, processes=sb.processes),
         output_kb=sb.output_kb,
         tmp_mb=sb.tmp_mb,
+        disk_mb=sb.disk_mb,
         env_names=tuple(dict.fromkeys([*d.checks.env, *sb.env])),
         readable=tuple(Path(p).expanduser() for p in sb.readable),
         hidden=tuple(Path(p).expanduser() for p in sb.hidden),

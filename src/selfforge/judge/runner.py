@@ -26,6 +26,7 @@ from pathlib import Path
 from selfforge.judge import check_git, sandbox
 from selfforge.judge.imports import import_roots, project_modules
 from selfforge.judge.limits import Guard, Limits
+from selfforge.judge.quota import DiskWatch
 from selfforge.judge.results import PLUGIN, Channel, TestReport, parse_unittest
 from selfforge.models.secrets import mask, scrub_env
 
@@ -56,6 +57,7 @@ class CheckSpace:
     limits: Limits = field(default_factory=Limits)
     output_kb: int = 1024
     tmp_mb: int = 1024
+    disk_mb: int = 2048
     env_names: tuple[str, ...] = ()
     readable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()  # more places no check sees (over readable and toolchains)
@@ -135,6 +137,7 @@ def _execute(
     )
     if callable(on_start):
         on_start(proc.pid)
+    disk = DiskWatch(cwd, space.disk_mb, proc.pid)
     sink = bytearray()
     over = threading.Event()
 
@@ -159,12 +162,13 @@ def _execute(
     _kill(proc.pid)  # also what the command left running in the background
     proc.wait()
     reader.join(timeout=5)
+    disk_hit = disk.stop()
     if callable(on_start):
         on_start(None)
     raw = mask(bytes(sink).decode("utf-8", errors="replace"))
     duration = time.monotonic() - started
     output = trim(raw)
-    limit = "output" if over.is_set() else None
+    limit = "output" if over.is_set() else "disk" if disk_hit else None
     if timed_out:
         output += f"\n[killed: no result within the {timeout_s:g} s timeout]"
     elif limit is None and proc.returncode != 0:
@@ -181,6 +185,7 @@ def _limit_text(limit: str, space: CheckSpace) -> str:
         "memory": f"the memory limit ({space.limits.memory_mb} MB, [sandbox] memory_mb)",
         "processes": f"the processes limit ({space.limits.processes}, [sandbox] processes)",
         "output": f"the output limit ({space.output_kb} KB, [sandbox] output_kb)",
+        "disk": f"the disk limit ({space.disk_mb} MB written to the tree, [sandbox] disk_mb)",
     }
     return "hit " + values.get(limit, limit)
 

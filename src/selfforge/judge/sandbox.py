@@ -67,9 +67,9 @@ def bwrap_argv(policy: Policy, argv: list[str], cwd: Path) -> list[str]:
     """The bubblewrap command line that runs ``argv`` in ``cwd`` under ``policy``."""
     args = [bwrap_exe() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     args += ["--size", str(policy.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-    for private in ("/dev/shm", "/run", "/var/tmp"):
+    for private in ("/dev/shm", "/run", "/var/tmp"):  # as small as /tmp: no disk of yours
         if os.path.isdir(private):
-            args += ["--tmpfs", private]
+            args += ["--size", str(policy.tmp_mb * 1024 * 1024), "--tmpfs", private]
     for path in _outermost(policy.hidden):
         if path.exists() and not _under(path, Path("/tmp")):
             args += ["--tmpfs", str(path)]
