@@ -216,4 +216,10 @@ def check_sandbox(directives: Any | None) -> Finding:
         else f"default limits (enforced by {enforcement()})"
     )
     caps = f"capabilities inside: none (CapEff {probe.capabilities})"
-    return Finding("ok", "sandbox", f"{probe.detail}; {caps}; {limits}")
+    masked = sandbox.credentials_in(sandbox.runtime_roots())
+    home = str(Path.home())
+    shown = ", ".join(str(p).replace(home, "~", 1) for p in masked[:4])
+    creds = f"credentials masked in shown toolchains: {len(masked)}" + (
+        f" ({shown}{', …' if len(masked) > 4 else ''})" if masked else ""
+    )
+    return Finding("ok", "sandbox", f"{probe.detail}; {caps}; {creds}; {limits}")

@@ -214,6 +214,7 @@ def _policy(
         binds=tuple(binds),
         network=space.network,
         tmp_mb=space.tmp_mb,
+        masked=sandbox.credentials_in(tuple(readable)),
     )
 
 

@@ -10,6 +10,7 @@ run, ``require`` raises and nothing runs, unless the user chose ``mode = "off"``
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import shutil
@@ -61,6 +62,7 @@ class Policy:
     network: bool = False
     tmp_mb: int = 1024
     env: Mapping[str, str] = field(default_factory=dict)
+    masked: tuple[Path, ...] = ()  # credentials inside a readable place: shown empty
 
 
 def bwrap_argv(policy: Policy, argv: list[str], cwd: Path) -> list[str]:
@@ -76,6 +78,11 @@ def bwrap_argv(policy: Policy, argv: list[str], cwd: Path) -> list[str]:
     for path in sorted(set(policy.readable), key=lambda p: len(p.parts)):
         if path.exists() and any(_under(path, h) for h in (*policy.hidden, Path("/tmp"))):
             args += ["--ro-bind", str(path), str(path)]
+    for path in policy.masked:  # after the readable binds they sit in
+        if path.is_dir() and not path.is_symlink():
+            args += ["--tmpfs", str(path)]
+        elif path.exists():
+            args += ["--ro-bind", "/dev/null", str(path)]
     for path in sorted(set(policy.writable), key=lambda p: len(p.parts)):
         args += ["--bind", str(path), str(path)]
     for bind in policy.binds:
@@ -181,6 +188,47 @@ def runtime_roots(
         roots.add(top if not any(_under(p, top) for p in protect) else path)
     safe = {r.resolve() for r in roots if r.exists()}
     return tuple(sorted(r for r in safe if not any(_under(p, r) for p in protect)))
+
+
+# What a shown home folder may hold that is a credential, never a toolchain's need.
+CREDENTIAL_NAMES = {
+    ".netrc", ".pypirc", ".npmrc", ".git-credentials", ".docker", ".aws", ".azure", ".kube",
+    ".ssh", ".gnupg", "gcloud", "keyrings", "python_keyring", "hub", "gh",
+}  # fmt: skip
+CREDENTIAL_PATTERNS = ("credentials*", "*.token", "*token.json", "*.pem", "*.key", "id_rsa*",
+                       "id_ed25519*", "id_ecdsa*", "auth.json")  # fmt: skip
+_SKIP = {"registry", "git", "toolchains", "node_modules", "pkg", "site-packages", "lib", "share"}
+
+
+@functools.lru_cache(maxsize=16)
+def credentials_in(roots: tuple[Path, ...], depth: int = 4) -> tuple[Path, ...]:
+    """Credential files and folders inside the home folders a check is shown (toolchains
+    under ``~``): each is masked by the sandbox and its text remembered by the scrubber."""
+    from selfforge.models.secrets import remember_file
+
+    home = Path.home().resolve()
+    found: list[Path] = []
+    for root in roots:
+        if root == home or not _under(root, home):
+            continue
+        stack = [(root, 0)]
+        while stack:
+            folder, level = stack.pop()
+            try:
+                entries = sorted(folder.iterdir())
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name in CREDENTIAL_NAMES or any(
+                    fnmatch.fnmatch(entry.name, p) for p in CREDENTIAL_PATTERNS
+                ):
+                    found.append(entry)
+                elif entry.is_dir() and not entry.is_symlink() and level < depth:
+                    stack.extend([(entry, level + 1)] if entry.name not in _SKIP else [])
+    for path in found:
+        if path.is_file():
+            remember_file(path)
+    return tuple(found)
 
 
 def _venv_roots(exe: Path) -> set[Path]:

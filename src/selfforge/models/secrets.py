@@ -110,6 +110,29 @@ def remember(value: str) -> None:
         _remembered.add(value)
 
 
+def remember_file(path: Path) -> None:
+    """Mask what a credential file holds — each value on its lines, and each line — from
+    now on: the sandbox hides the file, and should its text reach an output anyway (an
+    older copy, a toolchain's cache), it is masked there too."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        text = os.read(fd, 65536).decode("utf-8", errors="replace")
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "[", "-----")):
+            continue
+        remember(line)
+        value = re.split(r"\s*[=:]\s*", line, maxsplit=1)[-1].strip().strip("\"'")
+        remember(value)
+
+
 def mask(text: str) -> str:
     """``text`` with every known key replaced by ``***``: as written, and base64-, hex- and
     URL-encoded (a payload that prints an encoded key is caught too)."""
