@@ -1,0 +1,37 @@
+"""A weakened judge cannot land itself (#21.9): on selfforge's own repository, every file
+that feeds the judge or acts on its verdict is protected, so a candidate that weakens one
+is refused before any of its code runs. Checked against the repository's real
+directives, for the four weakenings a red team landed before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from selfforge.config import load_directives
+from selfforge.judge.integrity import protected_gate
+
+ROOT = Path(__file__).parents[1]
+WEAKENINGS = {
+    "src/selfforge/config.py": "the protected globs dropped",
+    "src/selfforge/attempt.py": "test files left out of the change list or the diff",
+    "src/selfforge/engine.py": "the sandbox turned off without a word",
+    "src/selfforge/parallel.py": "a failed candidate ranked and landed",
+    "src/selfforge/loop.py": "the baseline measured on something else",
+    "src/selfforge/workspace.py": "landing without its checks",
+    "src/selfforge/judge/gates.py": "a gate that passes everything",
+}
+
+
+@pytest.mark.parametrize("path", sorted(WEAKENINGS))
+def test_a_change_to_what_feeds_the_judge_is_refused(path: str) -> None:
+    protected = load_directives(ROOT).protected
+    verdict = protected_gate({path: "M"}, protected)
+    assert not verdict.ok, f"{path} ({WEAKENINGS[path]}) is not protected"
+    assert path in verdict.reason
+
+
+def test_control_an_ordinary_module_is_not_protected() -> None:
+    protected = load_directives(ROOT).protected
+    assert protected_gate({"src/selfforge/report.py": "M"}, protected).ok
