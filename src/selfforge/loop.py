@@ -249,6 +249,7 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     if (cached := baseline_cache.load(ws.state, digest)) is not None:
         observed, at = cached
         ago = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+        engine.reporter.begin("baseline")
         engine.reporter.step(
             "baseline",
             None,

@@ -24,6 +24,7 @@ from pathlib import Path
 from selfforge import git
 from selfforge.errors import UsageError
 from selfforge.journal import Journal
+from selfforge.judge import sandbox_probe
 from selfforge.judge.runner import CheckSpace, run_command, trim
 from selfforge.judge.scenarios import KNOWN_BAD, write_scenario
 from selfforge.judge.verdict import Verdict
@@ -85,6 +86,8 @@ def smoke_run(
                 f"{_q(python)} -m selfforge run --repo {_q(repo)} --model script:{_q(script)}"
                 " --cycles 1 --json > /dev/null 2>&1"
             )
+        probe = sandbox_probe.command(python, out / "sandbox-probe.json", out / KNOWN_BAD[0].name)
+        lines.append(probe)
         script_text = "set -e\n" + "\n".join(lines[:1]) + "\nset +e\n" + "\n".join(lines[1:])
         (out / "smoke.sh").write_text(script_text + "\n")
         result = run_command(f"sh {_q(out / 'smoke.sh')}", out, timeout_s, space)
@@ -95,16 +98,29 @@ def smoke_run(
         if not verdict.ok:
             return verdict
         for scenario in KNOWN_BAD:
-            outcomes = _outcomes(out / scenario.name)
+            attempts = _outcomes(out / scenario.name)
+            outcomes = [outcome for outcome, _ in attempts]
             if outcomes != ["rejected"] or _commits(out / scenario.name) != 1:
                 return _fail(
                     f"the candidate's selfforge did not refuse a known-bad change "
                     f"({scenario.name}: {scenario.what}); its attempts were {outcomes}",
                     result.output,
                 )
+            reason = attempts[0][1] or ""
+            if scenario.expect not in reason:
+                return _fail(
+                    f"the candidate's selfforge refused {scenario.name} ({scenario.what}) "
+                    f"but not by its rule: expected {scenario.expect!r}, got {reason!r}",
+                    result.output,
+                )
+        verdict = sandbox_probe.verify(out / "sandbox-probe.json")
+        if not verdict.ok:
+            return _fail(verdict.reason, result.output)
     n = len(KNOWN_BAD)
     return Verdict(
-        True, f"smoke run passed: the demo worked and {n} known-bad changes were refused"
+        True,
+        f"smoke run passed: the demo worked, {n} known-bad changes were refused each by its "
+        "rule, and the candidate still builds the sandbox",
     )
 
 
@@ -116,14 +132,15 @@ def _project(folder: Path) -> Path:
     return made[0] if len(made) == 1 else folder
 
 
-def _outcomes(repo: Path) -> list[str]:
-    """Attempt outcomes from a journal, read by the running code (read-only)."""
+def _outcomes(repo: Path) -> list[tuple[str, str]]:
+    """Attempt outcomes and reasons from a journal, read by the running code (read-only)."""
     path = repo / ".selfforge" / "journal.db"
     if not path.is_file():
         return []
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
         try:
-            return [r[0] for r in db.execute("SELECT outcome FROM attempts ORDER BY id")]
+            rows = db.execute("SELECT outcome, reason FROM attempts ORDER BY id")
+            return [(str(r[0]), str(r[1] or "")) for r in rows]
         except sqlite3.Error:
             return []
 
@@ -134,7 +151,7 @@ def _commits(repo: Path) -> int:
 
 
 def _verify_demo(project: Path, space: CheckSpace, output: str) -> Verdict:
-    outcomes = _outcomes(project)
+    outcomes = [outcome for outcome, _ in _outcomes(project)]
     if "rejected" not in outcomes or "accepted" not in outcomes:
         return _fail(
             f"the demo's attempts were {outcomes}, not one rejected and one accepted", output
