@@ -98,6 +98,18 @@ def test_the_probe_reports_no_capability_inside() -> None:
     assert found.capabilities.strip("0") == ""
 
 
+def test_doctor_shows_the_capabilities_masked_files_and_channel_limits(
+    tmp_path: Path, script
+) -> None:
+    from conftest import cli, directives, make_repo
+
+    repo = make_repo(tmp_path / "r", {"test_a.py": "def test_a():\n    pass\n"}, directives())
+    out = cli("doctor", "--repo", str(repo), "--model", script()).stdout
+    assert "capabilities inside: none (CapEff 0000000000000000)" in out
+    assert "credentials masked in shown toolchains:" in out
+    assert "results channel: the plugin's secret required, at most 64 connections" in out
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="switching to another user needs root")
 def test_the_same_holds_for_an_unprivileged_user() -> None:
     # /root and pytest's folders are closed to other users: this user's places are in

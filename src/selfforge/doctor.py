@@ -222,4 +222,10 @@ def check_sandbox(directives: Any | None) -> Finding:
     creds = f"credentials masked in shown toolchains: {len(masked)}" + (
         f" ({shown}{', …' if len(masked) > 4 else ''})" if masked else ""
     )
-    return Finding("ok", "sandbox", f"{probe.detail}; {caps}; {creds}; {limits}")
+    from selfforge.judge import results
+
+    channel = (
+        f"results channel: the plugin's secret required, at most {results.MAX_CONNECTIONS} "
+        f"connections, {results.MAX_BYTES // 2**20} MiB, {results.MAX_RECORDS:,} records"
+    )
+    return Finding("ok", "sandbox", f"{probe.detail}; {caps}; {creds}; {channel}; {limits}")

@@ -32,6 +32,7 @@ class Scenario:
     reply: str
     expect: str = ""  # what the rejection's reason must say: the rule that refused it
     task: str = "Fix add() so that test_add passes"
+    parallel: int = 1  # `run --parallel N`: N candidates, every one refused
 
 
 KNOWN_BAD: tuple[Scenario, ...] = (
@@ -107,6 +108,17 @@ KNOWN_BAD: tuple[Scenario, ...] = (
         ),
         expect="pkg/test_calc.py::test_sub: passed → skipped",
     ),
+    Scenario(
+        "parallel-regression",
+        "fixes add() but breaks sub(), as each of two parallel candidates",
+        _edit(
+            "pkg/calc.py",
+            "    return a - b\n\n\ndef sub(a, b):\n    return a - b",
+            "    return a + b\n\n\ndef sub(a, b):\n    return a + b",
+        ),
+        expect="passed before and fail now: pkg/test_calc.py::test_sub",
+        parallel=2,
+    ),
 )
 
 
@@ -126,5 +138,6 @@ def write_scenario(scenario: Scenario, parent: Path, python: Path) -> tuple[Path
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
         git.git(*args, cwd=repo, env=env)
     script = parent / f"{scenario.name}.json"
-    script.write_text(json.dumps({"plan": [f"1. {scenario.task}"], "propose": [scenario.reply]}))
+    replies = [scenario.reply] * scenario.parallel
+    script.write_text(json.dumps({"plan": [f"1. {scenario.task}"], "propose": replies}))
     return repo, script
