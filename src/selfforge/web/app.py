@@ -120,6 +120,7 @@ class Pages:
         with self.store.reader() as reader:
             rows = reader.timeline(filters, before)
             total = reader.count(filters)
+            summary = reader.summary(filters)
             run_ids = reader.run_ids()
             newest = reader.timeline(filters, None, 1) if before else rows[:1]
         # Only the newest page grows live; an older page stays as it was asked for.
@@ -130,6 +131,7 @@ class Pages:
             request,
             rows=rows,
             total=total,
+            summary=summary,
             filters=filters,
             outcomes=FILTER_OUTCOMES,
             run_ids=run_ids,
@@ -268,6 +270,7 @@ def _environment(journal: Path) -> Environment:
     env.filters["took"] = _took
     env.filters["money"] = lambda v: f"${v or 0:.4f}"
     env.filters["thousands"] = lambda v: f"{v or 0:,}"
+    env.filters["duration"] = lambda s: _took(0.0, float(s or 0))
     return env
 
 

@@ -76,8 +76,28 @@ class Row:
     commit: str | None
     started_at: float
     ended_at: float | None
+    reverted_by: str | None = None  # the revert commit, once `selfforge undo` undid it
     cost_usd: float = 0.0
     tokens: int = 0
+
+
+@dataclass
+class Summary:
+    """The numbers of the attempts a view shows."""
+
+    attempts: int
+    accepted: int
+    rejected: int
+    landed: int
+    undone: int
+    cost_usd: float
+    tokens: int
+    seconds: float
+
+    @property
+    def acceptance(self) -> str:
+        judged = self.accepted + self.rejected
+        return f"{100 * self.accepted / judged:.0f}%" if judged else "—"
 
 
 @dataclass
@@ -96,6 +116,7 @@ class RunRow:
     landed: int
     tokens: int
     cost_usd: float
+    undone: int = 0
 
 
 @dataclass
@@ -116,7 +137,8 @@ class Live:
 
 
 _ROW_COLUMNS = (
-    "id, run_id, cycle, task, outcome, reason, repairs, landed, commit_sha, started_at, ended_at"
+    "id, run_id, cycle, task, outcome, reason, repairs, landed, commit_sha, started_at, "
+    "ended_at, reverted_by"
 )
 
 
@@ -196,6 +218,24 @@ class Reader:
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         return int(self.conn.execute(f"SELECT count(*) FROM attempts{where}", args).fetchone()[0])
 
+    def summary(self, filters: Filters) -> Summary:
+        """Accepted, rejected, landed and undone, spend and time of the matching attempts."""
+        clauses, args = filters.where()
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        counts = self.conn.execute(
+            "SELECT count(*), coalesce(sum(outcome = 'accepted'), 0), "
+            "coalesce(sum(outcome = 'rejected'), 0), coalesce(sum(landed), 0), "
+            "coalesce(sum(reverted_by IS NOT NULL), 0), "
+            f"coalesce(sum(coalesce(ended_at, started_at) - started_at), 0) FROM attempts{where}",
+            args,
+        ).fetchone()
+        spend = self.conn.execute(
+            "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(input_tokens + output_tokens), 0) "
+            f"FROM model_calls WHERE attempt_id IN (SELECT id FROM attempts{where})",
+            args,
+        ).fetchone()
+        return Summary(*map(int, counts[:5]), float(spend[0]), int(spend[1]), float(counts[5]))
+
     def _with_spend(self, rows: list[Row]) -> list[Row]:
         if not rows:
             return rows
@@ -254,7 +294,7 @@ class Reader:
             r[0]: r[1:]
             for r in self.conn.execute(
                 "SELECT run_id, count(*), sum(outcome = 'accepted'), sum(outcome = 'rejected'), "
-                "sum(landed) FROM attempts GROUP BY run_id"
+                "sum(landed), sum(reverted_by IS NOT NULL) FROM attempts GROUP BY run_id"
             )
         }
         spend = {
@@ -266,7 +306,7 @@ class Reader:
         }
         result = []
         for r in rows:
-            attempts, accepted, rejected, landed = counts.get(r[0], (0, 0, 0, 0))
+            attempts, accepted, rejected, landed, undone = counts.get(r[0], (0, 0, 0, 0, 0))
             tokens, cost = spend.get(r[0], (0, 0.0))
             result.append(
                 RunRow(
@@ -280,6 +320,7 @@ class Reader:
                     landed=landed or 0,
                     tokens=int(tokens),
                     cost_usd=float(cost),
+                    undone=undone or 0,
                 )
             )
         return result
@@ -300,10 +341,21 @@ class Reader:
         """In the planner's order: open tasks by priority, then the rest."""
         if "tasks" not in self.store.tables:
             return []
-        return self._dicts(
+        rows = self._dicts(
             "SELECT id, text, status, priority, source, attempts, note FROM tasks "
             "ORDER BY status = 'open' DESC, priority, id"
         )
+        # One row per task: the same words given again (a repeated --task, a re-plan) add
+        # their attempts to the first row, which keeps its place.
+        seen: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            key = " ".join(str(row["text"]).lower().split()).rstrip(".")
+            if key in seen:
+                seen[key]["attempts"] += row["attempts"] or 0
+                seen[key]["times"] += 1
+            else:
+                seen[key] = {**row, "attempts": row["attempts"] or 0, "times": 1}
+        return list(seen.values())
 
     def lessons(self, before: int | None = None, limit: int = 20) -> list[dict[str, Any]]:
         """Lessons newest first, each with the later proposals whose prompt carried it."""
