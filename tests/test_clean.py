@@ -26,13 +26,8 @@ def test_slow_in_attempts():
 RUN = [sys.executable, "-m", "selfforge", "run"]
 
 
-def _system_templates() -> set[str]:
-    return set(glob.glob(os.path.join(tempfile.gettempdir(), "selfforge-git-*")))
-
-
-def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
-    tmp_path: Path, script
-) -> None:
+def _slow_run(tmp_path: Path, script, seconds: int) -> tuple[Path, subprocess.Popen[bytes]]:
+    """A run whose attempt's tests sleep ``seconds``: a run that is busy when we look."""
     repo = make_repo(
         tmp_path / "r",
         {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_TEST},
@@ -40,10 +35,21 @@ def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
     )
     proc = subprocess.Popen(
         [*RUN, "--repo", str(repo), "--model", script(propose=[FIX_ADD])],
-        env={**os.environ, "SLOW_TEST": "60"},
+        env={**os.environ, "SLOW_TEST": str(seconds)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    return repo, proc
+
+
+def _system_templates() -> set[str]:
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "selfforge-git-*")))
+
+
+def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
+    tmp_path: Path, script
+) -> None:
+    repo, proc = _slow_run(tmp_path, script, seconds=60)
     worktrees = repo / ".selfforge" / "worktrees"
     wait_for(lambda: any(worktrees.glob("attempt*/test_slow.py")) and _checking(repo))
     proc.send_signal(signal.SIGKILL)
@@ -96,17 +102,7 @@ def test_clean_removes_merged_kept_branches_and_keeps_unmerged_ones(tmp_path: Pa
 
 
 def test_clean_refuses_while_a_run_holds_the_lock(tmp_path: Path, script) -> None:
-    repo = make_repo(
-        tmp_path / "r",
-        {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_slow.py": SLOW_TEST},
-        directives(env=("SLOW_TEST",)),
-    )
-    proc = subprocess.Popen(
-        [*RUN, "--repo", str(repo), "--model", script(propose=[FIX_ADD])],
-        env={**os.environ, "SLOW_TEST": "30"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    repo, proc = _slow_run(tmp_path, script, seconds=30)
     try:
         wait_for(lambda: any((repo / ".selfforge" / "worktrees").glob("attempt*/test_slow.py")))
         refused = cli("clean", "--repo", str(repo))
