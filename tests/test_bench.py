@@ -294,7 +294,8 @@ def test_the_ray_backend_gives_the_same_results_as_the_process_pool(history, tmp
     from selfforge.bench.executors import RayExecutor
 
     instances = read_instances(history["instances"])
-    jobs = make_jobs(instances, ["gold", "negative"], "", tmp_path / "work")
+    # One kind of negative: the backends are compared, not the kinds (test_bench_negatives).
+    jobs = make_jobs(instances, ["gold", "negative"], "", tmp_path / "work", kinds=("bug",))
 
     def verdicts(results: list[Result]) -> list[tuple[object, ...]]:
         return [
