@@ -96,3 +96,23 @@ def test_an_exit_code_that_goes_from_0_to_failing_is_a_regression() -> None:
     assert not verdict.ok and "exited 1 where it exited 0 before" in verdict.reason
     was_failing = Observed(tests_result=CommandResult("pytest", 1, False, 1.0, ""))
     assert exit_code_gate(was_failing, CommandResult("pytest", 1, False, 1.0, "")).ok
+
+
+PARAM_MUL = (
+    "import pytest\n\nfrom calc import mul\n\n\n"
+    "@pytest.mark.parametrize('a, b, want', [(2, 3, 6), (0, 5, 0)], "
+    "ids=['small numbers', '  zero #1'])\n"
+    "def test_mul(a, b, want):\n    assert mul(a, b) == want\n"
+)
+
+
+def test_named_parametrized_ids_with_spaces_are_required_whole(
+    tmp_path: Path, script: Callable[..., str]
+) -> None:
+    files = {"calc.py": CALC, "tests/test_calc.py": TEST_CALC, "tests/test_mul.py": PARAM_MUL}
+    repo = make_repo(tmp_path / "r", files, directives(goals=("Add mul()",)))
+    ids = "tests/test_mul.py::test_mul[small numbers], tests/test_mul.py::test_mul[  zero #1]"
+    attempt = _run(
+        repo, f"Add mul(). The failing tests must pass: {ids}", script(propose=[ADD_MUL])
+    )
+    assert attempt["outcome"] == "accepted", attempt["reason"]

@@ -46,7 +46,9 @@ _NOISE = {
 }
 
 
-_TEST_ID = re.compile(r"(?<![\w./-])([\w./-]+\.py)((?:::[\w.\[\]-]+)+)")
+# A test id as written in a task: path, then ::names, a parametrized one with its [id]
+# (which may hold spaces and punctuation, up to its closing bracket).
+_TEST_ID = re.compile(r"(?<![\w./-])([\w./-]+\.py)((?:::[\w.-]+(?:\[[^\]\n]*\])?)+)")
 
 
 def for_task(task: str, baseline: Observed) -> Criterion:
