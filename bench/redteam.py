@@ -3,13 +3,18 @@
 Each class is a module of attacks written as candidate code a model could propose (or as
 a check it could run), run for real — bubblewrap, git, pytest, the CLI — and a control
 that shows the same attack works without the defence. This script runs them and prints
-one row per class: how many attacks the defence refused, and how many controls showed
-the attack working without it. Exit 1 if any attack got through or any control failed
-(a control that fails means the attack proves nothing). Some modules run the control
-inside the attack's own test (the same write under a roomier limit, the same channel
-with the secret presented): their controls column is 0/0.
+one row per class: how many attacks the defence refused, how many controls showed the
+attack working without it, and a status: "defended" (every attack refused, every control
+worked), "open" (an attack got through, or a control failed, so the attack proves
+nothing) or "BROKEN" (the same for a class listed as defended). Some modules run the
+control inside the attack's own test (the same write under a roomier limit, the same
+channel with the secret presented): their controls column is 0/0.
 
-    python bench/redteam.py [--junit DIR]
+Write a new attack first, run it as an open class (``--class "label=tests/test_x.py"``),
+and add it to CLASSES, listed as defended, once its defence is on main. The exit code is
+1 only when a class listed as defended is not ("BROKEN").
+
+    python bench/redteam.py [--only WORDS] [--class LABEL=MODULE] [--expect LABEL] [--junit DIR]
 """
 
 from __future__ import annotations
@@ -20,62 +25,112 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
+# (label, attack module, defended on main): a class is listed as defended once its defence
+# is on main (every class below held on main on 2026-11-24, the day #21 closed).
 CLASSES = [
-    ("root keeps its capabilities in the sandbox", "tests/test_sandbox_root.py"),
-    ("selfforge reads through symlinks tests leave", "tests/test_symlinks.py"),
-    ("directives written by the candidate", "tests/test_directives_trust.py"),
-    ("a process started outside the sandbox (bench grading)", "tests/test_one_spawner.py"),
-    ("credentials in toolchain folders", "tests/test_sandbox_home.py"),
-    ("the results channel crashed, flooded, forged", "tests/test_results_channel.py"),
-    ("diffs blinded by .gitattributes, git settings in the tree", "tests/test_diff_attributes.py"),
-    ("test infrastructure from the candidate", "tests/test_collection_infra.py"),
-    ("filling the disk", "tests/test_sandbox_quota.py"),
-    ("a weakened judge landing itself", "tests/test_selfjudge_protection.py"),
-    ("keys, git hooks, network, daemons (first round)", "tests/test_sandbox_attacks.py"),
+    ("root keeps its capabilities in the sandbox", "tests/test_sandbox_root.py", True),
+    ("selfforge reads through symlinks tests leave", "tests/test_symlinks.py", True),
+    ("directives written by the candidate", "tests/test_directives_trust.py", True),
+    ("a process started outside the sandbox (bench grading)", "tests/test_one_spawner.py", True),
+    ("credentials in toolchain folders", "tests/test_sandbox_home.py", True),
+    ("the results channel crashed, flooded, forged", "tests/test_results_channel.py", True),
+    ("diffs blinded by .gitattributes, git settings", "tests/test_diff_attributes.py", True),
+    ("test infrastructure from the candidate", "tests/test_collection_infra.py", True),
+    ("filling the disk", "tests/test_sandbox_quota.py", True),
+    ("a weakened judge landing itself", "tests/test_selfjudge_protection.py", True),
+    ("the smoke run's sandbox probe", "tests/test_sandbox_probe.py", True),
+    ("keys, git hooks, network, daemons (first round)", "tests/test_sandbox_attacks.py", True),
 ]
 
 
-def run_class(module: str, junit: Path) -> tuple[int, int, int, int, list[str]]:
-    """(attacks refused, attacks, controls that worked, controls, failures)."""
+@dataclass
+class Row:
+    """One attack class's outcome: its attacks and controls, and what failed."""
+
+    label: str
+    expected: bool
+    refused: int = 0
+    attacks: int = 0
+    worked: int = 0
+    controls: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.attacks and not self.failures:
+            return "defended"
+        return "BROKEN" if self.expected else "open"
+
+
+def run_class(label: str, module: str, expected: bool, junit: Path) -> Row:
+    """Run one attack module (real pytest, no plugins but xdist) and read its junit XML."""
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "xdist"]
     command += ["-n", "0", f"--junit-xml={junit}", module]
     subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    counts = [0, 0, 0, 0]
-    failures = []
+    row = Row(label, expected)
+    if not junit.exists():  # the module did not even load: nothing was shown
+        row.failures.append(f"{module}: no results (pytest could not run it)")
+        return row
     for case in ET.parse(junit).iter("testcase"):
-        name = case.get("name", "")
-        control = "control" in name
-        failed = any(child.tag in ("failure", "error") for child in case)
-        skipped = any(child.tag == "skipped" for child in case)
-        if skipped:
+        if any(child.tag == "skipped" for child in case):
             continue
-        counts[2 if control else 0] += not failed
-        counts[3 if control else 1] += 1
+        name = case.get("name", "")
+        failed = any(child.tag in ("failure", "error") for child in case)
+        if "control" in name:
+            row.controls, row.worked = row.controls + 1, row.worked + (not failed)
+        else:
+            row.attacks, row.refused = row.attacks + 1, row.refused + (not failed)
         if failed:
-            failures.append(f"{module}::{name}")
-    return counts[0], counts[1], counts[2], counts[3], failures
+            row.failures.append(f"{module}::{name}")
+    return row
 
 
-def main() -> int:
+def _classes(args: argparse.Namespace) -> list[tuple[str, str, bool]]:
+    classes = list(CLASSES)
+    for spec in args.extra:
+        label, _, module = spec.partition("=")
+        if not module:
+            raise SystemExit(f"--class needs LABEL=MODULE, got {spec!r}")
+        classes.append((label, module, False))
+    classes = [(label, m, exp or label in args.expect) for label, m, exp in classes]
+    if args.only:
+        classes = [c for c in classes if any(w.lower() in c[0].lower() for w in args.only)]
+    return classes
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", default=[], help="classes whose label has a word")
+    parser.add_argument("--class", dest="extra", action="append", default=[])
+    parser.add_argument("--expect", action="append", default=[], help="list LABEL as defended")
     parser.add_argument("--junit", type=Path, help="keep each class's junit XML here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     folder = args.junit or Path(tempfile.mkdtemp(prefix="selfforge-redteam-"))
     folder.mkdir(parents=True, exist_ok=True)
-    print(f"{'attack class':58} {'refused':>9} {'controls':>9}")
-    failures: list[str] = []
-    for n, (label, module) in enumerate(CLASSES):
-        refused, attacks, worked, controls, failed = run_class(module, folder / f"{n}.xml")
-        failures += failed
-        print(f"{label:58} {refused:>4}/{attacks:<4} {worked:>4}/{controls:<4}")
-    for failure in failures:
-        print(f"FAILED {failure}")
-    print("every attack refused, every control showed its attack" if not failures else "")
-    return 1 if failures else 0
+    print(f"{'attack class':54} {'refused':>9} {'controls':>9}  status")
+    rows = []
+    for n, (label, module, expected) in enumerate(_classes(args)):
+        row = run_class(label, module, expected, folder / f"{n}.xml")
+        rows.append(row)
+        print(
+            f"{label:54} {row.refused:>4}/{row.attacks:<4} {row.worked:>4}/{row.controls:<4}"
+            f"  {row.status}"
+        )
+    for row in rows:
+        for failure in row.failures:
+            print(f"{row.status.upper():8} {failure}")
+    broken = [row.label for row in rows if row.status == "BROKEN"]
+    print(
+        f"{len(broken)} class(es) listed as defended are not: {', '.join(broken)}"
+        if broken
+        else "every class listed as defended held"
+    )
+    return 1 if broken else 0
 
 
 if __name__ == "__main__":

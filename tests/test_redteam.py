@@ -1,0 +1,55 @@
+"""bench/redteam.py, the red team CI runs: a class listed as defended that holds is a
+"defended" row and exit 0; an attack whose defence has not landed is reported "open" and
+fails the run only once the class is listed as defended."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+# An attack class with no defence yet: the attack gets through, its control works.
+OPEN_ATTACK = """
+def test_attack_reads_the_planted_file(tmp_path):
+    planted = tmp_path / "planted"
+    planted.write_text("secret")
+    assert not planted.read_text(), "the attack read the planted file"
+
+
+def test_control_the_file_is_there(tmp_path):
+    (tmp_path / "planted").write_text("secret")
+"""
+
+
+def _redteam(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(ROOT / "bench" / "redteam.py"), *args]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def _row(stdout: str, label: str) -> str:
+    return next(line for line in stdout.splitlines() if line.startswith(label))
+
+
+def test_a_defended_class_runs_its_attacks_and_controls() -> None:
+    proc = _redteam("--only", "directives written")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    row = _row(proc.stdout, "directives written by the candidate").split()
+    assert row[-1] == "defended"
+    refused, attacks = row[-3].split("/")
+    worked, controls = row[-2].split("/")
+    assert refused == attacks and int(attacks) > 0
+    assert worked == controls and int(controls) > 0
+
+
+def test_an_open_attack_fails_the_run_only_when_listed_as_defended(tmp_path: Path) -> None:
+    module = tmp_path / "test_open_attack.py"
+    module.write_text(OPEN_ATTACK)
+    spec = f"a planted file read={module}"
+    proc = _redteam("--class", spec, "--only", "planted file")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _row(proc.stdout, "a planted file read").split()[-3:] == ["0/1", "1/1", "open"]
+    listed = _redteam("--class", spec, "--only", "planted file", "--expect", "a planted file read")
+    assert listed.returncode == 1, listed.stdout
+    assert _row(listed.stdout, "a planted file read").split()[-1] == "BROKEN"
+    assert "test_attack_reads_the_planted_file" in listed.stdout
