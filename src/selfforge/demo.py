@@ -78,7 +78,8 @@ def run_demo(model: str | None = None, *, replay: bool = False, parent: Path | N
     out = console.print
     out(f"\n[bold]What happened[/] is in the journal at {escape(str(root / '.selfforge'))}:")
     out(escape(f"  {me} log --repo {root}"))
-    out(escape(f"  {me} show 1 --repo {root}    (the rejected candidate, with its prompts)"))
+    out(escape(f"  {me} show 1 --repo {root}    (the rejected candidate: checks, diff)"))
+    out(escape(f"  {me} show 1 --prompts --repo {root}    (and every prompt and response)"))
     out(escape(f"  git -C {root} log --oneline"))
     out("\n[bold]On your own repository[/]:")
     out(escape(f"  cd your-repo && {me} init       # writes selfforge.toml with your checks"))
