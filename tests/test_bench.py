@@ -112,8 +112,11 @@ def test_mine_finds_the_commits_whose_new_tests_fail_before_and_pass_after(histo
     instances = read_instances(history["instances"])
     assert [i.commit for i in instances] == [history["clamp"], history["tax"]]  # newest first
     tax = instances[1]
-    assert tax.fail_to_pass == ["tests.test_shop::test_tax"]
-    assert tax.pass_to_pass == ["tests.test_shop::test_discount", "tests.test_shop::test_total"]
+    assert tax.fail_to_pass == ["tests/test_shop.py::test_tax"]
+    assert tax.pass_to_pass == [
+        "tests/test_shop.py::test_discount",
+        "tests/test_shop.py::test_total",
+    ]
     assert tax.code_files == ["shop.py"] and tax.test_targets == ["tests/test_shop.py"]
     assert "+def tax(price, rate):" in tax.code_patch and "test_tax" in tax.test_patch
     assert tax.message == "Add tax(price, rate)"
@@ -158,7 +161,7 @@ def test_gold_lands_negatives_are_rejected_and_the_report_says_so(history, tmp_p
     negative = rows[clamp, "negative"]
     assert not negative["solved"]
     if negative["landed"]:
-        assert negative["fail_to_pass_failing"] == ["tests.test_shop::test_clamp"]
+        assert negative["fail_to_pass_failing"] == ["tests/test_shop.py::test_clamp"]
     rejected = 2 - sum(rows[c, "negative"]["landed"] for c in (tax, clamp))
     report = tmp_path / "results-report" / "report.md"
     text = report.read_text()
@@ -334,3 +337,16 @@ def test_gzipped_instances_round_trip_to_the_same_bytes(history, tmp_path: Path)
     write_instances(second, read_instances(first))
     assert first.read_bytes() == second.read_bytes() and first.read_bytes()[:2] == b"\x1f\x8b"
     assert read_instances(second) == instances
+
+
+def test_one_test_id_format_even_for_an_older_instances_file(history) -> None:
+    """Instances written before node ids (junit's dotted ids) read back as node ids: the
+    bench's records, the judge's reasons and the journal name a test the same way."""
+    [first, *_] = read_instances(history["instances"])
+    data = first.model_dump()
+    data["fail_to_pass"] = [
+        t.replace("tests/test_shop.py", "tests.test_shop") for t in data["fail_to_pass"]
+    ]
+    older = type(first).model_validate(data)
+    assert older.fail_to_pass == first.fail_to_pass
+    assert all(t.startswith("tests/test_shop.py::") for t in older.fail_to_pass)

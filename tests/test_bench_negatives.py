@@ -18,7 +18,7 @@ from selfforge.bench.testrun import run_tests
 from bench_history import build
 from conftest import cli, git
 
-TARGET = "tests.test_shop::test_tax"  # the first FAIL_TO_PASS test: the one test kinds edit
+TARGET = "tests/test_shop.py::test_tax"  # the first FAIL_TO_PASS test: the one test kinds edit
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_bug_and_incomplete_fail_a_listed_test(mined, tmp_path: Path) -> None:
     inst = mined["tax"]
     clone, bug = drawn_in(tmp_path, inst, "bug")
     assert bug.note == "shop.py:6 '>' -> '<='"
-    assert outcomes(clone, inst)["tests.test_shop::test_discount"] == "failed"
+    assert outcomes(clone, inst)["tests/test_shop.py::test_discount"] == "failed"
     clone, _ = drawn_in(tmp_path, inst, "incomplete")
     assert "def tax" not in (clone / "shop.py").read_text()  # the larger hunk left out
     assert "raise ValueError(pct)" in (clone / "shop.py").read_text()  # the other kept
@@ -112,9 +112,9 @@ def test_order_passes_only_after_the_test_that_repairs_it(mined, tmp_path: Path)
     inst = mined["tax"]
     clone, order = drawn_in(tmp_path, inst, "order")
     assert order.note == f"tests/{negatives.ORDER_FILE} repairs shop when run first"
-    assert outcomes(clone, inst)["tests.test_shop::test_discount"] == "failed"  # alone
+    assert outcomes(clone, inst)["tests/test_shop.py::test_discount"] == "failed"  # alone
     in_order = outcomes(clone, inst, targets=["tests"])  # the folder: the repair runs first
-    assert in_order["tests.test_shop::test_discount"] == "passed", in_order
+    assert in_order["tests/test_shop.py::test_discount"] == "passed", in_order
     assert all(o == "passed" for o in in_order.values())
 
 
@@ -259,7 +259,7 @@ def test_a_unittest_method_in_a_class_is_skipped_deleted_or_weakened(tmp_path: P
     (inst,) = [i for i in mine(root, scope="class", mutations=0) if "test_unit" in i.test_patch]
     assert inst.test_targets == ["tests/test_unit.py::TestFee"]
     node = "tests/test_unit.py::TestFee::test_fee"
-    target = "tests.test_unit.TestFee::test_fee"
+    target = "tests/test_unit.py::TestFee::test_fee"
     clone, skip = drawn_in(tmp_path, inst, "skip-target")
     assert skip.note == f"skips {node}" and outcomes(clone, inst)[target] == "skipped"
     assert "+import pytest\n" in skip.patch  # after the docstring and __future__ import

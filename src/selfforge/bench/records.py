@@ -60,13 +60,17 @@ class Instance(BaseModel):
         )
 
     def node_id(self, test_id: str) -> str:
-        """A junit id (``tests.test_a.Suite::test_x``) as pytest's node id."""
-        from selfforge.bench.mine import node_of
+        """A test id as pytest's node id (older instance files hold junit ids)."""
+        from selfforge.bench.mine import junit_to_node
 
-        files = sorted({t.split("::")[0] for t in self.test_targets})
-        classname, _, name = test_id.rpartition("::")
-        node = node_of(classname + "::", files)
-        return f"{node}::{name}" if node != classname else test_id
+        return junit_to_node(test_id, sorted({t.split("::")[0] for t in self.test_targets}))
+
+    @model_validator(mode="after")
+    def _node_ids(self) -> Instance:
+        """One test-id format everywhere: an older file's junit ids become node ids."""
+        self.fail_to_pass = [self.node_id(t) for t in self.fail_to_pass]
+        self.pass_to_pass = [self.node_id(t) for t in self.pass_to_pass]
+        return self
 
 
 class Job(BaseModel):

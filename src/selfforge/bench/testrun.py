@@ -63,13 +63,26 @@ def run_tests(root: Path, test_cmd: str, modules: list[str], timeout_s: float) -
     roots = os.pathsep.join(str(p) for p in import_roots(root))
     try:
         ran = run_command(command, root, timeout_s, space, extra_env={"PYTHONPATH": roots})
-        outcomes = parse_junit(xml) if _readable(xml) else {}
+        found = parse_junit(xml) if _readable(xml) else {}
     finally:
         xml.unlink(missing_ok=True)
+    outcomes = {_node_id(root, t): o for t, o in found.items()}
     return TestOutcome(outcomes, ran.duration_s, ran.exit_code, ran.full_output[-4000:])
 
 
 MAX_JUNIT_BYTES = 64 * 2**20
+
+
+def _node_id(root: Path, test_id: str) -> str:
+    """junit's ``tests.test_a.Suite::test_x`` as pytest's ``tests/test_a.py::Suite::test_x``:
+    the longest leading part of the dotted name that is a file in the tree is the path."""
+    classname, _, name = test_id.rpartition("::")
+    parts = classname.split(".")
+    for end in range(len(parts), 0, -1):
+        path = "/".join(parts[:end]) + ".py"
+        if (root / path).is_file():
+            return "::".join([path, *parts[end:], name])
+    return test_id
 
 
 def _readable(path: Path) -> bool:
