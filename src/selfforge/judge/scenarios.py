@@ -19,6 +19,9 @@ TESTS = (
     "def test_sub():\n    assert sub(5, 3) == 2\n"
 )
 FIX_ADD = "    return a - b\n\n\ndef sub"
+# Set in the environment of the candidate's selfforge by the smoke run: its sandboxed
+# checks never see it (an allowlisted environment); checks run without a sandbox do.
+PROBE_VAR, PROBE_VALUE = "SELFFORGE_SMOKE_PROBE", "planted"
 
 
 def _edit(path: str, search: str, replace: str) -> str:
@@ -118,6 +121,18 @@ KNOWN_BAD: tuple[Scenario, ...] = (
         ),
         expect="passed before and fail now: pkg/test_calc.py::test_sub",
         parallel=2,
+    ),
+    Scenario(  # a candidate selfforge that runs its checks unsandboxed lands this one
+        "sandbox-env",
+        "fixes add() and adds a test that reads a variable of selfforge's environment",
+        _edit("pkg/calc.py", FIX_ADD + "(a, b):", "    return a + b\n\n\ndef sub(a, b):")
+        + _edit(
+            "pkg/test_probe.py",
+            "",
+            f"import os\n\n\ndef test_reads_selfforge_environment():\n"
+            f"    assert os.environ.get({PROBE_VAR!r}) == {PROBE_VALUE!r}",
+        ),
+        expect="new test(s) fail: pkg/test_probe.py",
     ),
 )
 

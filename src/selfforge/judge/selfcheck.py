@@ -4,8 +4,10 @@ The verdict on a self-change always comes from the installed, running selfforge;
 candidate's code is only ever run, in the sandbox. Before a self-change lands, the
 candidate version must (1) complete the demo, one candidate rejected and one landed, and
 (2) still refuse a set of known-bad candidates (a regression, a protected path, a
-skipped test in a package, no progress, a forged exit). What it did is read back by the
-running code from the journals and git repositories it left, never from its output.
+skipped test in a package, no progress, a forged exit, a check that reads selfforge's
+environment: refused only when the candidate's checks run sandboxed). What it did is
+read back by the running code from the journals and git repositories it left, never
+from its output.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from selfforge.errors import UsageError
 from selfforge.journal import Journal
 from selfforge.judge import sandbox_probe
 from selfforge.judge.runner import CheckSpace, run_command, trim
-from selfforge.judge.scenarios import KNOWN_BAD, write_scenario
+from selfforge.judge.scenarios import KNOWN_BAD, PROBE_VALUE, PROBE_VAR, write_scenario
 from selfforge.judge.verdict import Verdict
 from selfforge.workspace import Workspace, recover
 
@@ -88,7 +90,13 @@ def smoke_run(
             )
         probe = sandbox_probe.command(python, out / "sandbox-probe.json", out / KNOWN_BAD[0].name)
         lines.append(probe)
-        script_text = "set -e\n" + "\n".join(lines[:1]) + "\nset +e\n" + "\n".join(lines[1:])
+        # The candidate's selfforge holds a variable its sandboxed checks must not see.
+        script_text = (
+            f"export {PROBE_VAR}={PROBE_VALUE}\nset -e\n"
+            + "\n".join(lines[:1])
+            + "\nset +e\n"
+            + "\n".join(lines[1:])
+        )
         (out / "smoke.sh").write_text(script_text + "\n")
         result = run_command(f"sh {_q(out / 'smoke.sh')}", out, timeout_s, space)
         if result.exit_code != 0:
