@@ -110,11 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expect", action="append", default=[], help="list LABEL as defended")
     parser.add_argument("--junit", type=Path, help="keep each class's junit XML here")
     args = parser.parse_args(argv)
-    folder = args.junit or Path(tempfile.mkdtemp(prefix="selfforge-redteam-"))
-    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="selfforge-redteam-") as tmp:
+        folder = args.junit or Path(tmp)  # the XML is kept only where asked
+        folder.mkdir(parents=True, exist_ok=True)
+        return run_all(_classes(args), folder)
+
+
+def run_all(classes: list[tuple[str, str, bool]], folder: Path) -> int:
+    """Run each class, print its row as it ends, then what failed; 1 if any is BROKEN."""
     print(f"{'attack class':54} {'refused':>9} {'controls':>9}  status")
     rows = []
-    for n, (label, module, expected) in enumerate(_classes(args)):
+    for n, (label, module, expected) in enumerate(classes):
         row = run_class(label, module, expected, folder / f"{n}.xml")
         rows.append(row)
         print(
