@@ -244,7 +244,7 @@ class Attempt:
                 False, "edits did not apply: " + first_line(applied.feedback()), applied.feedback()
             )
         stage_paths(self.wt, applied.changed)  # the change under check is what is staged now
-        changed = _name_status(self.wt, self.base)
+        changed = git.name_status(self.wt, "--cached", self.base)
         if not changed:
             self._step("apply", False, "the edits changed nothing")
             return Verdict(
@@ -338,15 +338,6 @@ def stage_paths(wt: Path, paths: list[str]) -> None:
     proc = git.call("add", "-A", "--", *wanted, cwd=wt, env=literal)
     if proc.returncode != 0 and "ignored by one of your .gitignore" not in proc.stderr:
         raise GitError(f"git add failed: {proc.stderr.strip().splitlines()[-1:]}")
-
-
-def _name_status(wt: Path, base: str) -> dict[str, str]:
-    out = git.git("diff", "--cached", "--name-status", "--no-renames", base, cwd=wt)
-    changed = {}
-    for line in out.splitlines():
-        status, _, path = line.partition("\t")
-        changed[path] = status
-    return changed
 
 
 def _message(task: str, engine: Engine, attempt_id: int) -> str:

@@ -181,7 +181,7 @@ def _judge(
         cwd=attempt.wt,
     ).strip()
     git.git("checkout", "-q", "-f", "--detach", commit, cwd=attempt.wt)
-    changed = _name_status(attempt.wt, change.base, commit)
+    changed = git.name_status(attempt.wt, change.base, commit)
     if not changed:
         result = attempt.result("rejected", f"{change.label} changes nothing")
         attempt.finish(result)
@@ -251,15 +251,6 @@ def _subject(root: Path, change: Change) -> str:
         return ""
     subjects = git.git("log", "--format=%s", f"{change.base}..{change.tip}", cwd=root).split("\n")
     return "; ".join(s for s in subjects if s.strip())[:300]
-
-
-def _name_status(wt: Path, base: str, commit: str) -> dict[str, str]:
-    out = git.git("diff", "--name-status", "--no-renames", base, commit, cwd=wt)
-    changed = {}
-    for line in out.splitlines():
-        status, _, path = line.partition("\t")
-        changed[path] = status
-    return changed
 
 
 def _result(

@@ -80,6 +80,16 @@ def git(
     return proc.stdout
 
 
+def name_status(cwd: Path, *revs: str) -> dict[str, str]:
+    """Path -> status letter of a diff (``--cached BASE``, or ``BASE COMMIT``), no renames."""
+    out = git("diff", "--name-status", "--no-renames", *revs, cwd=cwd)
+    changed = {}
+    for line in out.splitlines():
+        status, _, path = line.partition("\t")
+        changed[path] = status
+    return changed
+
+
 def call(
     *args: str, cwd: Path, input_text: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

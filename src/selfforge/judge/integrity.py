@@ -85,11 +85,15 @@ def reporting_gate(changed: dict[str, str], diff: str, rule: TestRule) -> Verdic
         if match := _REPORTING.search(text):
             line = match.group(0)[1:].strip()[:80]
             problems.append(f"reaches into the test runner in {path} ({line!r})")
+    return _refusal(problems, "how test results are reported is not yours to change")
+
+
+def _refusal(problems: list[str], why: str) -> Verdict:
+    """PASS, or the rejection that names the first three problems and why they matter."""
     if not problems:
         return PASS
     reason = "integrity: the change " + "; ".join(problems[:3])
-    feedback = reason + "; how test results are reported is not yours to change."
-    return Verdict(False, reason, feedback, problems)
+    return Verdict(False, reason, f"{reason}; {why}.", problems)
 
 
 _IMPORT = re.compile(r"^\+\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.M)
@@ -119,11 +123,7 @@ def collection_gate(worktree: Path, changed: dict[str, str], diff: str, rule: Te
             target = _module_file(worktree, module)
             if target is not None and rule.is_test_path(target):
                 problems.append(f"imports the test module {target} from {path}")
-    if not problems:
-        return PASS
-    reason = "integrity: the change " + "; ".join(problems[:3])
-    feedback = reason + "; test collection is the judge's, not the change's."
-    return Verdict(False, reason, feedback, problems)
+    return _refusal(problems, "test collection is the judge's, not the change's")
 
 
 def _in_test_package(worktree: Path, path: str, rule: TestRule) -> bool:

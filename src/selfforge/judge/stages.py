@@ -13,21 +13,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge import git
 from selfforge.config import Directives
-from selfforge.context import blast_radius
 from selfforge.judge import gates, integrity, syntax, tree_safety
 from selfforge.judge.lint import parse_lint
-from selfforge.judge.record import Recorder, first_line, named
-from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CheckSpace, CommandResult, is_pytest, run_command, run_tests
+from selfforge.judge.record import Recorder, first_line
+from selfforge.judge.runner import CheckSpace, is_pytest
 from selfforge.judge.selfcheck import smoke_run
+from selfforge.judge.testruns import (
+    focused_tests,
+    focused_verdict,
+    mark_flaky,
+    run_check,
+    run_test_command,
+    shown,
+    summary_text,
+)
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
 from selfforge.roles import Caller, has_concerns, parse_vote, render
 from selfforge.testpaths import TestRule
-from selfforge.treefiles import remove_special_files
-
-MAX_RERUN_TESTS = 50
 
 
 @dataclass
@@ -100,7 +103,7 @@ def check_protected(c: Candidate, j: Judge) -> Verdict:
         verdict = integrity.protected_gate(c.changed, list(j.protected))
     if verdict.ok:
         verdict = tree_safety.links_gate(c.tree, c.base, c.commit)
-    return _shown(j, "integrity", verdict)
+    return shown(j, "integrity", verdict)
 
 
 def check_tests_integrity(c: Candidate, j: Judge) -> Verdict:
@@ -108,7 +111,7 @@ def check_tests_integrity(c: Candidate, j: Judge) -> Verdict:
     verdict = integrity.tests_integrity_gate(c.changed, c.diff, j.rule, allow_test_edits=allow)
     if verdict.ok and not allow:
         verdict = integrity.test_config_gate(c.tree, c.base, c.changed)
-    return _shown(j, "integrity", verdict)
+    return shown(j, "integrity", verdict)
 
 
 def check_reporting(c: Candidate, j: Judge) -> Verdict:
@@ -116,14 +119,14 @@ def check_reporting(c: Candidate, j: Judge) -> Verdict:
     verdict = (
         verdict if not verdict.ok else integrity.collection_gate(c.tree, c.changed, c.diff, j.rule)
     )
-    return _shown(j, "integrity", verdict)
+    return shown(j, "integrity", verdict)
 
 
 def check_lint(c: Candidate, j: Judge) -> Verdict:
     command = j.directives.checks.lint
     if not command:
         return PASS
-    result = _run(c, j, "lint", command)
+    result = run_check(c, j, "lint", command)
     findings = parse_lint(result.full_output, result.exit_code)
     # What the candidate shows becomes the next baseline if it lands: keep the lint.
     c.observed.lint, c.observed.lint_result = findings, result
@@ -175,23 +178,23 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     # under test (or pytest itself) from inside the process.
     pytest = is_pytest(command)
     new_tests = integrity.added_test_files(c.changed, j.rule) if pytest else []
-    focused = _focused_tests(c, j, new_tests) if pytest else []
+    focused = focused_tests(c, j, new_tests) if pytest else []
     if focused:
-        result, report = _run_tests(c, j, "tests:affected", command, only=focused)
-        verdict = _focused_verdict(j.baseline, report, result)
-        j.record.step("tests:affected", verdict.ok, _summary(report, result), result=result)
+        result, report = run_test_command(c, j, "tests:affected", command, only=focused)
+        verdict = focused_verdict(j.baseline, report, result)
+        j.record.step("tests:affected", verdict.ok, summary_text(report, result), result=result)
         if not verdict.ok:
             return verdict
-    result, report = _run_tests(c, j, "tests", command, ignore=new_tests)
+    result, report = run_test_command(c, j, "tests", command, ignore=new_tests)
     c.observed.tests, c.observed.tests_result = report, result
     if pytest and report is not None and gates.run_gate(result, report).ok:
-        _mark_flaky(c, j, command)
+        mark_flaky(c, j, command)
     verdict = gates.tests_gate(j.baseline, c.observed, c.criterion)
-    j.record.step("tests", verdict.ok, _summary(report, result, verdict), result=result)
+    j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)
     if verdict.ok and new_tests:
-        result, report = _run_tests(c, j, "tests:new", command, only=new_tests)
+        result, report = run_test_command(c, j, "tests:new", command, only=new_tests)
         verdict = gates.new_tests_gate(j.baseline, report, result)
-        j.record.step("tests:new", verdict.ok, _summary(report, result), result=result)
+        j.record.step("tests:new", verdict.ok, summary_text(report, result), result=result)
     if not verdict.ok:
         return verdict
     progress = gates.progress_gate(j.baseline, c.observed, c.criterion)
@@ -257,151 +260,6 @@ PIPELINE: tuple[Stage, ...] = (
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-def restore(tree: Path, commit: str) -> None:
-    """Put the tree back to exactly ``commit``: tracked files rewritten (a symlink or FIFO
-    a check put in a file's place is replaced, never written through), every untracked and
-    ignored file removed. Nothing selfforge needs lives in a worktree (its git dir is a
-    ``.git`` file pointing into the repository's own, which clean leaves alone)."""
-    git.git("read-tree", "-u", "--reset", commit, cwd=tree)
-    git.git("clean", "-q", "-ffdx", cwd=tree)
-    remove_special_files(tree)
-
-
-def _shown(j: Judge, name: str, verdict: Verdict) -> Verdict:
-    if not verdict.ok:
-        j.record.step(name, False, verdict.reason)
-    return verdict
-
-
-def _run(c: Candidate, j: Judge, name: str, command: str) -> CommandResult:
-    j.record.begin(name)
-    restore(c.tree, c.commit)
-    try:
-        return run_command(
-            command,
-            c.tree,
-            j.directives.checks.timeout_s,
-            j.space,
-            on_start=j.record.on_start,
-            head=c.commit,
-        )
-    finally:
-        restore(c.tree, c.commit)  # nothing the check left reaches selfforge's reads
-
-
-def _run_tests(
-    c: Candidate,
-    j: Judge,
-    name: str,
-    command: str,
-    only: list[str] | None = None,
-    ignore: list[str] | None = None,
-    commit: str | None = None,
-) -> tuple[CommandResult, TestReport | None]:
-    """Run and journal a test command on the candidate's tree at ``commit`` (the
-    candidate's own unless told); the caller reports the step once it is judged."""
-    j.record.begin(name)
-    tree, commit = c.tree, commit or c.commit
-    restore(tree, commit)
-    try:
-        result, report = run_tests(
-            command,
-            tree,
-            j.directives.checks.timeout_s,
-            j.space,
-            on_start=j.record.on_start,
-            only=only,
-            ignore=ignore,
-            head=commit,
-        )
-    finally:
-        # What the tests left (a symlink to ~/.ssh in place of a source file, a FIFO)
-        # never reaches a prompt, a stage or a later round: selfforge reads this tree.
-        restore(tree, c.commit)
-    summary = report.summary() if report else {}
-    j.record.check(
-        c,
-        name,
-        command,
-        result.exit_code,
-        result.exit_code == 0,
-        result,
-        result.output,
-        summary,
-        show=False,
-    )
-    return result, report
-
-
-def _focused_tests(c: Candidate, j: Judge, new_tests: list[str]) -> list[str]:
-    """Tests near the change, worth a first pass only when much faster than the suite."""
-    base = j.baseline.tests
-    total = sum(base.durations.values()) if base is not None else 0.0
-    if base is None or total <= 2.0:  # a suite this quick gains nothing from a first pass
-        return []
-    radius = blast_radius(c.tree, list(c.changed), state_dir=j.state_dir)
-    tests = [t for t in radius.tests if (c.tree / t).is_file() and t not in new_tests][:50]
-    if not tests:
-        return []
-    chosen = set(tests)
-    focused = sum(s for t, s in base.durations.items() if t.split("::")[0] in chosen)
-    # Measured time, not file count: skip the pass when it is most of the suite anyway.
-    return tests if focused < total * 0.5 else []
-
-
-def _focused_verdict(
-    baseline: Observed, report: TestReport | None, result: CommandResult
-) -> Verdict:
-    verdict = gates.run_gate(result, report)
-    if not verdict.ok or report is None or baseline.tests is None:
-        return verdict
-    return gates.regression_gate(
-        baseline.tests, report, baseline.flaky, result.output, partial=True
-    )
-
-
-def _mark_flaky(c: Candidate, j: Judge, command: str) -> None:
-    """Rerun the tests whose outcome changed, on both trees; what varies is flaky."""
-    base, cand = j.baseline.tests, c.observed.tests
-    reruns = j.directives.checks.reruns
-    if base is None or cand is None or reruns <= 0:
-        return
-    changed = sorted(
-        t
-        for t in set(base.outcomes) | set(cand.outcomes)
-        if (base.outcomes.get(t) == "passed") != (cand.outcomes.get(t) == "passed")
-        and "<collection>" not in t
-        and t in cand.outcomes
-        and t in base.outcomes
-    )[:MAX_RERUN_TESTS]
-    if not changed:
-        return
-    flaky: set[str] = set()
-    # Both on the candidate's own tree, restored to each commit in turn (no second
-    # checkout), the candidate first: a test that flips on every run shows as flaky.
-    for commit, first in ((c.commit, cand), (c.base, base)):
-        for _ in range(reruns):
-            _, again = _run_tests(c, j, "tests:rerun", command, only=changed, commit=commit)
-            outcomes = again.outcomes if again else {}
-            flaky |= {t for t in changed if outcomes.get(t) != first.outcomes.get(t)}
-    restore(c.tree, c.commit)
-    c.observed.flaky = flaky
-    if flaky:
-        j.record.flaky(c, sorted(flaky))
-
-
-def _summary(
-    report: TestReport | None, result: CommandResult, verdict: Verdict | None = None
-) -> str:
-    counts = ", ".join(f"{v} {k}" for k, v in (report.summary() if report else {}).items())
-    text = counts or f"exit {result.exit_code}"
-    if report is not None and report.failing:  # name them: the user looks here first
-        text += ": " + named(sorted(report.failing))
-    if verdict is not None and verdict.ok and verdict.reason != PASS.reason:
-        text += f"; {verdict.reason}"
-    return text
 
 
 def _observed_text(c: Candidate) -> str:

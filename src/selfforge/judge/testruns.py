@@ -1,0 +1,167 @@
+"""How the stages run a command on a candidate's tree: restored to the candidate's commit
+before and after, journaled, with the focused first pass over the tests a change reaches,
+the flaky reruns of the tests whose outcome changed, and the step line's summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from selfforge import git
+from selfforge.context import blast_radius
+from selfforge.judge import gates
+from selfforge.judge.record import named
+from selfforge.judge.results import TestReport
+from selfforge.judge.runner import CommandResult, run_command, run_tests
+from selfforge.judge.verdict import PASS, Observed, Verdict
+from selfforge.treefiles import remove_special_files
+
+if TYPE_CHECKING:
+    from selfforge.judge.stages import Candidate, Judge
+
+MAX_RERUN_TESTS = 50
+
+
+def restore(tree: Path, commit: str) -> None:
+    """Put the tree back to exactly ``commit``: tracked files rewritten (a symlink or FIFO
+    a check put in a file's place is replaced, never written through), every untracked and
+    ignored file removed. Nothing selfforge needs lives in a worktree (its git dir is a
+    ``.git`` file pointing into the repository's own, which clean leaves alone)."""
+    git.git("read-tree", "-u", "--reset", commit, cwd=tree)
+    git.git("clean", "-q", "-ffdx", cwd=tree)
+    remove_special_files(tree)
+
+
+def shown(j: Judge, name: str, verdict: Verdict) -> Verdict:
+    if not verdict.ok:
+        j.record.step(name, False, verdict.reason)
+    return verdict
+
+
+def run_check(c: Candidate, j: Judge, name: str, command: str) -> CommandResult:
+    j.record.begin(name)
+    restore(c.tree, c.commit)
+    try:
+        return run_command(
+            command,
+            c.tree,
+            j.directives.checks.timeout_s,
+            j.space,
+            on_start=j.record.on_start,
+            head=c.commit,
+        )
+    finally:
+        restore(c.tree, c.commit)  # nothing the check left reaches selfforge's reads
+
+
+def run_test_command(
+    c: Candidate,
+    j: Judge,
+    name: str,
+    command: str,
+    only: list[str] | None = None,
+    ignore: list[str] | None = None,
+    commit: str | None = None,
+) -> tuple[CommandResult, TestReport | None]:
+    """Run and journal a test command on the candidate's tree at ``commit`` (the
+    candidate's own unless told); the caller reports the step once it is judged."""
+    j.record.begin(name)
+    tree, commit = c.tree, commit or c.commit
+    restore(tree, commit)
+    try:
+        result, report = run_tests(
+            command,
+            tree,
+            j.directives.checks.timeout_s,
+            j.space,
+            on_start=j.record.on_start,
+            only=only,
+            ignore=ignore,
+            head=commit,
+        )
+    finally:
+        # What the tests left (a symlink to ~/.ssh in place of a source file, a FIFO)
+        # never reaches a prompt, a stage or a later round: selfforge reads this tree.
+        restore(tree, c.commit)
+    summary = report.summary() if report else {}
+    j.record.check(
+        c,
+        name,
+        command,
+        result.exit_code,
+        result.exit_code == 0,
+        result,
+        result.output,
+        summary,
+        show=False,
+    )
+    return result, report
+
+
+def focused_tests(c: Candidate, j: Judge, new_tests: list[str]) -> list[str]:
+    """Tests near the change, worth a first pass only when much faster than the suite."""
+    base = j.baseline.tests
+    total = sum(base.durations.values()) if base is not None else 0.0
+    if base is None or total <= 2.0:  # a suite this quick gains nothing from a first pass
+        return []
+    radius = blast_radius(c.tree, list(c.changed), state_dir=j.state_dir)
+    tests = [t for t in radius.tests if (c.tree / t).is_file() and t not in new_tests][:50]
+    if not tests:
+        return []
+    chosen = set(tests)
+    focused = sum(s for t, s in base.durations.items() if t.split("::")[0] in chosen)
+    # Measured time, not file count: skip the pass when it is most of the suite anyway.
+    return tests if focused < total * 0.5 else []
+
+
+def focused_verdict(
+    baseline: Observed, report: TestReport | None, result: CommandResult
+) -> Verdict:
+    verdict = gates.run_gate(result, report)
+    if not verdict.ok or report is None or baseline.tests is None:
+        return verdict
+    return gates.regression_gate(
+        baseline.tests, report, baseline.flaky, result.output, partial=True
+    )
+
+
+def mark_flaky(c: Candidate, j: Judge, command: str) -> None:
+    """Rerun the tests whose outcome changed, on both trees; what varies is flaky."""
+    base, cand = j.baseline.tests, c.observed.tests
+    reruns = j.directives.checks.reruns
+    if base is None or cand is None or reruns <= 0:
+        return
+    changed = sorted(
+        t
+        for t in set(base.outcomes) | set(cand.outcomes)
+        if (base.outcomes.get(t) == "passed") != (cand.outcomes.get(t) == "passed")
+        and "<collection>" not in t
+        and t in cand.outcomes
+        and t in base.outcomes
+    )[:MAX_RERUN_TESTS]
+    if not changed:
+        return
+    flaky: set[str] = set()
+    # Both on the candidate's own tree, restored to each commit in turn (no second
+    # checkout), the candidate first: a test that flips on every run shows as flaky.
+    for commit, first in ((c.commit, cand), (c.base, base)):
+        for _ in range(reruns):
+            _, again = run_test_command(c, j, "tests:rerun", command, only=changed, commit=commit)
+            outcomes = again.outcomes if again else {}
+            flaky |= {t for t in changed if outcomes.get(t) != first.outcomes.get(t)}
+    restore(c.tree, c.commit)
+    c.observed.flaky = flaky
+    if flaky:
+        j.record.flaky(c, sorted(flaky))
+
+
+def summary_text(
+    report: TestReport | None, result: CommandResult, verdict: Verdict | None = None
+) -> str:
+    counts = ", ".join(f"{v} {k}" for k, v in (report.summary() if report else {}).items())
+    text = counts or f"exit {result.exit_code}"
+    if report is not None and report.failing:  # name them: the user looks here first
+        text += ": " + named(sorted(report.failing))
+    if verdict is not None and verdict.ok and verdict.reason != PASS.reason:
+        text += f"; {verdict.reason}"
+    return text
