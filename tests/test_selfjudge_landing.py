@@ -25,9 +25,9 @@ WEAKENINGS = {
         "",
     ),
     "src/selfforge/attempt.py": (  # modified test files left out of the change list
-        "        changed = _name_status(self.wt, self.base)\n",
+        '        changed = git.name_status(self.wt, "--cached", self.base)\n',
         "        changed = {\n            p: s\n"
-        "            for p, s in _name_status(self.wt, self.base).items()\n"
+        '            for p, s in git.name_status(self.wt, "--cached", self.base).items()\n'
         '            if not p.startswith("tests/")\n        }\n',
     ),
     "src/selfforge/loop.py": (  # the sandbox turned off without a word
