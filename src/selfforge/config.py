@@ -11,7 +11,14 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from selfforge.errors import ConfigError
 from selfforge.models.base import ROLES
@@ -38,6 +45,9 @@ class Checks(_Section):
     # "required": no run without a test command that reports per-test results; "none":
     # the user's explicit opt-out (a warning on every run, changes go to branches only)
     tests: Literal["required", "none"] = "required"
+    # which runner reads the per-test results; "auto" tells from the command and project
+    runner: Literal["auto", "pytest", "unittest", "go", "cargo", "node", "tap", "junit"] = "auto"
+    junit: str | None = None  # with runner = "junit": the report file the command writes
     lint: str | None = None
     syntax: bool = True
     timeout_s: float = Field(default=300, gt=0)
@@ -48,6 +58,15 @@ class Checks(_Section):
     @classmethod
     def _no_keys(cls, value: list[str]) -> list[str]:
         return _no_secret_names(value)
+
+    @model_validator(mode="after")
+    def _junit_file(self) -> Checks:
+        if self.runner == "junit" and not self.junit:
+            raise ValueError(
+                'runner = "junit" needs junit = "FILE", the JUnit XML report the test '
+                "command writes (e.g. junit.xml)"
+            )
+        return self
 
 
 class Limits(_Section):
@@ -110,6 +129,8 @@ class Land(_Section):
 class Safety(_Section):
     protected: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
     allow_test_edits: bool = False
+    # manifests and lockfiles (package.json dependencies, go.mod, Cargo.toml, lockfiles)
+    allow_dependency_changes: bool = False
 
 
 class Sandbox(_Section):

@@ -38,6 +38,8 @@ def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpa
         env_names=tuple(dict.fromkeys([*d.checks.env, *sb.env])),
         readable=tuple(Path(p).expanduser() for p in sb.readable),
         hidden=tuple(Path(p).expanduser() for p in sb.hidden),
+        runner=d.checks.runner,
+        junit=d.checks.junit or "",
     )
 
 

@@ -58,9 +58,13 @@ def tests_integrity_gate(
             problems.append(f"deletes test file {path}")
         elif not allow_test_edits:
             problems.append(f"edits existing test file {path}")
+    from selfforge.judge.integrity_lang import weakening
+
     for path, text in split_diff(diff).items():
         if rule.is_test_path(path) and _WEAKENING.search(text):
             problems.append(f"adds a skip, xfail or trivially true assertion in {path}")
+        elif rule.is_test_path(path) and (problem := weakening(path, text, True)):
+            problems.append(problem)
     if not problems:
         return PASS
     reason = "integrity: the change " + "; ".join(problems)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 PLUGIN = "selfforge_judge_results"
 PLUGIN_DIR = Path(__file__).parent / "inject"
+NODE_REPORTER = "selfforge_node_reporter.mjs"  # for Node's test runner (runners/node.py)
 INSIDE_DIR = "/tmp/.selfforge-judge"  # where the channel appears inside the sandbox
 # Outcomes that count as a failing test; xfailed is an expected failure, not one.
 FAILING = frozenset({"failed", "error"})
@@ -102,7 +103,8 @@ class Channel:
 
     def __init__(self) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="selfforge-judge-"))
-        shutil.copy2(PLUGIN_DIR / f"{PLUGIN}.py", self.dir / f"{PLUGIN}.py")
+        for name in (f"{PLUGIN}.py", NODE_REPORTER):
+            shutil.copy2(PLUGIN_DIR / name, self.dir / name)
         self.records: list[dict] = []
         self.problem: str | None = None
         self.ignored = 0  # records from connections that did not authenticate

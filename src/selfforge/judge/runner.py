@@ -11,6 +11,7 @@ head and tail with a note of what was cut.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -23,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge.judge import check_git, sandbox
+from selfforge.judge import check_git, runners, sandbox
 from selfforge.judge.imports import import_roots, project_modules
 from selfforge.judge.limits import Guard, Limits
 from selfforge.judge.quota import DiskWatch
@@ -61,6 +62,8 @@ class CheckSpace:
     env_names: tuple[str, ...] = ()
     readable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()  # more places no check sees (over readable and toolchains)
+    runner: str = "auto"  # [checks] runner: which test runner reads the results
+    junit: str = ""  # [checks] junit: the JUnit XML file the test command writes
 
     @property
     def sandboxed(self) -> bool:
@@ -274,6 +277,9 @@ def run_tests(
     that judge it). Both are given to selfforge's plugin, not to the command line, so the
     pytest runs the tests start themselves never see them.
     """
+    adapter = runners.detect(command, cwd, space.runner, space.junit)
+    if adapter is not None:
+        return _run_adapter(adapter, command, cwd, timeout_s, space, on_start, only, head)
     roots = [str(p) for p in import_roots(cwd)]
     pythonpath = os.pathsep.join(roots)
     command = keep_pythonpath(command)
@@ -310,6 +316,40 @@ def run_tests(
     finally:
         channel.close()
     return result, channel.report(cwd) or parse_unittest(result.full_output)
+
+
+def _run_adapter(
+    adapter: runners.Adapter,
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    space: CheckSpace,
+    on_start: object,
+    only: list[str] | None,
+    head: str | None,
+) -> tuple[CommandResult, TestReport | None]:
+    """A runner other than pytest/unittest: its own flags and toolchain folders, its
+    results read back from its output (or its report file) by the adapter."""
+    channel = Channel()  # carries selfforge's reporters into the sandbox
+    try:
+        inside = space.sandboxed and not sandbox.inside()
+        adapter.inject_dir = channel.plugin_path(inside)
+        scratch = "/tmp/.selfforge-cache" if inside else str(channel.dir / "cache")
+        prepared = adapter.prepare(command, only if adapter.can_select() else None, scratch)
+        shown = dataclasses.replace(space, readable=(*space.readable, *prepared.readable))
+        result = run_command(
+            prepared.command,
+            cwd,
+            timeout_s,
+            shown,
+            extra_env=prepared.env,
+            on_start=on_start,
+            channel=channel,
+            head=head,
+        )
+    finally:
+        channel.close()
+    return result, adapter.parse(result.full_output, cwd)
 
 
 _PYTHONPATH_SET = re.compile(r"(?<![\w$])PYTHONPATH=((?:\"[^\"]*\"|'[^']*'|[^\s;&|)])*)")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.config import Directives
-from selfforge.judge import gates, integrity, syntax, tree_safety
+from selfforge.judge import gates, integrity, integrity_lang, runners, syntax, tree_safety
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.record import Recorder, first_line
 from selfforge.judge.runner import CheckSpace, is_pytest
@@ -111,6 +111,9 @@ def check_tests_integrity(c: Candidate, j: Judge) -> Verdict:
     verdict = integrity.tests_integrity_gate(c.changed, c.diff, j.rule, allow_test_edits=allow)
     if verdict.ok and not allow:
         verdict = integrity.test_config_gate(c.tree, c.base, c.changed)
+    if verdict.ok:
+        deps = j.directives.safety.allow_dependency_changes
+        verdict = integrity_lang.language_gate(c.tree, c.base, c.changed, c.diff, allow_deps=deps)
     return shown(j, "integrity", verdict)
 
 
@@ -187,7 +190,8 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             return verdict
     result, report = run_test_command(c, j, "tests", command, ignore=new_tests)
     c.observed.tests, c.observed.tests_result = report, result
-    if pytest and report is not None and gates.run_gate(result, report).ok:
+    reruns = pytest or runners.detect(command, c.tree, j.space.runner, j.space.junit) is not None
+    if reruns and report is not None and gates.run_gate(result, report).ok:
         mark_flaky(c, j, command)
     verdict = gates.tests_gate(j.baseline, c.observed, c.criterion)
     j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)

@@ -1,0 +1,144 @@
+"""Integrity rules for the languages beyond Python: what in a JavaScript/TypeScript, Go
+or Rust change alters how it is judged.
+
+Skips and focus marks added to tests (``.skip``, ``.only``, ``xit``, ``t.Skip``,
+``#[ignore]``), tests removed from Rust sources (where unit tests live next to the
+code), the runners' configuration files, snapshot files, build scripts, and manifests
+and lockfiles (a dependency change, refused unless ``[safety] allow_dependency_changes``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import tomllib
+from pathlib import Path, PurePosixPath
+
+from selfforge.judge.integrity import _refusal, _show, split_diff
+from selfforge.judge.verdict import Verdict
+
+# Added lines that skip, focus or neuter a test, per language.
+WEAKENING = re.compile(
+    r"^\+.*("
+    r"\b(?:it|test|describe|context|suite|bench)\.(?:skip|only|todo|skipIf|runIf)\b"
+    r"|\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe|ftest)\s*\("
+    r"|\{\s*(?:skip|only|todo)\s*:\s*(?:true|['\"])"
+    r"|\bt\.Skip(?:Now|f)?\(|\btesting\.Short\(\)"
+    r"|#\[ignore\b|#\[should_panic\b"
+    r")",
+    re.M,
+)
+# Removed lines that take a Rust test out (unit tests live in the sources, not test files).
+RUST_TEST_REMOVED = re.compile(r"^-\s*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])", re.M)
+CODE_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs")
+
+# Files that decide how the tests run: the judge's, not the change's.
+TEST_CONFIG = (
+    "jest.config.*", "vitest.config.*", "vitest.workspace.*", "vite.config.*", ".mocharc*",
+    "karma.conf.*", "ava.config.*", ".nycrc*", "playwright.config.*", "cypress.config.*",
+    "build.rs", ".cargo/config", ".cargo/config.toml", "rust-toolchain", "rust-toolchain.toml",
+    "*.snap", "__snapshots__/*", "testdata/*",
+)  # fmt: skip
+MANIFESTS = (
+    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
+    "go.mod", "go.sum", "go.work", "go.work.sum", "Cargo.lock", "Cargo.toml",
+)  # fmt: skip
+_PACKAGE_TEST_KEYS = ("jest", "mocha", "ava", "c8", "nyc", "vitest")
+_DEPENDENCY_KEYS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
+_CARGO_DEPENDENCY_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
+
+
+def weakening(path: str, text: str, is_test: bool) -> str | None:
+    """The problem with one file's diff, if it skips, focuses or removes a test."""
+    if not path.endswith(CODE_SUFFIXES):
+        return None
+    if (is_test or path.endswith(".rs")) and (m := WEAKENING.search(text)):
+        line = text[m.start() :].split("\n", 1)[0][1:].strip()[:80]
+        return f"adds a skip or focus ({line}) in {path}"
+    if path.endswith(".rs") and (m := RUST_TEST_REMOVED.search(text)):
+        return f"removes a test ({m.group(1)}) from {path}"
+    return None
+
+
+def language_gate(
+    tree: Path, base: str, changed: dict[str, str], diff: str, *, allow_deps: bool
+) -> Verdict:
+    """Test configuration, snapshots and build scripts never; manifests and lockfiles
+    only when the directives allow dependency changes."""
+    problems = []
+    for path, status in sorted(changed.items()):
+        if _matches(path, TEST_CONFIG) and not (status.startswith("A") and path.endswith(".snap")):
+            problems.append(f"changes {path}, which decides how the tests run")
+        elif PurePosixPath(path).name == "package.json":
+            problems += _package_json(tree, base, path, allow_deps)
+        elif PurePosixPath(path).name == "Cargo.toml":
+            problems += _cargo_toml(tree, base, path, allow_deps)
+        elif _matches(path, MANIFESTS) and not allow_deps:
+            problems.append(_dependency(path))
+    for path, text in split_diff(diff).items():
+        if path.endswith(".rs") and (problem := weakening(path, text, False)):
+            problems.append(problem)
+    return _refusal(problems, "how the change is judged is not the change's to decide")
+
+
+def _matches(path: str, patterns: tuple[str, ...]) -> bool:
+    name = PurePosixPath(path).name
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, f"*{p}") for p in patterns)
+
+
+def _dependency(path: str) -> str:
+    return (
+        f"changes {path}, a dependency change ([safety] allow_dependency_changes = true allows it)"
+    )
+
+
+def _package_json(tree: Path, base: str, path: str, allow_deps: bool) -> list[str]:
+    before, after = _json(_show(tree, base, path)), _json(_read(tree, path))
+    problems = []
+    scripts = ("scripts",)
+    if any(_get(before, k) != _get(after, k) for k in (*_PACKAGE_TEST_KEYS, *scripts)):
+        problems.append(f"changes the test settings or scripts in {path}")
+    if not allow_deps and any(_get(before, k) != _get(after, k) for k in _DEPENDENCY_KEYS):
+        problems.append(_dependency(path))
+    return problems
+
+
+def _cargo_toml(tree: Path, base: str, path: str, allow_deps: bool) -> list[str]:
+    before, after = _toml(_show(tree, base, path)), _toml(_read(tree, path))
+    rest_before = {k: v for k, v in before.items() if k not in _CARGO_DEPENDENCY_TABLES}
+    rest_after = {k: v for k, v in after.items() if k not in _CARGO_DEPENDENCY_TABLES}
+    problems = []
+    if rest_before != rest_after:
+        problems.append(f"changes {path} beyond its dependencies (targets, profiles, features)")
+    deps = [before.get(k) != after.get(k) for k in _CARGO_DEPENDENCY_TABLES]
+    if any(deps) and not allow_deps:
+        problems.append(_dependency(path))
+    return problems
+
+
+def _get(data: object, key: str) -> object:
+    return data.get(key) if isinstance(data, dict) else None
+
+
+def _json(text: str | None) -> object:
+    try:
+        return json.loads(text) if text is not None else None
+    except ValueError:
+        return "unparsable"
+
+
+def _toml(text: str | None) -> dict:
+    try:
+        return tomllib.loads(text) if text is not None else {}
+    except tomllib.TOMLDecodeError:
+        return {"<unparsable>": True}
+
+
+def _read(tree: Path, path: str) -> str | None:
+    from selfforge.treefiles import NotReadable, read_text
+
+    try:
+        return read_text(tree, path)
+    except NotReadable:
+        return None

@@ -1,0 +1,112 @@
+"""``go test``: per-test results from ``-json`` (test2json), set through GOFLAGS so that
+a wrapper (``make test``, a script) reports the same way.
+
+Test ids are ``<package import path>::<TestName>`` (subtests ``TestName/case``). A
+package that fails to build, or fails outside any test (``TestMain``, a panic in
+``init``), counts as a module that failed to collect. Runs offline: ``GOPROXY=off``,
+a private build cache, the user's module cache shown read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from selfforge.judge.results import TestReport
+from selfforge.judge.runners import Adapter, Prepared, add
+
+_ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
+_BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(build|setup) failed\]", re.M)
+
+
+class GoTest(Adapter):
+    name = "go"
+    language = "go"
+
+    def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
+        flags = ["-json"]
+        names = sorted({t.split("::", 1)[1].split("/")[0] for t in only or [] if "::" in t})
+        if names:
+            flags.append("-run=^(" + "|".join(re.escape(n) for n in names) + ")$")
+        env = {
+            "GOFLAGS": " ".join(flags),
+            "GOCACHE": f"{scratch}/go-build",
+            "GOPROXY": "off",
+            "GOTOOLCHAIN": "local",
+            "GOTELEMETRY": "off",
+        }
+        readable: tuple[Path, ...] = ()
+        if (modcache := _module_cache()) is not None:
+            env["GOMODCACHE"] = str(modcache)
+            readable = (modcache,)
+        return Prepared(command, env, readable)
+
+    def can_select(self) -> bool:
+        return True
+
+    def parse(self, output: str, tree: Path) -> TestReport | None:
+        return parse_go_json(output)
+
+
+def parse_go_json(output: str) -> TestReport | None:
+    report = TestReport(started=False, finished=True)
+    failed_packages: dict[str, str] = {}
+    logs: dict[str, list[str]] = {}
+    for line in output.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        action, package, test = event.get("Action"), event.get("Package"), event.get("Test")
+        if not isinstance(package, str):
+            continue
+        report.started = True
+        if isinstance(test, str):
+            test_id = f"{package}::{test}"
+            if action == "output" and isinstance(event.get("Output"), str):
+                logs.setdefault(test_id, []).append(event["Output"])
+            elif action in _ACTIONS:
+                message = _failure_line(logs.get(test_id, [])) if action == "fail" else ""
+                add(report, test_id, _ACTIONS[action], message, _secs(event))
+        elif action == "fail":
+            failed_packages[package] = "the package failed"
+    for m in _BUILD_FAILED.finditer(output):
+        report.started = True
+        what = "build" if m.group(2) == "build" else "set up"
+        report.collect_errors[m.group(1)] = f"the package does not {what}"
+    for package, why in failed_packages.items():
+        own = [t for t, o in report.outcomes.items() if t.startswith(package + "::")]
+        if not any(report.outcomes[t] in ("failed", "error") for t in own):
+            report.collect_errors.setdefault(package, f"{why} outside any test (TestMain, init)")
+    if not report.started:
+        return None
+    return report
+
+
+def _secs(event: dict) -> float:
+    value = event.get("Elapsed")
+    return float(value) if isinstance(value, int | float) and 0 <= value < 1e7 else 0.0
+
+
+def _failure_line(lines: list[str]) -> str:
+    for text in lines:
+        stripped = text.strip()
+        if stripped and not stripped.startswith(("=== ", "--- ")):
+            return stripped
+    return ""
+
+
+def _module_cache() -> Path | None:
+    """The user's Go module cache (go's own default: $GOMODCACHE, else $GOPATH/pkg/mod,
+    else ~/go/pkg/mod), when there is one to show read-only."""
+    path = os.environ.get("GOMODCACHE") or ""
+    if not path:
+        gopath = os.environ.get("GOPATH", "").split(os.pathsep)[0]
+        path = str(Path(gopath or Path.home() / "go") / "pkg" / "mod")
+    return Path(path) if Path(path).is_dir() else None

@@ -1,0 +1,68 @@
+"""JUnit XML, the report most runners can write (Jest through jest-junit, Vitest's
+``--reporter=junit``, Mocha's ``xunit``, Maven, ctest...): ``[checks] runner = "junit"``
+with ``[checks] junit = "FILE"``, the file the test command writes in the tree. It is
+read size-bounded, without following links, before the tree is restored.
+
+Test ids are ``<file or classname>::<name>``. A file the command did not write, or one
+that does not parse, is no report: the run stops at the baseline with the fix.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+from selfforge.judge.results import TestReport
+from selfforge.judge.runners import Adapter, add
+
+MAX_BYTES = 32 * 2**20
+
+
+class JUnit(Adapter):
+    name = "junit"
+    language = ""
+
+    def __init__(self, report_file: str = "") -> None:
+        self.report_file = report_file
+
+    def parse(self, output: str, tree: Path) -> TestReport | None:
+        from selfforge.treefiles import NotReadable, read_bytes
+
+        if not self.report_file:
+            return None
+        try:
+            data = read_bytes(tree, self.report_file, MAX_BYTES + 1)
+        except NotReadable:
+            return None
+        if len(data) > MAX_BYTES:
+            report = TestReport()
+            report.channel_problem = f"{self.report_file} is larger than {MAX_BYTES >> 20} MiB"
+            return report
+        return parse_junit(data)
+
+
+def parse_junit(data: bytes) -> TestReport | None:
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        return None  # no entity expansion from a file the candidate's code could write
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError:
+        return None
+    report = TestReport()
+    for case in root.iter("testcase"):
+        where = case.get("file") or case.get("classname") or ""
+        test_id = f"{where}::{case.get('name', '')}"
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome = "failed" if child.tag == "failure" else "error"
+                message = child.get("message") or (child.text or "")
+                break
+            if child.tag == "skipped":
+                outcome = "skipped"
+        try:
+            secs = max(0.0, min(float(case.get("time") or 0), 1e7))
+        except ValueError:
+            secs = 0.0
+        add(report, test_id, outcome, message, secs)
+    return report if report.outcomes else None

@@ -1,0 +1,89 @@
+"""Node's built-in test runner (``node --test``, also behind ``npm test``): selfforge's
+own reporter (``inject/selfforge_node_reporter.mjs``), loaded through NODE_OPTIONS.
+
+Test ids are ``<file>::<suite> > <test>``. The runner's closing counts (``pass``,
+``fail``) must agree with the per-test lines, or the results are untrusted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from selfforge.judge.results import NODE_REPORTER, PLUGIN_DIR, TestReport
+from selfforge.judge.runners import Adapter, Prepared, add
+
+REPORTER = NODE_REPORTER
+PREFIX = "@@selfforge-node@@ "
+_COUNT = re.compile(r"^(pass|fail|skipped|todo|cancelled) (\d+)$")
+
+
+class NodeTest(Adapter):
+    name = "node"
+    language = "javascript"
+
+    def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
+        reporter = f"{self.inject_dir or PLUGIN_DIR}/{REPORTER}"
+        env = {
+            "NODE_OPTIONS": f"--test-reporter={reporter} --test-reporter-destination=stdout",
+            "npm_config_cache": f"{scratch}/npm-cache",
+            "npm_config_update_notifier": "false",
+            "npm_config_fund": "false",
+            "npm_config_audit": "false",
+            "NO_COLOR": "1",
+        }
+        return Prepared(command, env)
+
+    def parse(self, output: str, tree: Path) -> TestReport | None:
+        return parse_node(output, tree)
+
+
+def parse_node(output: str, tree: Path) -> TestReport | None:
+    report = TestReport(started=False, finished=False)
+    said: dict[str, int] = {}
+    for line in output.splitlines():
+        if not line.startswith(PREFIX):
+            continue
+        try:
+            record = json.loads(line[len(PREFIX) :])
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        report.started = True
+        if record.get("finished") is True:
+            report.finished = True
+        elif isinstance(record.get("diagnostic"), str):
+            if m := _COUNT.match(record["diagnostic"].strip()):
+                said[m.group(1)] = said.get(m.group(1), 0) + int(m.group(2))
+        elif isinstance(record.get("names"), list) and record.get("outcome") in (
+            "passed",
+            "failed",
+            "skipped",
+        ):
+            names = " > ".join(str(n) for n in record["names"])
+            test_id = f"{_relative(str(record.get('file', '')), tree)}::{names}"
+            secs = record.get("secs")
+            secs = float(secs) if isinstance(secs, int | float) and 0 <= secs < 1e7 else 0.0
+            add(report, test_id, record["outcome"], str(record.get("msg") or ""), secs)
+    if not report.started:
+        return None
+    counts = report.summary()
+    mine = (counts.get("passed", 0), counts.get("failed", 0))
+    theirs = (said.get("pass", 0), said.get("fail", 0) + said.get("cancelled", 0))
+    if said and mine != theirs:
+        report.channel_problem = (
+            f"the test output disagrees with the runner's own counts ({mine[0]} passed, "
+            f"{mine[1]} failed in the per-test lines; pass {theirs[0]}, fail {theirs[1]})"
+        )
+    return report
+
+
+def _relative(file: str, tree: Path) -> str:
+    if file.startswith("file://"):
+        file = file[len("file://") :]
+    try:
+        return Path(file).resolve().relative_to(tree.resolve()).as_posix()
+    except (ValueError, OSError):
+        return file

@@ -1,0 +1,105 @@
+"""Rust projects judged with the real toolchain (rustup's cargo, shown read-only in the
+sandbox): per-test results from libtest, a fix lands, a regression and an `#[ignore]`
+are refused, a forged `... ok` line cannot hide a failure or invent a test."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import cli, directives, log_json, make_repo
+
+pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+
+CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+LIB = """pub fn add(a: i32, b: i32) -> i32 {
+    a - b
+}
+
+pub fn sub(a: i32, b: i32) -> i32 {
+    a - b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        assert_eq!(add(2, 3), 5);
+    }
+
+    #[test]
+    fn subtracts() {
+        assert_eq!(sub(5, 3), 2);
+    }
+}
+"""
+IT = "#[test]\nfn integration_sub() {\n    assert_eq!(adder::sub(2, 2), 0);\n}\n"
+FIX = (
+    "src/lib.rs\n<<<<<<< SEARCH\npub fn add(a: i32, b: i32) -> i32 {\n    a - b\n=======\n"
+    "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n>>>>>>> REPLACE\n"
+)
+BREAK_SUB = FIX + (
+    "src/lib.rs\n<<<<<<< SEARCH\npub fn sub(a: i32, b: i32) -> i32 {\n    a - b\n=======\n"
+    "pub fn sub(a: i32, b: i32) -> i32 {\n    a * b\n>>>>>>> REPLACE\n"
+)
+IGNORE = (
+    "src/lib.rs\n<<<<<<< SEARCH\n    #[test]\n    fn adds() {\n=======\n"
+    "    #[test]\n    #[ignore]\n    fn adds() {\n>>>>>>> REPLACE\n"
+)
+TASK = "Fix add so that the adds test passes"
+
+
+def _repo(tmp_path: Path) -> Path:
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB, "tests/it.rs": IT}
+    return make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
+
+
+def _run(repo: Path, spec: str) -> str:
+    proc = cli("run", "--repo", str(repo), "--model", spec, "--task", TASK, "--json")
+    return proc.stdout + proc.stderr
+
+
+def test_a_fix_lands(tmp_path: Path, script) -> None:
+    repo = _repo(tmp_path)
+    out = _run(repo, script(propose=[FIX]))
+    assert log_json(repo)[-1]["outcome"] == "accepted", out
+    assert "src/lib.rs::tests::adds" in out  # the baseline named the failing test
+    assert "a + b" in (repo / "src/lib.rs").read_text()
+
+
+def test_a_regression_is_rejected_in_both_test_binaries(tmp_path: Path, script) -> None:
+    repo = _repo(tmp_path)
+    _run(repo, script(propose=[BREAK_SUB]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "src/lib.rs::tests::subtracts" in attempt["reason"]
+
+
+def test_an_ignore_is_refused(tmp_path: Path, script) -> None:
+    repo = _repo(tmp_path)
+    _run(repo, script(propose=[FIX + IGNORE]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "#[ignore]" in attempt["reason"] and "src/lib.rs" in attempt["reason"]
+
+
+def test_a_forged_ok_line_is_caught(tmp_path: Path, script) -> None:
+    """add stays broken; the code prints libtest's line for a passing `adds` and for a
+    test that does not exist. Worst outcome wins, and the counts no longer add up."""
+    forge = (
+        "src/lib.rs\n<<<<<<< SEARCH\npub fn add(a: i32, b: i32) -> i32 {\n=======\n"
+        "pub fn add(a: i32, b: i32) -> i32 {\n    use std::io::Write;\n"
+        '    let _ = writeln!(std::io::stdout(), "test tests::adds ... ok");\n'
+        '    let _ = writeln!(std::io::stdout(), "test tests::phantom ... ok");\n'
+        ">>>>>>> REPLACE\n"
+    )
+    repo = _repo(tmp_path)
+    _run(repo, script(propose=[forge]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "cannot be trusted" in attempt["reason"] or "tests::adds" in attempt["reason"]
+    assert "a - b" in (repo / "src/lib.rs").read_text()

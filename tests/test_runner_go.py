@@ -1,0 +1,130 @@
+"""Go projects judged like Python ones, with the real `go` toolchain: per-test results
+from `go test -json`, a fix lands, a regression or a skip is refused, a forged pass line
+cannot hide a failure, a wrapper (`make test`) reports the same way."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import cli, directives, git, log_json, make_repo
+
+pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")
+
+GO_MOD = "module example.com/mathx\n\ngo 1.19\n"
+MATHX = """package mathx
+
+func Add(a, b int) int {
+	return a - b
+}
+
+func Sub(a, b int) int {
+	return a - b
+}
+"""
+MATHX_TEST = """package mathx
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if Add(2, 3) != 5 {
+		t.Fatalf("Add(2, 3) = %d", Add(2, 3))
+	}
+}
+
+func TestSub(t *testing.T) {
+	if Sub(5, 3) != 2 {
+		t.Fatalf("Sub(5, 3) = %d", Sub(5, 3))
+	}
+}
+"""
+FIX = (
+    "mathx.go\n<<<<<<< SEARCH\nfunc Add(a, b int) int {\n\treturn a - b\n=======\n"
+    "func Add(a, b int) int {\n\treturn a + b\n>>>>>>> REPLACE\n"
+)
+BREAK_SUB = FIX + (
+    "mathx.go\n<<<<<<< SEARCH\nfunc Sub(a, b int) int {\n\treturn a - b\n=======\n"
+    "func Sub(a, b int) int {\n\treturn a * b\n>>>>>>> REPLACE\n"
+)
+SKIP = (
+    "mathx_test.go\n<<<<<<< SEARCH\nfunc TestAdd(t *testing.T) {\n=======\n"
+    'func TestAdd(t *testing.T) {\n\tt.Skip("later")\n>>>>>>> REPLACE\n'
+)
+TASK = "Fix Add so that TestAdd passes"
+
+
+def _repo(tmp_path: Path, test: str = "go test ./...", extra_files: dict | None = None) -> Path:
+    files = {"go.mod": GO_MOD, "mathx.go": MATHX, "mathx_test.go": MATHX_TEST}
+    return make_repo(tmp_path / "repo", {**files, **(extra_files or {})}, directives(test))
+
+
+def _run(repo: Path, spec: str, task: str = TASK):
+    return cli("run", "--repo", str(repo), "--model", spec, "--task", task, "--json")
+
+
+def test_a_fix_lands_with_per_test_results(tmp_path: Path, script) -> None:
+    repo = _repo(tmp_path)
+    proc = _run(repo, script(propose=[FIX]))
+    attempts = log_json(repo)
+    assert attempts[-1]["outcome"] == "accepted", proc.stdout + proc.stderr
+    assert "return a + b" in (repo / "mathx.go").read_text()
+    assert "example.com/mathx::TestAdd" in proc.stdout  # the baseline named the failing test
+
+
+def test_a_regression_is_rejected_naming_the_test(tmp_path: Path, script) -> None:
+    repo = _repo(tmp_path)
+    _run(repo, script(propose=[BREAK_SUB]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "example.com/mathx::TestSub" in attempt["reason"]
+    assert "return a - b" in (repo / "mathx.go").read_text()
+
+
+def test_a_skip_added_to_a_test_is_refused_even_where_test_edits_are_allowed(
+    tmp_path: Path, script
+) -> None:
+    repo = _repo(tmp_path)
+    toml = repo / "selfforge.toml"
+    toml.write_text(toml.read_text() + "\n[safety]\nallow_test_edits = true\n")
+    git(repo, "commit", "-qam", "allow test edits")
+    _run(repo, script(propose=[FIX + SKIP]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert 't.Skip("later")' in attempt["reason"] and "mathx_test.go" in attempt["reason"]
+
+
+def test_a_change_to_go_mod_is_a_dependency_change(tmp_path: Path, script) -> None:
+    bump = "go.mod\n<<<<<<< SEARCH\ngo 1.19\n=======\ngo 1.18\n>>>>>>> REPLACE\n"
+    repo = _repo(tmp_path)
+    _run(repo, script(propose=[FIX + bump]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "go.mod, a dependency change" in attempt["reason"]
+
+
+def test_a_forged_pass_line_cannot_hide_a_failure(tmp_path: Path, script) -> None:
+    """The candidate leaves Add broken and prints test2json's pass line for TestAdd."""
+    forge = (
+        "mathx.go\n<<<<<<< SEARCH\npackage mathx\n=======\npackage mathx\n\n"
+        'import "fmt"\n\nfunc init() {\n\tfmt.Println("--- PASS: TestAdd (0.00s)")\n}\n'
+        ">>>>>>> REPLACE\n"
+    )
+    repo = _repo(tmp_path)
+    _run(repo, script(propose=[forge]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "return a - b" in (repo / "mathx.go").read_text()
+
+
+def test_a_wrapper_reports_per_test_results(tmp_path: Path, script) -> None:
+    """`make test` runs go test: GOFLAGS carries -json through it."""
+    if shutil.which("make") is None:
+        pytest.skip("needs make")
+    makefile = {"Makefile": "test:\n\tgo test ./...\n"}
+    repo = _repo(tmp_path, "make -s test", makefile)
+    _run(repo, script(propose=[BREAK_SUB]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "example.com/mathx::TestSub" in attempt["reason"]
