@@ -315,10 +315,18 @@ def _line_of(text: str, loc: tuple[str, ...]) -> int | None:
     return fallback
 
 
-def render_default(test: str | None, lint: str | None, goals: list[str]) -> str:
+def render_default(
+    test: str | None,
+    lint: str | None,
+    goals: list[str],
+    runner: str = "auto",
+    junit: str | None = None,
+) -> str:
     """The commented selfforge.toml that ``selfforge init`` writes."""
     from jinja2 import Environment, PackageLoader
 
     env = Environment(loader=PackageLoader("selfforge", "prompts"), keep_trailing_newline=True)
     template = env.get_template("selfforge.toml.j2")
-    return template.render(test=test, lint=lint, goals=goals, roles=list(ROLES))
+    return template.render(
+        test=test, lint=lint, goals=goals, roles=list(ROLES), runner=runner, junit=junit
+    )

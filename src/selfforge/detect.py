@@ -40,7 +40,9 @@ class Project:
     venv: Path | None = None  # the virtualenv's folder
     venv_kind: str = ""  # ".venv", "poetry", "hatch", "pipenv", "uv", …
     python: str = "python"  # how a check command starts the project's Python
-    runner: str = ""  # pytest | unittest | tox | nox | make
+    runner: str = ""  # pytest | unittest | tox | nox | make | go | cargo | node | junit | tap
+    results: str = "auto"  # [checks] runner: who reads the per-test results
+    junit: str | None = None  # [checks] junit: the report file, for the JUnit runner
     test: str | None = None
     test_source: str = ""  # where the test command came from, in words
     lint: str | None = None
@@ -127,11 +129,25 @@ def _find_tests(p: Project) -> None:
     elif _uses_unittest(p.root):
         p.runner, p.test_source = "unittest", "unittest test files"
     else:
+        _other_language(p)
         return
     if p.runner == "pytest" or (p.venv is not None and _has_module(p, "pytest")):
         p.runner, p.test = "pytest", f"{p.python} -m pytest -q"
     else:
         p.test = f"{p.python} -m unittest -v"
+
+
+def _other_language(p: Project) -> None:
+    from selfforge import detect_lang
+
+    found = detect_lang.detect(p.root)
+    if found is None:
+        return
+    p.runner, p.test, p.test_source = found.runner, found.test, found.source
+    p.results = found.runner if found.runner in ("junit", "tap") else "auto"
+    p.junit = found.junit
+    if found.lint and shutil.which(found.lint.split()[0]):
+        p.lint, p.lint_source = found.lint, f"{found.runner}'s own checker"
 
 
 def _pytest_command(p: Project, line: str) -> str | None:

@@ -90,6 +90,8 @@ def check_venv(root: Path) -> Finding:
     found = detect_project(root)
     if found.venv:
         return Finding("ok", "virtualenv", f"{found.venv_kind}: {found.venv}")
+    if found.runner in ("go", "cargo", "node", "junit", "tap"):
+        return Finding("ok", "virtualenv", f"none needed ({found.test_source})")
     return Finding(
         "warn",
         "virtualenv",
@@ -165,6 +167,35 @@ def _worktree(root: Path) -> Iterator[tuple[Path, str | None]]:
             yield where, head
         finally:
             git.git("worktree", "remove", "--force", str(where), cwd=root, check=False)
+
+
+def check_toolchain(root: Path, directives: Any | None) -> Finding | None:
+    """For a runner other than pytest/unittest: the program it needs, and what of the
+    user's toolchain the sandbox shows it (read-only) or gives it privately."""
+    from selfforge.judge import runners
+
+    checks = getattr(directives, "checks", None)
+    if checks is None or not checks.test:
+        return None
+    adapter = runners.detect(checks.test, root, checks.runner, checks.junit or "")
+    if adapter is None:
+        return None
+    program = {"go": "go", "cargo": "cargo", "node": "node"}.get(adapter.name)
+    if program and shutil.which(program) is None:
+        return Finding(
+            "fail",
+            "toolchain",
+            f"the {adapter.name} runner needs `{program}`, which is not on PATH",
+            f"install {program}, or fix [checks] test in selfforge.toml",
+        )
+    prepared = adapter.prepare(checks.test, None, "/tmp/.selfforge-cache")
+    where = f"{program}: {shutil.which(program)}" if program else f"{adapter.name} runner"
+    shown = ", ".join(str(p) for p in prepared.readable) or "nothing from the home folder"
+    private = [k for k, v in prepared.env.items() if v.startswith("/tmp/.selfforge-cache")]
+    detail = f"{where}; shown read-only in the sandbox: {shown}"
+    if private:
+        detail += f"; private caches: {', '.join(private)}"
+    return Finding("ok", "toolchain", detail)
 
 
 def check_lint(

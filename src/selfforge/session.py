@@ -182,10 +182,12 @@ def _note_wait(reporters: list[Reporter], message: str) -> None:
 
 def _use_detected_checks(loaded: LoadedDirectives, ws: Workspace, quiet: bool) -> None:
     """Without a directives file, check with what `selfforge init` would write."""
-    from selfforge.detect import detect_checks
+    from selfforge.detect import detect_project
 
-    test, lint = detect_checks(ws.root)
-    loaded.directives.checks.test, loaded.directives.checks.lint = test, lint
+    found = detect_project(ws.root)
+    test, lint = found.test, found.lint
+    checks = loaded.directives.checks
+    checks.test, checks.lint, checks.runner, checks.junit = test, lint, found.results, found.junit
     if not quiet:
         console.print(
             f"[yellow]no selfforge.toml[/]: checking with test = {escape(repr(test))}, "

@@ -42,7 +42,8 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
         raise UsageError(f"{target} exists; edit it, or pass --force to overwrite it")
     found = detect_project(root, portable=True)  # the file is shared: no local paths
     goals = ["All tests pass", "No lint errors"] if found.lint else ["All tests pass"]
-    target.write_text(render_default(found.test, found.lint, goals), encoding="utf-8")
+    text = render_default(found.test, found.lint, goals, found.results, found.junit)
+    target.write_text(text, encoding="utf-8")
     out = console.print
     out(f"wrote {escape(str(target))}")
     venv = (

@@ -75,7 +75,7 @@ def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
 
 def diagnose(repo: Path, model: str | None) -> list[Finding]:
     from selfforge import git
-    from selfforge.doctor import check_repo_state, check_sandbox, check_venv
+    from selfforge.doctor import check_repo_state, check_sandbox, check_toolchain, check_venv
 
     findings = [_check_git(repo)]
     if findings[0].status == "fail":
@@ -88,6 +88,8 @@ def diagnose(repo: Path, model: str | None) -> list[Finding]:
     findings += _check_model(model, root)
     findings += _check_keys_file()
     findings.append(check_sandbox(directives))
+    if (toolchain := check_toolchain(root, directives)) is not None:
+        findings.append(toolchain)
     return findings
 
 
@@ -106,7 +108,7 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
     """The directives (None when unreadable) and what is wrong with them; the test and
     lint commands are run once each, as the loop would."""
     from selfforge.config import load_directives
-    from selfforge.detect import detect_checks
+    from selfforge.detect import detect_project
     from selfforge.doctor import check_lint, check_tests
     from selfforge.models.secrets import mask
 
@@ -124,7 +126,9 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
                 "run `selfforge init`",
             )
         ]
-        checks.test, checks.lint = detect_checks(root)
+        project = detect_project(root)
+        checks.test, checks.lint = project.test, project.lint
+        checks.runner, checks.junit = project.results, project.junit  # type: ignore[assignment]
     else:
         found = [Finding("ok", "directives", str(loaded.path))]
     if mask(loaded.text) != loaded.text:

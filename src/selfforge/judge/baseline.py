@@ -86,7 +86,9 @@ def _problem(
     if report is None:
         return (
             f"{where} exited {result.exit_code} without per-test results ({last}); selfforge "
-            "needs them to tell a regression (pytest, or `python -m unittest -v`): "
+            "needs them to tell a regression (pytest, `python -m unittest -v`, go test, cargo "
+            "test, node --test, or a runner that prints TAP or writes JUnit XML, named by "
+            '[checks] runner = "tap" or "junit"): '
             + fix
             + ', or opt out with [checks] tests = "none" (changes then go to branches only)'
         )

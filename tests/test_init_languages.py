@@ -1,0 +1,68 @@
+"""`selfforge init` and `doctor` on projects that are not Python: the runner is detected
+from the project (go.mod, Cargo.toml, package.json), written into the directives, run
+once by doctor in the sandbox, and doctor names the toolchain it found."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from test_runner_cargo import CARGO_TOML, IT, LIB
+from test_runner_go import GO_MOD, MATHX, MATHX_TEST
+from test_runner_node import MATH, PACKAGE, TESTS
+
+from conftest import cli, git, make_repo
+
+GO_OK = MATHX.replace("return a - b\n}\n\nfunc Sub", "return a + b\n}\n\nfunc Sub")
+RUST_OK = LIB.replace("{\n    a - b\n}\n\npub fn sub", "{\n    a + b\n}\n\npub fn sub")
+NODE_OK = MATH.replace("a - b;\nexports.sub", "a + b;\nexports.sub")
+
+CASES = {
+    "go": (
+        {"go.mod": GO_MOD, "mathx.go": GO_OK, "mathx_test.go": MATHX_TEST},
+        "go test ./...",
+        "go",
+    ),
+    "cargo": (
+        {"Cargo.toml": CARGO_TOML, "src/lib.rs": RUST_OK, "tests/it.rs": IT},
+        "cargo test --offline",
+        "cargo",
+    ),
+    "node": (
+        {"package.json": PACKAGE, "math.js": NODE_OK, "test/math.test.js": TESTS},
+        "npm test",
+        "node",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_init_detects_the_runner_and_doctor_runs_it(tmp_path: Path, lang: str) -> None:
+    files, command, program = CASES[lang]
+    if shutil.which(program) is None:
+        pytest.skip(f"needs {program}")
+    repo = make_repo(tmp_path / "repo", files)
+    cli("init", "--repo", str(repo), check=True)
+    written = tomllib.loads((repo / "selfforge.toml").read_text())
+    assert written["checks"]["test"] == command
+    git(repo, "add", "selfforge.toml")
+    git(repo, "commit", "-qm", "directives")
+    proc = cli("doctor", "--repo", str(repo), "--model", "script:none.json")
+    out = proc.stdout
+    assert "toolchain" in out and shutil.which(program) in out, out
+    assert "passed" in out and "test check" in out, out  # the probe ran the suite
+    assert "virtualenv" in out and "none needed" in out
+
+
+def test_init_on_a_node_project_with_vitest_writes_a_junit_runner(tmp_path: Path) -> None:
+    package = json.dumps({"name": "m", "devDependencies": {"vitest": "^1.0.0"}})
+    repo = make_repo(tmp_path / "repo", {"package.json": package, "a.test.js": ""})
+    cli("init", "--repo", str(repo), check=True)
+    checks = tomllib.loads((repo / "selfforge.toml").read_text())["checks"]
+    assert checks["runner"] == "junit"
+    assert checks["junit"] == ".selfforge-junit.xml"
+    assert "--reporter=junit" in checks["test"] and checks["junit"] in checks["test"]
