@@ -48,6 +48,9 @@ class Checks(_Section):
     # which runner reads the per-test results; "auto" tells from the command and project
     runner: Literal["auto", "pytest", "unittest", "go", "cargo", "node", "tap", "junit"] = "auto"
     junit: str | None = None  # with runner = "junit": the report file the command writes
+    # installs dependencies once per set of manifests, with the network, from the base's
+    # files only (npm ci, go mod download, cargo fetch); checks see the result read-only
+    setup: str | None = None
     lint: str | None = None
     syntax: bool = True
     timeout_s: float = Field(default=300, gt=0)

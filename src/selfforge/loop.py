@@ -25,6 +25,7 @@ from selfforge.executors import Executor
 from selfforge.journal import Journal
 from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import baseline_cache, selfcheck
+from selfforge.judge import setup as judge_setup
 from selfforge.judge.gates import describe_state
 from selfforge.judge.selfcheck import LAST_GOOD, is_self_repo, remember_good
 from selfforge.judge.verdict import Observed
@@ -179,6 +180,8 @@ def _run_cycles(
         if options.until is not None and time.time() >= options.until:
             return "reached the --until time limit"
         base = require_commit(engine.ws.root)
+        if engine.d.checks.setup:
+            _provide(engine, base)
         if baseline is None or base != baseline_commit:
             baseline, baseline_commit = measure_baseline(engine, base), base
         try:
@@ -239,6 +242,22 @@ def _one_cycle(
         engine, checker, n, cycle, task.text, base, baseline, task.edit_format
     )
     return task, results, chosen
+
+
+def _provide(engine: Engine, base: str) -> None:
+    """[checks] setup for this base's manifests (installed once, then reused)."""
+    d = engine.d
+    assert d.checks.setup is not None
+    engine.reporter.begin("setup")
+    engine.space = judge_setup.provide(
+        engine.ws.root,
+        engine.ws.state,
+        base,
+        d.checks.setup,
+        engine.space,
+        d.checks.timeout_s,
+        say=lambda text, secs: engine.reporter.step("setup", None, text, secs),
+    )
 
 
 def measure_baseline(engine: Engine, commit: str) -> Observed:

@@ -64,6 +64,10 @@ class CheckSpace:
     hidden: tuple[Path, ...] = ()  # more places no check sees (over readable and toolchains)
     runner: str = "auto"  # [checks] runner: which test runner reads the results
     junit: str = ""  # [checks] junit: the JUnit XML file the test command writes
+    # [checks] setup's products: (host path, path in the tree), shown read-only in every
+    # check's tree, and the variables pointing at them ("{tree}" is the check's tree)
+    provided: tuple[tuple[str, str], ...] = ()
+    provided_env: tuple[tuple[str, str], ...] = ()
 
     @property
     def sandboxed(self) -> bool:
@@ -107,6 +111,7 @@ def run_command(
             env = scrub_env(os.environ)
             argv = ["/bin/sh", "-c", command]
         env.update(extra_env or {})
+        env.update({k: v.replace("{tree}", str(cwd)) for k, v in space.provided_env})
         guard = Guard(space.limits)
         stack.callback(guard.cleanup)
         fds = (channel.secret_fd,) if channel is not None else ()
@@ -210,6 +215,7 @@ def _policy(
     if channel is not None:
         binds.append(sandbox.Bind(channel.dir, Path(channel.plugin_path(True))))
     binds += check_git.binds(space.git_common_dir, tree, head)
+    binds += [sandbox.Bind(Path(source), tree / rel) for source, rel in space.provided]
     return sandbox.Policy(
         writable=(tree.resolve(),),
         hidden=hidden,
