@@ -4,17 +4,16 @@ commit's files, with the network; every check sees them read-only and offline.""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from pytest_httpserver import HTTPServer
 
-from test_runner_node import FIX, TASK
+from test_runner_node import FIX, NODE_20, TASK
 
 from conftest import cli, directives, git, log_json, make_repo
 
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+pytestmark = pytest.mark.skipif(not NODE_20, reason="needs node 20 or later")
 
 PACKAGE = json.dumps({"name": "m", "version": "1.0.0", "scripts": {"test": "node --test"}})
 # The "install": copies a vendored package into node_modules, as `npm ci` would fetch it.

@@ -5,16 +5,15 @@ command that writes no report stops at the baseline with the fix."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from test_runner_node import BREAK_SUB, FIX, MATH, PACKAGE, TASK, TESTS
+from test_runner_node import BREAK_SUB, FIX, MATH, NODE_20, PACKAGE, TASK, TESTS
 
 from conftest import cli, directives, log_json, make_repo
 
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+pytestmark = pytest.mark.skipif(not NODE_20, reason="needs node 20 or later")
 
 TAP = "node --test --test-reporter=tap"
 JUNIT = "node --test --test-reporter=junit --test-reporter-destination=report.xml"

@@ -7,13 +7,24 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import cli, directives, log_json, make_repo
 
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+
+def node_major() -> int:
+    """Node's major version (0 without node): the reporter reads events of Node 20+."""
+    if shutil.which("node") is None:
+        return 0
+    out = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout
+    return int(out.strip().lstrip("v").split(".")[0] or 0)
+
+
+NODE_20 = node_major() >= 20
+pytestmark = pytest.mark.skipif(not NODE_20, reason="needs node 20 or later")
 
 PACKAGE = json.dumps({"name": "m", "version": "1.0.0", "scripts": {"test": "node --test"}})
 MATH = "exports.add = (a, b) => a - b;\nexports.sub = (a, b) => a - b;\n"

@@ -9,6 +9,7 @@ that does not parse, is no report: the run stops at the baseline with the fix.
 
 from __future__ import annotations
 
+import contextlib
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -38,10 +39,10 @@ class JUnit(Adapter):
             report = TestReport()
             report.channel_problem = f"{self.report_file} is larger than {MAX_BYTES >> 20} MiB"
             return report
-        return parse_junit(data)
+        return parse_junit(data, tree)
 
 
-def parse_junit(data: bytes) -> TestReport | None:
+def parse_junit(data: bytes, tree: Path | None = None) -> TestReport | None:
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
         return None  # no entity expansion from a file the candidate's code could write
     try:
@@ -50,8 +51,7 @@ def parse_junit(data: bytes) -> TestReport | None:
         return None
     report = TestReport()
     for case in root.iter("testcase"):
-        where = case.get("file") or case.get("classname") or ""
-        test_id = f"{where}::{case.get('name', '')}"
+        test_id = _test_id(case, tree)
         outcome, message = "passed", ""
         for child in case:
             if child.tag in ("failure", "error"):
@@ -66,3 +66,15 @@ def parse_junit(data: bytes) -> TestReport | None:
             secs = 0.0
         add(report, test_id, outcome, message, secs)
     return report if report.outcomes else None
+
+
+def _test_id(case: ElementTree.Element, tree: Path | None) -> str:
+    """``file::suite > name`` (Mocha: file, suite as classname), ``classname::name``
+    (Vitest: the file as classname, the suites in the name), ``classname::name`` else."""
+    file, classname, name = case.get("file"), case.get("classname") or "", case.get("name", "")
+    if file and tree is not None and Path(file).is_absolute():
+        with contextlib.suppress(ValueError, OSError):
+            file = Path(file).resolve().relative_to(tree.resolve()).as_posix()
+    if file and classname and classname != file:
+        return f"{file}::{classname} > {name}"
+    return f"{file or classname}::{name}"

@@ -1,0 +1,106 @@
+"""Mocha, Vitest and Jest, the real ones (installed from npm once, outside the clone, by
+`.ci/run` into SELFFORGE_JS_RUNNERS): each writes JUnit XML that `runner = "junit"`
+reads; a fix lands, a regression is rejected by name, and `.only` is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import cli, directives, log_json, make_repo
+
+RUNNERS = Path(
+    os.environ.get("SELFFORGE_JS_RUNNERS", Path.home() / ".cache/selfforge-ci/js-runners")
+)
+BIN = RUNNERS / "node_modules" / ".bin"
+pytestmark = pytest.mark.skipif(
+    not (BIN / "mocha").exists(), reason=f"needs mocha, vitest and jest in {RUNNERS}"
+)
+
+MATH = "exports.add = (a, b) => a - b;\nexports.sub = (a, b) => a - b;\n"
+SPEC = """const {{ add, sub }} = require('../math.js');
+{imports}
+describe('math', () => {{
+  it('adds', () => {{ {expect_add}; }});
+  it('subtracts', () => {{ {expect_sub}; }});
+}});
+"""
+NODE_ASSERT = {
+    "imports": "const assert = require('node:assert');",
+    "expect_add": "assert.strictEqual(add(2, 3), 5)",
+    "expect_sub": "assert.strictEqual(sub(5, 3), 2)",
+}
+EXPECT = {
+    "imports": "",
+    "expect_add": "expect(add(2, 3)).toBe(5)",
+    "expect_sub": "expect(sub(5, 3)).toBe(2)",
+}
+OUT = "junit.xml"
+FRAMEWORKS = {
+    "mocha": (f"{BIN}/mocha --reporter xunit --reporter-option output={OUT}", NODE_ASSERT, {}),
+    "vitest": (f"{BIN}/vitest run --globals --reporter=junit --outputFile={OUT}", EXPECT, {}),
+    "jest": (
+        f"JEST_JUNIT_OUTPUT_FILE={OUT} {BIN}/jest --ci --reporters="
+        f"{RUNNERS}/node_modules/jest-junit",
+        EXPECT,
+        {"jest.config.js": "module.exports = { testEnvironment: 'node' };\n"},
+    ),
+}
+FIX = (
+    "math.js\n<<<<<<< SEARCH\nexports.add = (a, b) => a - b;\n=======\n"
+    "exports.add = (a, b) => a + b;\n>>>>>>> REPLACE\n"
+)
+BREAK_SUB = FIX + (
+    "math.js\n<<<<<<< SEARCH\nexports.sub = (a, b) => a - b;\n=======\n"
+    "exports.sub = (a, b) => a * b;\n>>>>>>> REPLACE\n"
+)
+TASK = "Fix add so that the adds test passes"
+
+
+def _repo(tmp_path: Path, framework: str) -> Path:
+    command, spec, extra_files = FRAMEWORKS[framework]
+    text = directives(command).replace(
+        "[checks]\n", f'[checks]\nrunner = "junit"\njunit = "{OUT}"\n', 1
+    )
+    text += f"\n[sandbox]\nreadable = [{json.dumps(str(RUNNERS))}]\n"
+    text += "\n[safety]\nallow_test_edits = true\n"
+    files = {
+        "package.json": json.dumps({"name": "m", "version": "1.0.0"}),
+        "math.js": MATH,
+        "test/math.test.js": SPEC.format(**spec),
+        **extra_files,
+    }
+    return make_repo(tmp_path / "repo", files, text)
+
+
+def _run(repo: Path, spec: str) -> str:
+    proc = cli("run", "--repo", str(repo), "--model", spec, "--task", TASK, "--json")
+    return proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_a_fix_lands_and_a_regression_is_rejected(tmp_path: Path, script, framework) -> None:
+    repo = _repo(tmp_path, framework)
+    out = _run(repo, script(propose=[BREAK_SUB]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected", out
+    assert "subtracts" in attempt["reason"]
+    out = _run(repo, script(propose=[FIX]))
+    assert log_json(repo)[-1]["outcome"] == "accepted", out
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_a_focused_test_is_refused(tmp_path: Path, script, framework) -> None:
+    line = next(ln for ln in SPEC.format(**FRAMEWORKS[framework][1]).splitlines() if "'adds'" in ln)
+    only = (
+        f"test/math.test.js\n<<<<<<< SEARCH\n{line}\n=======\n"
+        f"{line.replace('it(', 'it.only(')}\n>>>>>>> REPLACE\n"
+    )
+    repo = _repo(tmp_path, framework)
+    _run(repo, script(propose=[FIX + only]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "it.only('adds'" in attempt["reason"]
