@@ -17,12 +17,12 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.bench import mutate
 from selfforge.bench.records import Instance
-from selfforge.bench.testrun import run_tests
+from selfforge.bench.testrun import is_python, run_tests
 from selfforge.errors import GitError, UsageError
 from selfforge.git import git, repo_root
 from selfforge.testpaths import rule_for
 
-CODE_SUFFIXES = {".py", ".pyi"}
+CODE_SUFFIXES = {".py", ".pyi", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx"}
 DEFAULT_TEST_CMD = "python -m pytest"
 
 
@@ -54,10 +54,21 @@ def candidates(repo: Path, since: str | None = None) -> list[Candidate]:
         code = tuple(
             f for f in files if f not in tests and PurePosixPath(f).suffix in CODE_SUFFIXES
         )
-        modules = tuple(f for f in tests if rule.is_test_file(f))
+        modules = tuple(f for f in tests if rule.is_test_file(f) or _other_test_file(f))
         if code and modules:
             found.append(Candidate(shas[0], shas[1], tests, code, modules))
     return found
+
+
+def _other_test_file(path: str) -> bool:
+    """A test file of another language: ``x_test.go``, ``x.test.js``/``.spec.ts``, or a
+    Rust integration test (``tests/*.rs``)."""
+    pure = PurePosixPath(path)
+    if pure.suffix not in CODE_SUFFIXES or pure.suffix in (".py", ".pyi"):
+        return False
+    if pure.name.endswith("_test.go") or ".test." in pure.name or ".spec." in pure.name:
+        return True
+    return pure.suffix == ".rs" and "tests" in pure.parts[:-1]
 
 
 def mine_one(
@@ -116,7 +127,10 @@ def _mine_in(
     listed = set(fail_to_pass) | set(pass_to_pass)
 
     def breaks_a_test() -> bool:
-        return not listed <= run_tests(root, cmd, targets, timeout_s).passed
+        ran = run_tests(root, cmd, targets, timeout_s)
+        # Elsewhere than Python a mutation that does not compile fails every test: a
+        # planted bug must still build (some test passes) and break one of ours.
+        return not listed <= ran.passed and (is_python(cmd) or bool(ran.passed))
 
     added = mutate.added_lines(
         git("diff", "-U0", c.parent, c.commit, "--", *c.code_files, cwd=root)
@@ -187,7 +201,12 @@ def _apply(root: Path, parent: str, commit: str, files: list[str]) -> None:
 
 
 def _default_test_cmd(root: Path) -> str:
-    """pytest with the interpreter running the bench; a src layout needs src importable."""
+    """pytest with the interpreter running the bench (a src layout needs src importable);
+    another language's runner where the project is one (go.mod, Cargo.toml, package.json)."""
+    from selfforge import detect_lang
+
+    if not any(root.glob("*.py")) and (found := detect_lang.detect(root)) is not None:
+        return found.test
     if (root / "src").is_dir():
         return f"PYTHONPATH=src {DEFAULT_TEST_CMD}"
     return DEFAULT_TEST_CMD

@@ -67,6 +67,9 @@ def candidates(root: Path, added: dict[str, set[int]]) -> Iterator[Mutation]:
     """Mutations on added lines, most promising kind first, then by file and position."""
     found: list[tuple[int, Mutation]] = []
     for path in sorted(added):
+        if not path.endswith(".py") and (root / path).is_file():
+            found += [(rank, m) for rank, m in _c_like(path, (root / path).read_text(), added)]
+            continue
         if not path.endswith(".py") or not (root / path).is_file():
             continue
         source = (root / path).read_text(encoding="utf-8")
@@ -94,6 +97,53 @@ def candidates(root: Path, added: dict[str, set[int]]) -> Iterator[Mutation]:
     found.sort(key=lambda item: (item[0], item[1].path, item[1].line, item[1].col))
     for _, mutation in found:
         yield mutation
+
+
+# Go, Rust, JavaScript/TypeScript: strings and comments skipped; `<`/`>` only between
+# spaces (elsewhere they are generics or arrows).
+_C_TOKEN = re.compile(
+    r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|`[^`]*`|'(?:\\.|[^'\\\n])'"
+    r"|(?P<op>==|!=|<=|>=|&&|\|\||=>|->|<-|\+\+|--|\+=|-=|<<|>>|::|[<>+\-!])"
+    r"|(?P<word>\b(?:true|false|[01])\b)",
+    re.S,
+)
+_C_SWAPS: list[dict[str, str]] = [
+    {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"},
+    {"true": "false", "false": "true", "&&": "||", "||": "&&"},
+    {"+": "-", "-": "+", "0": "1", "1": "0"},
+]
+
+
+def _c_like(path: str, source: str, added: dict[str, set[int]]) -> Iterator[tuple[int, Mutation]]:
+    starts = [0]
+    for i, ch in enumerate(source):
+        if ch == "\n":
+            starts.append(i + 1)
+    for m in _C_TOKEN.finditer(source):
+        token = m.group("op") or m.group("word")
+        if token is None:
+            continue
+        offset = m.start("op") if m.group("op") else m.start("word")
+        row = _line_of(starts, offset)
+        col = offset - starts[row - 1]
+        if row not in added.get(path, set()):
+            continue
+        if token in ("<", ">") and not (
+            source[offset - 1 : offset] == " " == source[offset + 1 : offset + 2]
+        ):
+            continue
+        if token == "!":
+            yield VALUE_RANK, Mutation(path, row, col, "!", "")
+            continue
+        for rank, table in enumerate(_C_SWAPS):
+            if token in table:
+                yield rank, Mutation(path, row, col, token, table[token])
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    import bisect
+
+    return bisect.bisect_right(starts, offset)
 
 
 def _value_mutation(path: str, tok: tokenize.TokenInfo, line: str) -> Mutation | None:
@@ -126,7 +176,8 @@ def find_breaking(
     for mutation in candidates(root, added):
         original = mutation.apply(root)
         try:
-            compile((root / mutation.path).read_text(encoding="utf-8"), mutation.path, "exec")
+            if mutation.path.endswith(".py"):
+                compile((root / mutation.path).read_text(encoding="utf-8"), mutation.path, "exec")
         except SyntaxError:
             (root / mutation.path).write_text(original, encoding="utf-8")
             continue

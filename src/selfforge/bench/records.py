@@ -62,7 +62,10 @@ class Instance(BaseModel):
     def node_id(self, test_id: str) -> str:
         """A test id as pytest's node id (older instance files hold junit ids)."""
         from selfforge.bench.mine import junit_to_node
+        from selfforge.bench.testrun import is_python
 
+        if not is_python(self.test_cmd):
+            return test_id  # another language's runner: its adapter's ids, as recorded
         return junit_to_node(test_id, sorted({t.split("::")[0] for t in self.test_targets}))
 
     @model_validator(mode="after")

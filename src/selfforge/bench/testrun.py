@@ -38,8 +38,17 @@ def resolve_command(test_cmd: str) -> str:
 
 
 def check_command(test_cmd: str, modules: list[str]) -> str:
-    """The shell command selfforge's judge runs in the replay clone."""
+    """The shell command selfforge's judge runs in the replay clone: pytest on the
+    instance's test modules, another language's runner on its whole suite."""
+    if not is_python(test_cmd):
+        return resolve_command(test_cmd)
     return " ".join([resolve_command(test_cmd), "-q", *(shlex.quote(m) for m in modules)])
+
+
+def is_python(test_cmd: str) -> bool:
+    from selfforge.judge.runners import detect
+
+    return detect(test_cmd, Path("/nonexistent")) is None
 
 
 def run_tests(root: Path, test_cmd: str, modules: list[str], timeout_s: float) -> TestOutcome:
@@ -54,6 +63,8 @@ def run_tests(root: Path, test_cmd: str, modules: list[str], timeout_s: float) -
     from selfforge.judge.imports import import_roots
     from selfforge.judge.runner import CheckSpace, run_command
 
+    if not is_python(test_cmd):
+        return _run_other(root, test_cmd, timeout_s)
     name = f".selfforge-junit-{secrets.token_hex(8)}.xml"
     xml = root / name
     command = f"{resolve_command(test_cmd)} -q -p no:cacheprovider --junit-xml={name} " + " ".join(
@@ -67,6 +78,18 @@ def run_tests(root: Path, test_cmd: str, modules: list[str], timeout_s: float) -
     finally:
         xml.unlink(missing_ok=True)
     outcomes = {_node_id(root, t): o for t, o in found.items()}
+    return TestOutcome(outcomes, ran.duration_s, ran.exit_code, ran.full_output[-4000:])
+
+
+def _run_other(root: Path, test_cmd: str, timeout_s: float) -> TestOutcome:
+    """Go, Rust, JavaScript: the whole suite through the runner's adapter, sandboxed like
+    every check (the adapter reads the runner's own output)."""
+    from selfforge import git
+    from selfforge.judge import runner
+
+    space = runner.CheckSpace(repo=root, git_common_dir=git.common_dir(root))
+    ran, report = runner.run_tests(test_cmd, root, timeout_s, space)
+    outcomes = dict(report.outcomes) if report is not None else {}
     return TestOutcome(outcomes, ran.duration_s, ran.exit_code, ran.full_output[-4000:])
 
 
