@@ -12,6 +12,7 @@ import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -23,11 +24,24 @@ from selfforge.git import _FALLBACK_IDENTITY
 console = Console(highlight=False, soft_wrap=True)
 
 
-def replay_path() -> Path:
-    return Path(str(resources.files("selfforge") / "demo_data" / "replay.json"))
+LANGS = {
+    "python": ("project", "replay.json", "calc.py has a bug (add() subtracts), so test_add fails"),
+    "go": ("project_go", "replay_go.json", "calc.go has a bug (Add() subtracts), so TestAdd fails"),
+    "rust": (
+        "project_rust",
+        "replay_rust.json",
+        "src/lib.rs has a bug (add() subtracts), so test_add fails",
+    ),
+    "js": ("project_js", "replay_js.json", "calc.js has a bug (add() subtracts), so 'add' fails"),
+}
+TOOLCHAINS = {"go": "go", "rust": "cargo", "js": "node"}
 
 
-def make_project(where: Path | None = None) -> Path:
+def replay_path(lang: str = "python") -> Path:
+    return Path(str(resources.files("selfforge") / "demo_data" / LANGS[lang][1]))
+
+
+def make_project(where: Path | None = None, lang: str = "python") -> Path:
     """A fresh git repository holding the sample project, committed: in ``where`` itself
     (made if missing; it must be empty), or a new temporary folder."""
     if where is None:
@@ -37,11 +51,7 @@ def make_project(where: Path | None = None) -> Path:
         root.mkdir(parents=True, exist_ok=True)
         if any(root.iterdir()):
             raise UsageError(f"--dir {root} is not empty; name a new or empty folder")
-    source = resources.files("selfforge") / "demo_data" / "project"
-    for item in source.iterdir():
-        if item.is_file():
-            text = item.read_text(encoding="utf-8")
-            (root / item.name).write_text(text.replace("{python}", _quoted_python()))
+    _copy(resources.files("selfforge") / "demo_data" / LANGS[lang][0], root)
     env = {**_FALLBACK_IDENTITY, "PATH": _path()}
     for args in (
         ["init", "-q", "-b", "main"],
@@ -52,20 +62,44 @@ def make_project(where: Path | None = None) -> Path:
     return root
 
 
-def run_demo(model: str | None = None, *, replay: bool = False, parent: Path | None = None) -> Path:
+def _copy(source: Any, target: Path) -> None:
+    for item in source.iterdir():
+        if item.is_dir():
+            (target / item.name).mkdir(exist_ok=True)
+            _copy(item, target / item.name)
+        elif item.is_file():
+            text = item.read_text(encoding="utf-8")
+            (target / item.name).write_text(text.replace("{python}", _quoted_python()))
+
+
+def run_demo(
+    model: str | None = None,
+    *,
+    replay: bool = False,
+    parent: Path | None = None,
+    lang: str = "python",
+) -> Path:
     from selfforge.models import choose_default_spec
     from selfforge.session import start_run
 
+    if lang not in LANGS:
+        raise UsageError(f"--lang {lang!r} is not one of: {', '.join(LANGS)}")
+    program = TOOLCHAINS.get(lang)
+    if program and shutil.which(program) is None:
+        raise UsageError(
+            f"the {lang} demo needs `{program}` on PATH; install it, or run the Python demo "
+            "(`selfforge demo`)"
+        )
     spec = model or (None if replay else choose_default_spec())
-    root = make_project(parent)
+    root = make_project(parent, lang)
     console.print("[bold]selfforge demo[/]")
     console.print(
-        f"A sample project is at {root}: calc.py has a bug (add() subtracts), so "
-        "test_add fails.\nselfforge will plan a task, propose edits, check them in an "
-        "isolated worktree, and land only what passes every gate."
+        f"A sample project is at {root}: {LANGS[lang][2]}.\nselfforge will plan a task, "
+        "propose edits, check them in an isolated worktree, and land only what passes "
+        "every gate."
     )
     if spec is None:
-        spec = f"script:{replay_path()}"
+        spec = f"script:{replay_path(lang)}"
         console.print(
             "[yellow]No model is configured, so this demo replays a model session "
             "recorded for it (bundled with selfforge).[/] Set GEMINI_API_KEY (free "

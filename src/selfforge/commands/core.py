@@ -139,11 +139,14 @@ def demo(
         help="Make the sample project in this folder (new or empty; default: a new "
         "temporary folder).",
     ),
+    lang: str = typer.Option(
+        "python", "--lang", help="The sample project's language: python, go, rust or js."
+    ),
 ) -> None:
     """Watch selfforge work on a small sample project; no setup or key needed."""
     from selfforge.demo import run_demo
 
-    run_demo(model=model, replay=replay, parent=parent)
+    run_demo(model=model, replay=replay, parent=parent, lang=lang)
 
 
 def rollback(repo: Path = RepoOpt) -> None:

@@ -75,6 +75,7 @@ def parse_libtest(output: str) -> TestReport | None:
         elif sections and (m := _RESULT.match(line)):
             sections[-1].summaries.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
     report.started = bool(sections)
+    _messages(output, sections, report)
     problems = [p for s in sections if (p := s.problem(report))]
     if any(not s.summaries for s in sections):
         report.finished = False  # a test binary that never printed its summary crashed
@@ -88,6 +89,20 @@ def parse_libtest(output: str) -> TestReport | None:
             "the test output disagrees with libtest's own summary (" + problems[0] + ")"
         )
     return report if report.started else None
+
+
+_STDOUT_BLOCK = re.compile(r"^---- (\S+) stdout ----$", re.M)
+_PANIC = re.compile(r"panicked at [^\n]*:\n(.+)")
+
+
+def _messages(output: str, sections: list[_Section], report: TestReport) -> None:
+    """The panic message of each failed test, from libtest's ``---- name stdout ----``."""
+    for m in _STDOUT_BLOCK.finditer(output):
+        panic = _PANIC.search(output, m.end(), m.end() + 4000)
+        for section in sections:
+            test_id = f"{section.target}::{m.group(1)}"
+            if panic and report.outcomes.get(test_id) == "failed":
+                report.messages.setdefault(test_id, panic.group(1).strip()[:300])
 
 
 class _Section:
