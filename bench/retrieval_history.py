@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from retrieval import _score
-
 from selfforge.git import git
 from selfforge.testpaths import is_test_path
 
