@@ -128,3 +128,20 @@ def test_a_wrapper_reports_per_test_results(tmp_path: Path, script) -> None:
     attempt = log_json(repo)[-1]
     assert attempt["outcome"] == "rejected"
     assert "example.com/mathx::TestSub" in attempt["reason"]
+
+
+def test_go_vet_as_the_lint_check_rejects_a_new_finding(tmp_path: Path, script) -> None:
+    """`go vet` is the project's own linter: a change that adds a finding is rejected."""
+    vet = FIX + (
+        "mathx.go\n<<<<<<< SEARCH\npackage mathx\n=======\npackage mathx\n\n"
+        'import "fmt"\n\nfunc Show(n int) string {\n\treturn fmt.Sprintf("%s", n)\n}\n'
+        ">>>>>>> REPLACE\n"
+    )
+    files = {"go.mod": GO_MOD, "mathx.go": MATHX, "mathx_test.go": MATHX_TEST}
+    text = directives("go test ./...", lint="go vet ./...")
+    repo = make_repo(tmp_path / "repo", files, text)
+    _run(repo, script(propose=[vet]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "lint findings rose from 0 to 1" in attempt["reason"]
+    assert "mathx.go" in attempt["reason"] and "Sprintf" in attempt["reason"]

@@ -90,6 +90,30 @@ def test_a_fix_lands_and_a_regression_is_rejected(tmp_path: Path, script, framew
     assert "subtracts" in attempt["reason"]
     out = _run(repo, script(propose=[FIX]))
     assert log_json(repo)[-1]["outcome"] == "accepted", out
+    # A report file the tests could write themselves: every run says so.
+    assert "a report file the code under test could also write" in out
+
+
+def test_a_forged_report_with_a_failing_exit_code_is_rejected(tmp_path: Path, script) -> None:
+    """add stays broken; the code overwrites the JUnit report with passes when the
+    process exits. The runner's exit code still says a test failed: the results and the
+    exit code disagree."""
+    forged = (
+        '<testsuites><testsuite><testcase classname="math" name="adds" file="test/math.test.js"/>'
+        '<testcase classname="math" name="subtracts" file="test/math.test.js"/></testsuite>'
+        "</testsuites>"
+    )
+    forge = (
+        "math.js\n<<<<<<< SEARCH\nexports.add = (a, b) => a - b;\n=======\n"
+        "exports.add = (a, b) => a - b;\nprocess.on('exit', () => require('fs')"
+        f".writeFileSync('{OUT}', {json.dumps(forged)}));\n>>>>>>> REPLACE\n"
+    )
+    repo = _repo(tmp_path, "mocha")
+    _run(repo, script(propose=[forge]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "the exit code and the results disagree" in attempt["reason"]
+    assert "a - b;" in (repo / "math.js").read_text()
 
 
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))

@@ -24,7 +24,7 @@ from selfforge.errors import BudgetExceeded, SelfforgeError
 from selfforge.executors import Executor
 from selfforge.journal import Journal
 from selfforge.judge import baseline as judge_baseline
-from selfforge.judge import baseline_cache, selfcheck
+from selfforge.judge import baseline_cache, runners, selfcheck
 from selfforge.judge import setup as judge_setup
 from selfforge.judge.gates import describe_state
 from selfforge.judge.selfcheck import LAST_GOOD, is_self_repo, remember_good
@@ -264,6 +264,9 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
     """Run lint and tests on the unmodified commit, in a worktree of its own; stop when
     the tests cannot judge (judge/baseline.py says why)."""
     d, ws = engine.d, engine.ws
+    adapter = runners.detect(d.checks.test or "", ws.root, d.checks.runner, d.checks.junit or "")
+    if adapter is not None and adapter.trust_note:  # said on every run, cached or not
+        engine.reporter.info(f"  [yellow]note[/]: {escape(adapter.trust_note)}")
     digest = baseline_cache.key(ws.root, commit, d.checks, d.sandbox, engine.space)
     if (cached := baseline_cache.load(ws.state, digest)) is not None:
         observed, at = cached

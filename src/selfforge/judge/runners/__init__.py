@@ -42,6 +42,9 @@ class Adapter:
     name = ""
     language = ""
     inject_dir = ""  # where selfforge's reporter files are, as the check sees them
+    # Said on every run where the runner's results can be forged by the code under test
+    # beyond what the exit-code and summary checks catch (the README's threat model).
+    trust_note = ""
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         """``scratch``: a writable folder for caches (inside the sandbox's /tmp)."""

@@ -22,6 +22,11 @@ MAX_BYTES = 32 * 2**20
 class JUnit(Adapter):
     name = "junit"
     language = ""
+    trust_note = (
+        "per-test results come from a report file the code under test could also write; "
+        "they must agree with the exit code, but a test that forges both is not caught "
+        "(prefer go test, cargo test, node --test or pytest, which selfforge reads itself)"
+    )
 
     def __init__(self, report_file: str = "") -> None:
         self.report_file = report_file

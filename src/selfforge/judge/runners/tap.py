@@ -21,6 +21,11 @@ _BAIL = re.compile(r"^\s*Bail out!", re.M)
 class Tap(Adapter):
     name = "tap"
     language = ""
+    trust_note = (
+        "per-test results are read from the test output, which the code under test can "
+        "also write to; they must agree with the exit code and the plan, but a test that "
+        "forges both is not caught"
+    )
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return parse_tap(output)
