@@ -28,6 +28,9 @@ NEGATIVE_KINDS = (
 )
 
 
+MAX_NAMED = 40  # target tests a task names by id; the rest are summed up
+
+
 class Instance(BaseModel):
     """One commit whose changed tests fail on its parent's code and pass on its own."""
 
@@ -54,7 +57,10 @@ class Instance(BaseModel):
         """The commit message (or issue text), and the tests it must make pass: in a
         tests-first replay they are committed already, failing. Every one is named by
         its id, so the judge requires every one to pass (README, the acceptance rule)."""
-        tests = ", ".join(self.node_id(t) for t in self.fail_to_pass)
+        ids = [self.node_id(t) for t in self.fail_to_pass]
+        tests = ", ".join(ids[:MAX_NAMED])
+        if len(ids) > MAX_NAMED:  # a package that did not build fails every test it holds
+            tests += f" and {len(ids) - MAX_NAMED} more of the instance's tests"
         return (
             f"{(self.issue_text or self.message).strip()}\n\nThe failing tests must pass: {tests}"
         )
