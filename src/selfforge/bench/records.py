@@ -93,6 +93,7 @@ class Job(BaseModel):
     work_dir: str  # the job makes (and removes) its clone below this folder
     keep_clone: bool = False
     timeout_s: float = 900
+    repeat: int = 0  # which of `bench run --repeat N`'s runs of the same job (0 first)
 
     @model_validator(mode="after")
     def _bug_by_default(self) -> Job:
@@ -102,7 +103,7 @@ class Job(BaseModel):
 
     @property
     def key(self) -> str:
-        return result_key(self.instance.instance_id, self.mode, self.model, self.kind)
+        return result_key(self.instance.instance_id, self.mode, self.model, self.kind, self.repeat)
 
 
 class Result(BaseModel):
@@ -137,6 +138,13 @@ class Result(BaseModel):
     fail_to_pass_failing: list[str] = Field(default_factory=list)
     pass_to_pass_failing: list[str] = Field(default_factory=list)
     error: str | None = None  # the harness failed; the verdict says nothing then
+    repeat: int = 0  # which run of the same job (`bench run --repeat N`)
+    # A rejected gold change, explained by the bench's own reruns (replay.classify):
+    # "flaky" (a listed test's outcome changed between two runs of the same code),
+    # "environment" (the gold change fails listed tests here, outside selfforge too) or
+    # "selfforge" (the gold passes them every time: the judge was wrong).
+    rejection: str | None = None
+    evidence: str = ""  # what the reruns saw, in a sentence
 
     @model_validator(mode="after")
     def _bug_by_default(self) -> Result:
@@ -146,14 +154,22 @@ class Result(BaseModel):
 
     @property
     def key(self) -> str:
+        return result_key(self.instance_id, self.mode, self.model, self.kind, self.repeat)
+
+    @property
+    def job(self) -> str:
+        """The job whatever its repeat: the rows ``--repeat`` compares."""
         return result_key(self.instance_id, self.mode, self.model, self.kind)
 
 
-def result_key(instance_id: str, mode: str, model: str, kind: str | None = None) -> str:
+def result_key(
+    instance_id: str, mode: str, model: str, kind: str | None = None, repeat: int = 0
+) -> str:
     """Gold and negative jobs are the same whatever model; model jobs differ per model;
-    negatives differ per kind."""
+    negatives differ per kind; a repeat after the first is a job of its own."""
     key = f"{instance_id}:{mode}" + (f":{model}" if mode == "model" else "")
-    return key + (f":{kind}" if mode == "negative" and kind else "")
+    key += f":{kind}" if mode == "negative" and kind else ""
+    return key + (f"#{repeat}" if repeat else "")
 
 
 def read_instances(path: Path) -> list[Instance]:

@@ -34,7 +34,7 @@ def run_job(job: Job) -> Result:
     started = time.monotonic()
     inst = job.instance
     result = Result(instance_id=inst.instance_id, mode=job.mode, model=job.model)
-    result.kind = job.kind
+    result.kind, result.repeat = job.kind, job.repeat
     if job.mode == "negative":
         try:
             negatives.precheck(inst, job.kind or "bug")
@@ -102,12 +102,66 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     _read_summary(summary, clone, result)
     if not result.landed:
         result.fail_to_pass_failing = sorted(inst.fail_to_pass)
+        if job.mode == "gold":
+            classify(clone, inst, before.outcomes, result, job.timeout_s)
         return
     after = run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s)
     result.verify_tests_s = round(after.duration_s, 3)
     result.fail_to_pass_failing = sorted(set(inst.fail_to_pass) - after.passed)
     result.pass_to_pass_failing = sorted(set(inst.pass_to_pass) - after.passed)
     result.solved = listed <= after.passed
+
+
+def classify(
+    clone: Path, inst: Instance, base: dict[str, str], result: Result, timeout_s: float
+) -> None:
+    """Explain a rejected gold change with the bench's own runs of the listed tests,
+    independent of the judge: the base once more, and the gold change twice.
+
+    - flaky: a listed test's outcome differs between two runs of the same code;
+    - environment: the gold change fails listed tests here every time (the base passes
+      them, or they were F2P and still fail): its code does not work in this place;
+    - selfforge: the gold change passes every listed test every time, and the base is as
+      before: nothing but the judge refused it.
+    The clone is left as it was (the gold change is applied and reverted)."""
+    listed = sorted(set(inst.fail_to_pass) | set(inst.pass_to_pass))
+    again = run_tests(clone, inst.test_cmd, inst.test_targets, timeout_s).outcomes
+    git("apply", "--whitespace=nowarn", "-", cwd=clone, input_text=inst.code_patch)
+    try:
+        first = run_tests(clone, inst.test_cmd, inst.test_targets, timeout_s).outcomes
+        second = run_tests(clone, inst.test_cmd, inst.test_targets, timeout_s).outcomes
+    finally:
+        git("apply", "-R", "--whitespace=nowarn", "-", cwd=clone, input_text=inst.code_patch)
+
+    def changed(a: dict[str, str], b: dict[str, str]) -> list[str]:
+        return [
+            f"{t}: {a.get(t, 'not run')} then {b.get(t, 'not run')}"
+            for t in listed
+            if a.get(t, "not run") != b.get(t, "not run")
+        ]
+
+    flips = changed(base, again) + changed(first, second)
+    failing = [t for t in listed if first.get(t) != "passed"]
+    if flips:
+        result.rejection = "flaky"
+        result.evidence = f"outcomes changed between two runs of the same code: {_few(flips)}"
+    elif failing:
+        result.rejection = "environment"
+        shown = _few([f"{t} ({first.get(t, 'not run')})" for t in failing])
+        result.evidence = (
+            f"the gold change fails {len(failing)} listed test(s) here in the bench's own "
+            f"runs too, twice: {shown}"
+        )
+    else:
+        result.rejection = "selfforge"
+        result.evidence = (
+            f"the gold change passes all {len(listed)} listed tests twice in the bench's "
+            "own runs and the base reran as before: the judge refused a good change"
+        )
+
+
+def _few(items: list[str], n: int = 3) -> str:
+    return "; ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
 def _draw(job: Job, clone: Path, result: Result) -> str | None:

@@ -7,6 +7,7 @@ acceptances).
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from html import escape
@@ -141,6 +142,8 @@ def judge_section(gs: list[Group]) -> list[str]:
     if "gold" not in by and "negative" not in by:
         return lines
     lines += ["## The judge", ""]
+    figures = honesty([r for g in gs for r in g.results])
+    lines += ["```", *figures, "```", ""] if figures else []
     if "gold" in by:
         g = by["gold"]
         missed = [r for r in g.graded if not r.landed]
@@ -165,6 +168,76 @@ def judge_section(gs: list[Group]) -> list[str]:
                 f"landed {sum(r.landed for r in rows)}, not drawn {undrawn}"
             )
     return [*lines, ""]
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval (95% by default) for k events in n trials: honest at
+    0 of n, where the plain estimate would claim certainty."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _rate(k: int, n: int) -> str:
+    low, high = wilson(k, n)
+    share = 100 * k / n if n else 0.0
+    return f"{k} of {n} ({share:.1f}%, 95% CI {100 * low:.1f}–{100 * high:.1f}%)"
+
+
+def honesty(results: list[Result]) -> list[str]:
+    """The judge's error rates over a gold/negative run, as lines: false fails (golds
+    rejected) with each one's class, false passes per kind of negative, each with its
+    95% interval and the number of instances, and how often repeated runs agree."""
+    golds = [r for r in results if r.mode == "gold" and r.error is None]
+    negs = [r for r in results if r.mode == "negative" and r.error is None and not r.skipped]
+    if not golds and not negs:
+        return []
+    instances = len({r.instance_id for r in golds + negs})
+    lines = [f"Instances: {instances}; runs per job: {1 + max(r.repeat for r in results)}"]
+    if golds:
+        rejected = [r for r in golds if not r.landed]
+        lines.append(f"False fails (gold rejected): {_rate(len(rejected), len(golds))}")
+        classes: dict[str, int] = {}
+        for r in rejected:
+            classes[r.rejection or "unclassified"] = (
+                classes.get(r.rejection or "unclassified", 0) + 1
+            )
+        if classes:
+            lines.append(
+                "  by cause: " + ", ".join(f"{name} {n}" for name, n in sorted(classes.items()))
+            )
+        lines += [
+            f"  - {r.instance_id}: {r.rejection or 'unclassified'}: "
+            f"{_cell(r.evidence or '; '.join(r.reasons))}"
+            for r in rejected
+        ]
+    if negs:
+        landed = sum(r.landed for r in negs)
+        lines.append(f"False passes (a negative landed): {_rate(landed, len(negs))}")
+        for kind in dict.fromkeys(r.kind or "bug" for r in negs):
+            rows = [r for r in negs if (r.kind or "bug") == kind]
+            lines.append(f"  - {kind}: {_rate(sum(r.landed for r in rows), len(rows))}")
+    agreed, compared = agreement(results)
+    if compared:
+        lines.append(
+            f"Agreement over repeated runs: {agreed} of {compared} jobs gave the same verdict "
+            f"every time ({100 * agreed / compared:.1f}%)"
+        )
+    return lines
+
+
+def agreement(results: list[Result]) -> tuple[int, int]:
+    """(jobs whose every run gave the same verdict, jobs run more than once)."""
+    verdicts: dict[str, list[bool]] = {}
+    for r in results:
+        if r.error is None and r.skipped is None:
+            verdicts.setdefault(r.job, []).append(r.landed)
+    repeated = [v for v in verdicts.values() if len(v) > 1]
+    return sum(len(set(v)) == 1 for v in repeated), len(repeated)
 
 
 def _num(value: float | None) -> str:

@@ -52,30 +52,43 @@ def make_jobs(
     keep_clone: bool = False,
     timeout_s: float = 900,
     kinds: tuple[str, ...] = NEGATIVE_KINDS,
+    repeat: int = 1,
 ) -> list[Job]:
     """A job per instance and mode; negatives, one per kind (a kind the instance has
-    none of ends as a row that says why, counted apart)."""
+    none of ends as a row that says why, counted apart); all of it ``repeat`` times, the
+    runs after the first as jobs of their own (the report says how often they agree)."""
     jobs = []
-    for instance in instances:
-        for mode in modes:
-            for kind in kinds if mode == "negative" else (None,):
-                jobs.append(
-                    Job(
-                        instance=instance,
-                        mode=mode,
-                        kind=kind,
-                        model=model if mode == "model" else f"script:{mode}",
-                        # The scripted gold has nothing to repair with: one proposal is
-                        # the test.
-                        max_repairs=0 if mode != "model" else max_repairs,
-                        work_dir=str(work_dir),
-                        keep_clone=keep_clone,
-                        timeout_s=timeout_s,
-                    )
+    for run in range(repeat):
+        for instance, mode, kind in _each(instances, modes, kinds):
+            jobs.append(
+                Job(
+                    instance=instance,
+                    mode=mode,
+                    kind=kind,
+                    model=model if mode == "model" else f"script:{mode}",
+                    # The scripted gold has nothing to repair with: one proposal is
+                    # the test.
+                    max_repairs=0 if mode != "model" else max_repairs,
+                    work_dir=str(work_dir),
+                    keep_clone=keep_clone,
+                    timeout_s=timeout_s,
+                    repeat=run,
                 )
+            )
     if not jobs:
         raise UsageError("no job to run: the instances file is empty")
     return jobs
+
+
+def _each(
+    instances: list[Instance], modes: list[Mode], kinds: tuple[str, ...]
+) -> list[tuple[Instance, Mode, str | None]]:
+    return [
+        (instance, mode, kind)
+        for instance in instances
+        for mode in modes
+        for kind in (kinds if mode == "negative" else (None,))
+    ]
 
 
 def run_bench(

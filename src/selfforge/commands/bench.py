@@ -129,11 +129,17 @@ def run_command(
     work_dir: Path = typer.Option(None, "--work-dir", help="Where clones go (default: temp)."),
     keep: bool = typer.Option(False, "--keep", help="Keep each job's clone for inspection."),
     timeout: float = typer.Option(900, min=1, help="Seconds per test run in a job."),
+    repeat: int = typer.Option(
+        1,
+        "--repeat",
+        min=1,
+        help="Run every job this many times; the report says how often the verdicts agree.",
+    ),
 ) -> None:
     """Replay instances through selfforge, each in a fresh clone; write results and a report."""
     from selfforge.bench.executors import make_executor
     from selfforge.bench.records import NEGATIVE_KINDS, Mode, read_instances
-    from selfforge.bench.report import write_report
+    from selfforge.bench.report import honesty, write_report
     from selfforge.bench.run import make_jobs, run_bench
 
     modes: list[Mode] = []
@@ -176,6 +182,7 @@ def run_command(
         keep_clone=keep,
         timeout_s=timeout,
         kinds=chosen,
+        repeat=repeat,
     )
     executor = make_executor(backend, workers, ray_address)
     with _progress() as bar:
@@ -203,6 +210,8 @@ def run_command(
     console.print(
         f"{outcome.new} job(s) run now, {len(outcome.results)} in all: {outcome.stop_reason}"
     )
+    for line in honesty(outcome.results):
+        console.print(escape(line), highlight=False)
     console.print(f"results: {results}\nreport:  {path}")
     errors = [r for r in outcome.results if r.error is not None]
     if errors:
@@ -222,13 +231,14 @@ def report_command(
 ) -> None:
     """Write the Markdown report and plots for a results file."""
     from selfforge.bench.records import read_results
-    from selfforge.bench.report import write_report
+    from selfforge.bench.report import honesty, write_report
 
     if not results.is_file():
         raise UsageError(f"no results file {results}; write one with `selfforge bench run`")
-    path = write_report(
-        read_results(results), out or results.with_name(_stem(results) + "-report"), str(results)
-    )
+    rows = read_results(results)
+    path = write_report(rows, out or results.with_name(_stem(results) + "-report"), str(results))
+    for line in honesty(rows):
+        console.print(escape(line), highlight=False)
     console.print(f"report: {path}")
 
 
