@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from selfforge.bench.records import NEGATIVE_KINDS
 from test_runner_go import GO_MOD
 
 from conftest import cli, git, make_repo
@@ -67,10 +68,13 @@ func TestTax(t *testing.T) {
 
 @pytest.fixture
 def go_history(tmp_path: Path) -> Path:
+    rest = "\n" + "".join(
+        f"// the rest of the shop, part {n}\n" for n in range(12)
+    )  # the two functions: two hunks
     repo = make_repo(
-        tmp_path / "shop", {"go.mod": GO_MOD, "shop.go": SHOP, "shop_test.go": SHOP_TEST}
+        tmp_path / "shop", {"go.mod": GO_MOD, "shop.go": SHOP + rest, "shop_test.go": SHOP_TEST}
     )
-    (repo / "shop.go").write_text(SHOP + DISCOUNT + "\n// the rest of the shop\n" * 8 + TAX)
+    (repo / "shop.go").write_text(SHOP + DISCOUNT + rest + TAX)
     (repo / "shop_test.go").write_text(SHOP_TEST + DISCOUNT_TEST)
     git(repo, "commit", "-qam", "Add Discount and Tax")
     return repo
@@ -90,7 +94,7 @@ def test_a_go_history_is_mined_and_replayed(go_history: Path, tmp_path: Path) ->
     results = tmp_path / "results.jsonl"
     proc = cli(
         "bench", "run", "--instances", str(instances), "--gold", "--negatives",
-        "--kinds", "bug,incomplete", "--results", str(results),
+        "--results", str(results),
         "--work-dir", str(tmp_path / "work"),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -98,5 +102,9 @@ def test_a_go_history_is_mined_and_replayed(go_history: Path, tmp_path: Path) ->
     gold = next(r for (mode, _), r in rows.items() if mode == "gold")
     assert gold["landed"] and gold["error"] is None, gold
     negatives = {kind: r for (mode, kind), r in rows.items() if mode == "negative"}
-    assert set(negatives) == {"bug", "incomplete"}
-    assert not any(r["landed"] or r["error"] for r in negatives.values()), negatives
+    # Every kind but `order` (a Python test process's trick) is drawn, and rejected.
+    assert set(negatives) == set(NEGATIVE_KINDS)
+    assert negatives["order"]["skipped"] and not negatives["order"]["landed"]
+    drawn = {k: r for k, r in negatives.items() if k != "order"}
+    assert all(r["skipped"] is None for r in drawn.values()), drawn
+    assert not any(r["landed"] or r["error"] for r in drawn.values()), drawn

@@ -103,3 +103,27 @@ def test_a_forged_ok_line_is_caught(tmp_path: Path, script) -> None:
     assert attempt["outcome"] == "rejected"
     assert "cannot be trusted" in attempt["reason"] or "tests::adds" in attempt["reason"]
     assert "a - b" in (repo / "src/lib.rs").read_text()
+
+
+def test_an_edit_to_an_existing_inline_test_is_refused_a_new_one_lands(
+    tmp_path: Path, script
+) -> None:
+    """Rust unit tests live in the sources: changing what `adds` asserts is a test edit
+    (refused without allow_test_edits), adding a test beside it is not."""
+    weaken = FIX + (
+        "src/lib.rs\n<<<<<<< SEARCH\n        assert_eq!(sub(5, 3), 2);\n=======\n"
+        "        assert!(sub(5, 3) != 99);\n>>>>>>> REPLACE\n"
+    )
+    repo = _repo(tmp_path)
+    _run(repo, script(propose=[weaken]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected"
+    assert "edits an existing test in the inline test module of src/lib.rs" in attempt["reason"]
+    added = FIX + (
+        "src/lib.rs\n<<<<<<< SEARCH\n        assert_eq!(sub(5, 3), 2);\n    }\n=======\n"
+        "        assert_eq!(sub(5, 3), 2);\n    }\n\n    #[test]\n    fn adds_zero() {\n"
+        "        assert_eq!(add(4, 0), 4);\n    }\n>>>>>>> REPLACE\n"
+    )
+    _run(repo, script(propose=[added]))
+    assert log_json(repo)[-1]["outcome"] == "accepted"
+    assert "fn adds_zero" in (repo / "src/lib.rs").read_text()

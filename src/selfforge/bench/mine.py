@@ -20,6 +20,7 @@ from selfforge.bench.records import Instance
 from selfforge.bench.testrun import is_python, run_tests
 from selfforge.errors import GitError, UsageError
 from selfforge.git import git, repo_root
+from selfforge.judge.integrity_lang import INLINE_TESTS
 from selfforge.testpaths import rule_for
 
 CODE_SUFFIXES = {".py", ".pyi", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx"}
@@ -33,6 +34,9 @@ class Candidate:
     test_files: tuple[str, ...]
     code_files: tuple[str, ...]
     test_modules: tuple[str, ...]  # the test files pytest collects tests from
+    # Rust sources whose changes may carry inline tests (a `#[cfg(test)] mod`): split
+    # per file into the tests (committed first) and the code (the gold change).
+    inline: tuple[str, ...] = ()
 
 
 def candidates(repo: Path, since: str | None = None) -> list[Candidate]:
@@ -55,9 +59,24 @@ def candidates(repo: Path, since: str | None = None) -> list[Candidate]:
             f for f in files if f not in tests and PurePosixPath(f).suffix in CODE_SUFFIXES
         )
         modules = tuple(f for f in tests if rule.is_test_file(f) or _other_test_file(f))
-        if code and modules:
-            found.append(Candidate(shas[0], shas[1], tests, code, modules))
+        inline = tuple(f for f in code if f.endswith(".rs"))
+        if code and (modules or inline):
+            found.append(Candidate(shas[0], shas[1], tests, code, modules, inline))
     return found
+
+
+def split_inline(parent: str, commit: str) -> str | None:
+    """The parent's Rust source with the commit's inline test modules in place of its
+    own: the tests-first state of a file whose commit changed both code and tests. None
+    when the tests did not change or the modules do not pair up (rustfmt's layout is
+    assumed: a top-level ``#[cfg(test)] mod x {`` closed by a ``}`` alone on a line)."""
+    old, new = INLINE_TESTS.findall(parent), INLINE_TESTS.findall(commit)
+    if old == new or not new or len(old) not in (0, len(new)):
+        return None
+    if not old:
+        return parent.rstrip("\n") + "\n\n" + "\n".join(new)
+    pieces = INLINE_TESTS.split(parent)
+    return "".join(p + (new[i] if i < len(new) else "") for i, p in enumerate(pieces))
 
 
 def _other_test_file(path: str) -> bool:
@@ -105,10 +124,18 @@ def _mine_in(
     ):
         return None  # a deleted code file: the gold change is not an edit to propose
     modules = [m for m in c.test_modules if _exists(root, c.commit, m)]
-    if not modules:
+    inline = _inline_tests(root, c)
+    if not modules and not inline:
         return None
     git("checkout", "-q", "--detach", c.parent, cwd=root)
     _apply(root, c.parent, c.commit, list(c.test_files))
+    for path, text in inline.items():
+        (root / path).write_text(text, encoding="utf-8")
+    if inline:
+        git("add", "--", *inline, cwd=root)
+    tests_first = git("write-tree", cwd=root).strip()  # the base the replay starts from
+    modules += list(inline)
+    test_files = [*c.test_files, *inline]
     cmd = test_cmd or _default_test_cmd(root)
     before = run_tests(root, cmd, modules, timeout_s)
     git("checkout", "-q", "-f", "--detach", c.commit, cwd=root)
@@ -121,7 +148,7 @@ def _mine_in(
     if scope == "class":  # only the test classes holding a FAIL_TO_PASS test: faster runs
         targets = sorted({node_of(t, modules) for t in fail_to_pass})
         pass_to_pass = [t for t in pass_to_pass if node_of(t, modules) in targets]
-    code_patch = git("diff", "-U5", c.parent, c.commit, "--", *c.code_files, cwd=root)
+    code_patch = git("diff", "-U5", tests_first, c.commit, "--", *c.code_files, cwd=root)
     if "\nBinary files " in code_patch or not code_patch.strip():
         return None
     listed = set(fail_to_pass) | set(pass_to_pass)
@@ -133,10 +160,10 @@ def _mine_in(
         return not listed <= ran.passed and (is_python(cmd) or bool(ran.passed))
 
     added = mutate.added_lines(
-        git("diff", "-U0", c.parent, c.commit, "--", *c.code_files, cwd=root)
+        git("diff", "-U0", tests_first, c.commit, "--", *c.code_files, cwd=root)
     )
     mutation = mutate.find_breaking(root, added, breaks_a_test, mutations) if mutations else None
-    negative = git("diff", "-U5", c.parent, "--", *c.code_files, cwd=root) if mutation else None
+    negative = git("diff", "-U5", tests_first, "--", *c.code_files, cwd=root) if mutation else None
     name = re.sub(r"\.git$", "", Path(repo.rstrip("/")).name) or "repo"
     return Instance(
         instance_id=f"{name}-{c.commit[:10]}",
@@ -144,10 +171,10 @@ def _mine_in(
         commit=c.commit,
         parent=c.parent,
         message=git("log", "-1", "--format=%B", c.commit, cwd=root).strip(),
-        test_files=list(c.test_files),
+        test_files=test_files,
         test_targets=targets,
         code_files=list(c.code_files),
-        test_patch=git("diff", "--binary", c.parent, c.commit, "--", *c.test_files, cwd=root),
+        test_patch=git("diff", "--binary", c.parent, tests_first, "--", *test_files, cwd=root),
         code_patch=code_patch,
         fail_to_pass=fail_to_pass,
         pass_to_pass=pass_to_pass,
@@ -156,6 +183,21 @@ def _mine_in(
         negative_patch=negative,
         mutation=mutation.describe() if mutation else None,
     )
+
+
+def _inline_tests(root: Path, c: Candidate) -> dict[str, str]:
+    """Each Rust file of the commit whose inline tests changed, in its tests-first state
+    (the parent's code, the commit's tests)."""
+    found = {}
+    for path in c.inline:
+        if not (_exists(root, c.parent, path) and _exists(root, c.commit, path)):
+            continue
+        first = split_inline(
+            git("show", f"{c.parent}:{path}", cwd=root), git("show", f"{c.commit}:{path}", cwd=root)
+        )
+        if first is not None:
+            found[path] = first
+    return found
 
 
 def is_node_id(test_id: str) -> bool:

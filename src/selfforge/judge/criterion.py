@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from selfforge.judge.results import WHOLE_SUITE, collect_id
 from selfforge.judge.verdict import Criterion, Observed
 
 _ASKS_FOR_TESTS = re.compile(
@@ -60,10 +61,10 @@ def for_task(task: str, baseline: Observed) -> Criterion:
     # Tests in a module that does not import yet (its code is what the task adds) cannot
     # be listed by the baseline: the ids the task names in it are required as written.
     broken = {t.split("::")[0] for t in failing if t.endswith("::<collection>")}
-    for path, rest in _TEST_ID.findall(task):
-        if path in broken and f"{path}{rest}" not in required:
+    for path, rest, gone in _named_in(task, broken):
+        if f"{path}{rest}" not in required:
             required.append(f"{path}{rest}")
-            required = [t for t in required if t != f"{path}::<collection>"]
+            required = [t for t in required if t != collect_id(gone)]
     if required:
         return Criterion("tests", required, every=True)
     named = [t for t in failing if _names(task, t)]
@@ -72,6 +73,26 @@ def for_task(task: str, baseline: Observed) -> Criterion:
     if _ASKS_FOR_TESTS.search(task):
         return Criterion("tests", failing)
     return Criterion("change")
+
+
+# Another language's test id: a Go package's import path or a Rust or JavaScript file,
+# then ::names (``example.com/shop::TestTax``, ``src/lib.rs::tests::taxes``).
+_OTHER_ID = r"((?:::[\w.-]+)+)"
+_SOURCE_ID = re.compile(r"(?<![\w./-])([\w./-]+\.(?:rs|go|js|mjs|cjs|ts|mts|jsx|tsx))" + _OTHER_ID)
+
+
+def _named_in(task: str, broken: set[str]) -> list[tuple[str, str, str]]:
+    """(path, ::names, the broken module it stands in) for each test id the task writes
+    in a module that did not build: pytest's files, Go packages, and any file of a suite
+    that did not build at all (a Rust crate)."""
+    found = [(path, rest, path) for path, rest in _TEST_ID.findall(task) if path in broken]
+    for module in broken - {WHOLE_SUITE}:
+        if not module.endswith(".py"):
+            pattern = r"(?<![\w./-])(" + re.escape(module) + ")" + _OTHER_ID
+            found += [(path, rest, module) for path, rest in re.findall(pattern, task)]
+    if WHOLE_SUITE in broken:
+        found += [(path, rest, WHOLE_SUITE) for path, rest in _SOURCE_ID.findall(task)]
+    return found
 
 
 def _names_id(task: str, test: str) -> bool:

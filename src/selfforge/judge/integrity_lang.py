@@ -29,6 +29,12 @@ WEAKENING = re.compile(
     r")",
     re.M,
 )
+# A top-level inline test module of a Rust source, as rustfmt lays it out: the attribute,
+# `mod name {`, and the `}` alone on a line that closes it.
+INLINE_TESTS = re.compile(r"(?m)^#\[cfg\(test\)\]\n(?:#\[.*\]\n)*mod \w+ \{\n(?:.*\n)*?\}\n")
+_HUNK = re.compile(r"^@@ -(\d+)")
+# A Go package's TestMain runs its tests and chooses the exit code: infrastructure.
+GO_TEST_MAIN = re.compile(r"^\+func TestMain\(", re.M)
 # Removed lines that take a Rust test out (unit tests live in the sources, not test files).
 RUST_TEST_REMOVED = re.compile(r"^-\s*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])", re.M)
 CODE_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs")
@@ -61,11 +67,39 @@ def weakening(path: str, text: str, is_test: bool) -> str | None:
     return None
 
 
+def inline_test_edit(path: str, base_text: str, file_diff: str) -> str | None:
+    """The problem when a Rust source's diff changes or removes lines of an inline test
+    module the base has (adding tests to it is fine): an existing test edited, as in a
+    test file."""
+    spans = []
+    for m in INLINE_TESTS.finditer(base_text):
+        first = base_text.count("\n", 0, m.start()) + 1
+        spans.append((first, first + m.group().count("\n") - 1))
+    if not spans:
+        return None
+    old, in_hunk = 0, False
+    for line in file_diff.splitlines():
+        if m := _HUNK.match(line):
+            old, in_hunk = int(m.group(1)), True
+        elif in_hunk and line[:1] in (" ", "-"):
+            if line[:1] == "-" and any(a <= old <= b for a, b in spans):
+                return f"edits an existing test in the inline test module of {path} (line {old})"
+            old += 1
+    return None
+
+
 def language_gate(
-    tree: Path, base: str, changed: dict[str, str], diff: str, *, allow_deps: bool
+    tree: Path,
+    base: str,
+    changed: dict[str, str],
+    diff: str,
+    *,
+    allow_deps: bool,
+    allow_test_edits: bool = False,
 ) -> Verdict:
     """Test configuration, snapshots and build scripts never; manifests and lockfiles
-    only when the directives allow dependency changes."""
+    only when the directives allow dependency changes; existing inline Rust tests only
+    when they allow test edits."""
     problems = []
     for path, status in sorted(changed.items()):
         if _matches(path, TEST_CONFIG) and not (status.startswith("A") and path.endswith(".snap")):
@@ -77,8 +111,14 @@ def language_gate(
         elif _matches(path, MANIFESTS) and not allow_deps:
             problems.append(_dependency(path))
     for path, text in split_diff(diff).items():
-        if path.endswith(".rs") and (problem := weakening(path, text, False)):
+        if path.endswith("_test.go") and GO_TEST_MAIN.search(text):
+            problems.append(f"adds a TestMain in {path}, which decides how the tests run")
+        elif path.endswith(".rs") and (problem := weakening(path, text, False)):
             problems.append(problem)
+        elif path.endswith(".rs") and not allow_test_edits and changed.get(path, "")[:1] == "M":
+            was = _show(tree, base, path)
+            if was is not None and (problem := inline_test_edit(path, was, text)):
+                problems.append(problem)
     return _refusal(problems, "how the change is judged is not the change's to decide")
 
 

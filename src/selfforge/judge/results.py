@@ -67,11 +67,15 @@ class TestReport:
         if test in self.outcomes:
             return self.outcomes[test]
         module = test.split("::")[0]
-        if module in self.collect_errors:
+        if module in self.collect_errors or WHOLE_SUITE in self.collect_errors:
             return "error"
         if test != collect_id(module):
             return None
-        held = [o for t, o in self.outcomes.items() if t.split("::")[0] == module]
+        held = [
+            o
+            for t, o in self.outcomes.items()
+            if module == WHOLE_SUITE or t.split("::")[0] == module
+        ]
         if not held:
             return None
         return "passed" if all(o == "passed" for o in held) else "failed"
@@ -83,6 +87,12 @@ class TestReport:
         if self.collect_errors:
             counts["collection errors"] = len(self.collect_errors)
         return counts
+
+
+# The collection error of a suite that did not build at all (a Rust crate that does not
+# compile): it stands for every test, and once the suite builds it passes when every
+# test does.
+WHOLE_SUITE = "<crate>"
 
 
 def collect_id(module: str) -> str:

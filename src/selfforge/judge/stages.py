@@ -113,7 +113,9 @@ def check_tests_integrity(c: Candidate, j: Judge) -> Verdict:
         verdict = integrity.test_config_gate(c.tree, c.base, c.changed)
     if verdict.ok:
         deps = j.directives.safety.allow_dependency_changes
-        verdict = integrity_lang.language_gate(c.tree, c.base, c.changed, c.diff, allow_deps=deps)
+        verdict = integrity_lang.language_gate(
+            c.tree, c.base, c.changed, c.diff, allow_deps=deps, allow_test_edits=allow
+        )
     return shown(j, "integrity", verdict)
 
 

@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from selfforge.judge.results import TestReport
+from selfforge.judge.results import WHOLE_SUITE, TestReport
 from selfforge.judge.runners import Adapter, Prepared, add
 
 _RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)(?: \(|$)", re.M)
@@ -83,7 +83,7 @@ def parse_libtest(output: str) -> TestReport | None:
     if errors and not report.outcomes:
         report.started = True
         first = errors[0][0] or f"could not compile `{errors[0][1]}`"
-        report.collect_errors["<crate>"] = first[:300]
+        report.collect_errors[WHOLE_SUITE] = first[:300]
     if problems:
         report.channel_problem = (
             "the test output disagrees with libtest's own summary (" + problems[0] + ")"

@@ -1,0 +1,123 @@
+"""`bench mine` and `bench run` on a Rust history built in the test, with the real cargo:
+a commit that adds a function and its unit test inside the same file (`#[cfg(test)] mod
+tests`, where most Rust tests live) is split into the tests (committed first) and the
+code (the gold change); the gold lands, its planted bug and an incomplete version are
+rejected."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from selfforge.bench.mine import split_inline
+from selfforge.bench.records import NEGATIVE_KINDS
+
+from conftest import cli, git, make_repo
+
+pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+
+CARGO_TOML = '[package]\nname = "shop"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+
+LIB = (
+    """pub fn total(prices: &[i64]) -> i64 {
+    prices.iter().sum()
+}
+"""
+    + "".join(f"// the rest of the shop, part {n}\n" for n in range(12))
+    + """
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals() {
+        assert_eq!(total(&[1, 2, 3]), 6);
+    }
+}
+"""
+)
+
+DISCOUNT = """
+pub fn discount(price: i64, pct: i64) -> i64 {
+    if pct > 100 {
+        return 0;
+    }
+    price * (100 - pct) / 100
+}
+"""
+
+TAX = """
+pub fn tax(price: i64) -> i64 {
+    price / 4
+}
+"""
+
+NEW_TESTS = """
+    #[test]
+    fn discounts() {
+        assert_eq!(discount(200, 25), 150);
+        assert_eq!(discount(10, 200), 0);
+    }
+
+    #[test]
+    fn taxes() {
+        assert_eq!(tax(100), 25);
+    }
+}
+"""
+
+
+def with_feature() -> str:
+    code, tests = LIB.split("\n#[cfg(test)]")
+    code = TAX.lstrip("\n") + "\n" + code + DISCOUNT  # two hunks, far apart
+    return code + "\n#[cfg(test)]" + tests.rstrip().removesuffix("}") + NEW_TESTS.lstrip("\n")
+
+
+def test_inline_tests_are_split_from_the_code_they_test() -> None:
+    first = split_inline(LIB, with_feature())
+    assert first is not None
+    assert "fn discounts()" in first and "fn taxes()" in first  # the commit's tests
+    assert "pub fn discount" not in first and "pub fn tax" not in first  # the parent's code
+    assert first.startswith(LIB.split("#[cfg(test)]")[0])
+    assert split_inline(LIB, LIB.replace("prices.iter()", "prices.iter().copied()")) is None
+
+
+@pytest.mark.slow  # cargo builds the crate for every replay
+def test_a_rust_history_with_inline_tests_is_mined_and_replayed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "shop", {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB})
+    (repo / ".gitignore").write_text("target/\nCargo.lock\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "Ignore the build")
+    (repo / "src/lib.rs").write_text(with_feature())
+    git(repo, "commit", "-qam", "Add discount and tax")
+    instances = tmp_path / "rust.jsonl"
+    cli("bench", "mine", "--repo", str(repo), "--out", str(instances), check=True)
+    (inst,) = [json.loads(line) for line in instances.read_text().splitlines()]
+    assert inst["test_cmd"].startswith("cargo test")
+    assert inst["test_files"] == ["src/lib.rs"] and inst["code_files"] == ["src/lib.rs"]
+    # The tests come first (and fail to build on the parent's code); the gold is the code.
+    assert "+    fn discounts()" in inst["test_patch"] and "pub fn" not in inst["test_patch"]
+    assert "+pub fn discount" in inst["code_patch"] and "fn discounts" not in inst["code_patch"]
+    assert "src/lib.rs::tests::discounts" in inst["fail_to_pass"]
+    assert inst["negative_patch"], "a mutation that builds and breaks a test was planted"
+    results = tmp_path / "results.jsonl"
+    proc = cli(
+        "bench", "run", "--instances", str(instances), "--gold", "--negatives",
+        "--results", str(results),
+        "--work-dir", str(tmp_path / "work"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {(r["mode"], r["kind"]): r for r in map(json.loads, results.open())}
+    gold = next(r for (mode, _), r in rows.items() if mode == "gold")
+    assert gold["landed"] and gold["solved"] and gold["error"] is None, gold
+    negatives = {kind: r for (mode, kind), r in rows.items() if mode == "negative"}
+    # Every kind but `order` (a Python test process's trick) is drawn, and rejected.
+    assert set(negatives) == set(NEGATIVE_KINDS)
+    assert negatives["order"]["skipped"] and not negatives["order"]["landed"]
+    drawn = {k: r for k, r in negatives.items() if k != "order"}
+    assert all(r["skipped"] is None for r in drawn.values()), drawn
+    assert not any(r["landed"] or r["error"] for r in drawn.values()), drawn
