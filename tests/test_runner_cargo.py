@@ -127,3 +127,71 @@ def test_an_edit_to_an_existing_inline_test_is_refused_a_new_one_lands(
     _run(repo, script(propose=[added]))
     assert log_json(repo)[-1]["outcome"] == "accepted"
     assert "fn adds_zero" in (repo / "src/lib.rs").read_text()
+
+
+def test_doctest_ids_do_not_move_with_the_code_above_them() -> None:
+    """libtest names a doctest by its line: a change above it would make it a new test
+    and the old one "no longer collected". Its id is the item's name (and rank)."""
+    from selfforge.judge.runners.cargo import parse_libtest
+
+    def run(first: int, second: int) -> dict[str, str]:
+        out = (
+            "   Doc-tests adder\n\nrunning 3 tests\n"
+            f"test src/lib.rs - add (line {first}) ... ok\n"
+            f"test src/lib.rs - add (line {second}) ... ok\n"
+            "test src/lib.rs - sub (line 40) ... ok\n\n"
+            "test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+        )
+        report = parse_libtest(out)
+        assert report is not None and report.channel_problem is None
+        return report.outcomes
+
+    before, after = run(3, 9), run(12, 18)
+    assert before == after
+    assert set(before) == {
+        "doc::src/lib.rs - add",
+        "doc::src/lib.rs - add (example 2)",
+        "doc::src/lib.rs - sub",
+    }
+
+
+def test_a_blank_line_removed_before_the_test_module_is_not_a_removed_test() -> None:
+    from selfforge.judge.integrity_lang import weakening
+
+    diff = " }\n \n-\n #[cfg(test)]\n mod tests {\n"
+    assert weakening("src/lib.rs", diff, False) is None
+    assert weakening("src/lib.rs", " }\n-#[cfg(test)]\n mod tests {\n", False)
+
+
+NEW_TESTS_LIB = LIB.replace(
+    "    #[test]\n    fn subtracts()",
+    "    #[test]\n    fn doubles() {\n        assert_eq!(double(4), 8);\n    }\n\n"
+    "    #[test]\n    fn halves() {\n        assert_eq!(half(8), 4);\n    }\n\n"
+    "    #[test]\n    fn subtracts()",
+).replace("    a - b\n}\n\npub fn sub", "    a + b\n}\n\npub fn sub")
+
+
+def test_once_a_crate_builds_none_of_its_tests_may_fail_named_or_not(
+    tmp_path: Path, script
+) -> None:
+    """The tests came first and reference functions that do not exist: the crate does not
+    build. The task names one test; a change that makes it pass and leaves another of
+    the crate's tests failing is rejected, the whole change lands."""
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": NEW_TESTS_LIB, "tests/it.rs": IT}
+    repo = make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
+    task = "Add double and half. The failing tests must pass: src/lib.rs::tests::doubles"
+
+    def code(half: str) -> str:
+        return (
+            "src/lib.rs\n<<<<<<< SEARCH\npub fn sub(a: i32, b: i32) -> i32 {\n=======\n"
+            "pub fn double(x: i32) -> i32 {\n    x * 2\n}\n\n"
+            f"pub fn half(x: i32) -> i32 {{\n    {half}\n}}\n\n"
+            "pub fn sub(a: i32, b: i32) -> i32 {\n>>>>>>> REPLACE\n"
+        )
+
+    cli("run", "--repo", str(repo), "--model", script(propose=[code("x * 2")]), "--task", task)
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected", attempt
+    assert "<collection>" in str(attempt["reason"]) or "halves" in str(attempt["reason"])
+    cli("run", "--repo", str(repo), "--model", script(propose=[code("x / 2")]), "--task", task)
+    assert log_json(repo)[-1]["outcome"] == "accepted", log_json(repo)[-1]

@@ -36,7 +36,7 @@ _HUNK = re.compile(r"^@@ -(\d+)")
 # A Go package's TestMain runs its tests and chooses the exit code: infrastructure.
 GO_TEST_MAIN = re.compile(r"^\+func TestMain\(", re.M)
 # Removed lines that take a Rust test out (unit tests live in the sources, not test files).
-RUST_TEST_REMOVED = re.compile(r"^-\s*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])", re.M)
+RUST_TEST_REMOVED = re.compile(r"^-[ \t]*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])", re.M)
 CODE_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs")
 
 # Files that decide how the tests run: the judge's, not the change's.

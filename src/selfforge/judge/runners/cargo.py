@@ -69,7 +69,7 @@ def parse_libtest(output: str) -> TestReport | None:
         elif sections and (m := _TEST.match(line)):
             status = m.group(2)
             outcome = "skipped" if status.startswith("ignored") else _OUTCOME[status]
-            test_id = f"{sections[-1].target}::{m.group(1)}"
+            test_id = _stable(f"{sections[-1].target}::{m.group(1)}", sections[-1].tests)
             add(report, test_id, outcome)
             sections[-1].tests.add(test_id)
         elif sections and (m := _RESULT.match(line)):
@@ -89,6 +89,22 @@ def parse_libtest(output: str) -> TestReport | None:
             "the test output disagrees with libtest's own summary (" + problems[0] + ")"
         )
     return report if report.started else None
+
+
+_DOCTEST_LINE = re.compile(r" \(line \d+\)$")
+
+
+def _stable(test_id: str, seen: set[str]) -> str:
+    """A doctest's id without its line number (``src/lib.rs - f (line 12)``), which any
+    change above it would move: the item's name, and the example's rank when the item
+    has several (``src/lib.rs - f (example 2)``)."""
+    if not test_id.startswith("doc::") or not _DOCTEST_LINE.search(test_id):
+        return test_id
+    base = _DOCTEST_LINE.sub("", test_id)
+    rank = 1
+    while (base if rank == 1 else f"{base} (example {rank})") in seen:
+        rank += 1
+    return base if rank == 1 else f"{base} (example {rank})"
 
 
 _STDOUT_BLOCK = re.compile(r"^---- (\S+) stdout ----$", re.M)
