@@ -7,6 +7,7 @@ order and the first ``limit`` that qualify are kept, whatever the number of work
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.bench import mutate
 from selfforge.bench.records import Instance
-from selfforge.bench.testrun import is_python, run_tests
+from selfforge.bench.testrun import Suite, run_tests
 from selfforge.errors import GitError, UsageError
 from selfforge.git import git, repo_root
 from selfforge.judge.integrity_lang import INLINE_TESTS
@@ -97,12 +98,13 @@ def mine_one(
     timeout_s: float,
     mutations: int,
     scope: str = "module",
+    setup: str | None = None,
 ) -> Instance | None:
     """Replay one candidate in a scratch clone; the instance, or None if it does not hold."""
     scratch = Path(tempfile.mkdtemp(prefix="selfforge-mine-"))
     try:
         git("clone", "-q", "--shared", "--no-checkout", repo, str(scratch), cwd=scratch.parent)
-        return _mine_in(scratch, repo, candidate, test_cmd, timeout_s, mutations, scope)
+        return _mine_in(scratch, repo, candidate, test_cmd, timeout_s, mutations, scope, setup)
     except GitError:
         return None  # e.g. a commit whose files git cannot check out here
     finally:
@@ -117,6 +119,7 @@ def _mine_in(
     timeout_s: float,
     mutations: int,
     scope: str,
+    setup: str | None = None,
 ) -> Instance | None:
     status = git("diff", "--name-status", "--no-renames", c.parent, c.commit, cwd=root)
     if any(
@@ -136,10 +139,16 @@ def _mine_in(
     tests_first = git("write-tree", cwd=root).strip()  # the base the replay starts from
     modules += list(inline)
     test_files = [*c.test_files, *inline]
-    cmd = test_cmd or _default_test_cmd(root)
-    before = run_tests(root, cmd, modules, timeout_s)
+    suite = Suite(test_cmd) if test_cmd else _default_suite(root)
+    if setup is not None:
+        suite = dataclasses.replace(suite, setup=setup or None)
+    if suite.setup and _manifests(root, c.parent) != _manifests(root, c.commit):
+        return None  # the gold would change the dependencies: judged apart, not mined
+    state = _setup_state(repo)  # installs shared by every commit with the same manifests
+    cmd = suite.test_cmd
+    before = run_tests(root, suite, modules, timeout_s, state=state)
     git("checkout", "-q", "-f", "--detach", c.commit, cwd=root)
-    after = run_tests(root, cmd, modules, timeout_s)
+    after = run_tests(root, suite, modules, timeout_s, state=state)
     fail_to_pass = sorted(after.passed - before.passed)
     pass_to_pass = sorted(after.passed & before.passed)
     if not fail_to_pass or after.exit_code is None:
@@ -154,10 +163,10 @@ def _mine_in(
     listed = set(fail_to_pass) | set(pass_to_pass)
 
     def breaks_a_test() -> bool:
-        ran = run_tests(root, cmd, targets, timeout_s)
+        ran = run_tests(root, suite, targets, timeout_s, state=state)
         # Elsewhere than Python a mutation that does not compile fails every test: a
         # planted bug must still build (some test passes) and break one of ours.
-        return not listed <= ran.passed and (is_python(cmd) or bool(ran.passed))
+        return not listed <= ran.passed and (suite.python or bool(ran.passed))
 
     added = mutate.added_lines(
         git("diff", "-U0", tests_first, c.commit, "--", *c.code_files, cwd=root)
@@ -179,6 +188,9 @@ def _mine_in(
         fail_to_pass=fail_to_pass,
         pass_to_pass=pass_to_pass,
         test_cmd=cmd,
+        runner=suite.runner,
+        junit=suite.junit,
+        setup=suite.setup,
         test_time_s=round(after.duration_s, 3),
         negative_patch=negative,
         mutation=mutation.describe() if mutation else None,
@@ -242,16 +254,47 @@ def _apply(root: Path, parent: str, commit: str, files: list[str]) -> None:
         git("apply", "--index", "--whitespace=nowarn", "-", cwd=root, input_text=patch)
 
 
-def _default_test_cmd(root: Path) -> str:
+def _default_suite(root: Path) -> Suite:
     """pytest with the interpreter running the bench (a src layout needs src importable);
-    another language's runner where the project is one (go.mod, Cargo.toml, package.json)."""
+    another language's runner where the project is one (go.mod, Cargo.toml, package.json),
+    with ``npm ci`` (or ``npm install`` without a lockfile) as the setup of a Node project
+    that has dependencies."""
     from selfforge import detect_lang
 
     if not any(root.glob("*.py")) and (found := detect_lang.detect(root)) is not None:
-        return found.test
+        return Suite(found.test, found.runner, found.junit, _npm_setup(root))
     if (root / "src").is_dir():
-        return f"PYTHONPATH=src {DEFAULT_TEST_CMD}"
-    return DEFAULT_TEST_CMD
+        return Suite(f"PYTHONPATH=src {DEFAULT_TEST_CMD}")
+    return Suite(DEFAULT_TEST_CMD)
+
+
+def _npm_setup(root: Path) -> str | None:
+    import json
+
+    try:
+        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(package, dict) or not (
+        package.get("dependencies") or package.get("devDependencies")
+    ):
+        return None
+    if (root / "package-lock.json").is_file():
+        return "npm ci --no-audit --no-fund"
+    return "npm install --no-audit --no-fund --no-package-lock"
+
+
+def _manifests(root: Path, commit: str) -> str:
+    from selfforge.judge.setup import key
+
+    return key(root, commit, "")
+
+
+def _setup_state(repo: str) -> Path:
+    import hashlib
+
+    digest = hashlib.sha256(str(Path(repo).resolve()).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / "selfforge-mine-setup" / digest
 
 
 def mine(
@@ -264,6 +307,7 @@ def mine(
     timeout_s: float = 300,
     mutations: int = 8,
     scope: str = "module",
+    setup: str | None = None,
     on_progress: Callable[[int, int, int], None] | None = None,
 ) -> list[Instance]:
     """Instances in history order (newest first); ``on_progress(done, total, found)``."""
@@ -287,7 +331,9 @@ def mine(
                 if nxt is None:
                     break
                 window.append(
-                    pool.submit(mine_one, str(root), nxt, test_cmd, timeout_s, mutations, scope)
+                    pool.submit(
+                        mine_one, str(root), nxt, test_cmd, timeout_s, mutations, scope, setup
+                    )
                 )
             if not window:
                 break

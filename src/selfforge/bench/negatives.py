@@ -247,7 +247,7 @@ def _other_kind(clone: Path, inst: Instance, kind: str) -> Negative:
 def _is_python(inst: Instance) -> bool:
     from selfforge.bench.testrun import is_python
 
-    return is_python(inst.test_cmd)
+    return is_python(inst.test_cmd, inst.runner)
 
 
 def _skip_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from selfforge.errors import UsageError
+
+if TYPE_CHECKING:
+    from selfforge.bench.testrun import Suite
 
 Mode = Literal["model", "gold", "negative"]
 # The kinds of wrong candidate `bench run --negatives` draws per instance (negatives.py).
@@ -51,6 +54,15 @@ class Instance(BaseModel):
     test_time_s: float  # the changed tests' run time on the commit, when mined
     negative_patch: str | None = None  # gold plus one mutation that breaks a listed test
     mutation: str | None = None  # what the mutation changed, e.g. "more.py:120 '<' -> '>='"
+    runner: str = "auto"  # [checks] runner for the test command (e.g. junit for mocha)
+    junit: str | None = None  # ... and the JUnit report it writes
+    setup: str | None = None  # [checks] setup: what installs the dependencies (npm ci)
+
+    @property
+    def suite(self) -> Suite:
+        from selfforge.bench.testrun import Suite
+
+        return Suite(self.test_cmd, self.runner, self.junit, self.setup)
 
     @property
     def task(self) -> str:
@@ -70,7 +82,7 @@ class Instance(BaseModel):
         from selfforge.bench.mine import junit_to_node
         from selfforge.bench.testrun import is_python
 
-        if not is_python(self.test_cmd):
+        if not is_python(self.test_cmd, self.runner):
             return test_id  # another language's runner: its adapter's ids, as recorded
         return junit_to_node(test_id, sorted({t.split("::")[0] for t in self.test_targets}))
 

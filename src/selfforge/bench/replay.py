@@ -65,7 +65,7 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     if result.skipped is not None:
         return
     result.index_s = round(warm_index(clone), 3)
-    before = run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s)
+    before = run_tests(clone, inst.suite, inst.test_targets, job.timeout_s)
     result.baseline_tests_s = round(before.duration_s, 3)
     already = sorted(set(inst.fail_to_pass) & before.passed)
     broken = sorted(set(inst.pass_to_pass) - before.passed)
@@ -105,7 +105,7 @@ def _replay(place: Path, job: Job, result: Result) -> None:
         if job.mode == "gold":
             classify(clone, inst, before.outcomes, result, job.timeout_s)
         return
-    after = run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s)
+    after = run_tests(clone, inst.suite, inst.test_targets, job.timeout_s)
     result.verify_tests_s = round(after.duration_s, 3)
     result.fail_to_pass_failing = sorted(set(inst.fail_to_pass) - after.passed)
     result.pass_to_pass_failing = sorted(set(inst.pass_to_pass) - after.passed)
@@ -125,11 +125,11 @@ def classify(
       before: nothing but the judge refused it.
     The clone is left as it was (the gold change is applied and reverted)."""
     listed = sorted(set(inst.fail_to_pass) | set(inst.pass_to_pass))
-    again = run_tests(clone, inst.test_cmd, inst.test_targets, timeout_s).outcomes
+    again = run_tests(clone, inst.suite, inst.test_targets, timeout_s).outcomes
     git("apply", "--whitespace=nowarn", "-", cwd=clone, input_text=inst.code_patch)
     try:
-        first = run_tests(clone, inst.test_cmd, inst.test_targets, timeout_s).outcomes
-        second = run_tests(clone, inst.test_cmd, inst.test_targets, timeout_s).outcomes
+        first = run_tests(clone, inst.suite, inst.test_targets, timeout_s).outcomes
+        second = run_tests(clone, inst.suite, inst.test_targets, timeout_s).outcomes
     finally:
         git("apply", "-R", "--whitespace=nowarn", "-", cwd=clone, input_text=inst.code_patch)
 
@@ -171,9 +171,7 @@ def _draw(job: Job, clone: Path, result: Result) -> str | None:
     listed = set(inst.fail_to_pass) | set(inst.pass_to_pass)
 
     def breaks_a_test() -> bool:
-        return (
-            not listed <= run_tests(clone, inst.test_cmd, inst.test_targets, job.timeout_s).passed
-        )
+        return not listed <= run_tests(clone, inst.suite, inst.test_targets, job.timeout_s).passed
 
     try:
         negative = negatives.draw(job.kind or "bug", clone, inst, breaks_a_test)
@@ -286,13 +284,17 @@ def directives(inst: Instance, timeout_s: float, hidden: tuple[Path, ...] = ()) 
     """selfforge.toml for the replay: the instance's test modules are the test check;
     the folders that hold the future (the source repository, the other jobs' clones) are
     hidden from every check, even where a toolchain under them is shown."""
-    test = check_command(inst.test_cmd, inst.test_targets)
+    test = check_command(inst.test_cmd, inst.test_targets, inst.runner)
+    checks = [f"runner = {json.dumps(inst.runner)}"]
+    checks += [f"junit = {json.dumps(inst.junit)}"] if inst.junit else []
+    checks += [f"setup = {json.dumps(inst.setup)}"] if inst.setup else []
     return "\n".join(
         [
             "[goals]",
             f"items = [{json.dumps(inst.task)}]",
             "[checks]",
             f"test = {json.dumps(test)}",
+            *checks,
             f"timeout_s = {float(timeout_s)}",
             "[roles]",
             f"enabled = {json.dumps(ROLES)}",

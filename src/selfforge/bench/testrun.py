@@ -18,6 +18,21 @@ from pathlib import Path
 PYTHON_WORD = re.compile(r"^python(3(\.\d+)?)?$")
 
 
+@dataclass(frozen=True)
+class Suite:
+    """How an instance's tests run: the command, the runner that reads its results (and
+    the JUnit report it writes), and the setup that installs its dependencies."""
+
+    test_cmd: str
+    runner: str = "auto"
+    junit: str | None = None
+    setup: str | None = None
+
+    @property
+    def python(self) -> bool:
+        return is_python(self.test_cmd, self.runner)
+
+
 @dataclass
 class TestOutcome:
     outcomes: dict[str, str] = field(default_factory=dict)  # test id -> passed/failed/...
@@ -37,21 +52,30 @@ def resolve_command(test_cmd: str) -> str:
     return shlex.join(words)
 
 
-def check_command(test_cmd: str, modules: list[str]) -> str:
+def check_command(test_cmd: str, modules: list[str], runner: str = "auto") -> str:
     """The shell command selfforge's judge runs in the replay clone: pytest on the
     instance's test modules, another language's runner on its whole suite."""
-    if not is_python(test_cmd):
+    if not is_python(test_cmd, runner):
         return resolve_command(test_cmd)
     return " ".join([resolve_command(test_cmd), "-q", *(shlex.quote(m) for m in modules)])
 
 
-def is_python(test_cmd: str) -> bool:
+def is_python(test_cmd: str, runner: str = "auto") -> bool:
     from selfforge.judge.runners import detect
 
+    if runner not in ("auto", "pytest", "unittest"):
+        return False
     return detect(test_cmd, Path("/nonexistent")) is None
 
 
-def run_tests(root: Path, test_cmd: str, modules: list[str], timeout_s: float) -> TestOutcome:
+def run_tests(
+    root: Path,
+    suite: Suite | str,
+    modules: list[str],
+    timeout_s: float,
+    *,
+    state: Path | None = None,
+) -> TestOutcome:
     """Run ``modules`` with ``test_cmd`` (pytest) in ``root``; per-test outcomes by id.
 
     The code under test is a candidate's (after a replay) or history's: it runs in the
@@ -63,8 +87,10 @@ def run_tests(root: Path, test_cmd: str, modules: list[str], timeout_s: float) -
     from selfforge.judge.imports import import_roots
     from selfforge.judge.runner import CheckSpace, run_command
 
-    if not is_python(test_cmd):
-        return _run_other(root, test_cmd, timeout_s)
+    suite = Suite(suite) if isinstance(suite, str) else suite
+    test_cmd = suite.test_cmd
+    if not suite.python:
+        return _run_other(root, suite, timeout_s, state)
     name = f".selfforge-junit-{secrets.token_hex(8)}.xml"
     xml = root / name
     command = f"{resolve_command(test_cmd)} -q -p no:cacheprovider --junit-xml={name} " + " ".join(
@@ -81,14 +107,23 @@ def run_tests(root: Path, test_cmd: str, modules: list[str], timeout_s: float) -
     return TestOutcome(outcomes, ran.duration_s, ran.exit_code, ran.full_output[-4000:])
 
 
-def _run_other(root: Path, test_cmd: str, timeout_s: float) -> TestOutcome:
+def _run_other(root: Path, suite: Suite, timeout_s: float, state: Path | None) -> TestOutcome:
     """Go, Rust, JavaScript: the whole suite through the runner's adapter, sandboxed like
-    every check (the adapter reads the runner's own output)."""
+    every check (the adapter reads the runner's own output). With a setup, its products
+    (``node_modules``) are installed once per set of manifests into ``state`` (judge/
+    setup.py, with the network) and shown read-only, as to selfforge's own checks."""
     from selfforge import git
     from selfforge.judge import runner
+    from selfforge.judge import setup as judge_setup
 
-    space = runner.CheckSpace(repo=root, git_common_dir=git.common_dir(root))
-    ran, report = runner.run_tests(test_cmd, root, timeout_s, space)
+    space = runner.CheckSpace(
+        repo=root, git_common_dir=git.common_dir(root), runner=suite.runner, junit=suite.junit or ""
+    )
+    if suite.setup:
+        head = git.git("rev-parse", "HEAD", cwd=root).strip()
+        where = state or root / ".selfforge"
+        space = judge_setup.provide(root, where, head, suite.setup, space, timeout_s)
+    ran, report = runner.run_tests(suite.test_cmd, root, timeout_s, space)
     outcomes = dict(report.outcomes) if report is not None else {}
     return TestOutcome(outcomes, ran.duration_s, ran.exit_code, ran.full_output[-4000:])
 

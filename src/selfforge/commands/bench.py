@@ -62,6 +62,13 @@ def mine_command(
         help="What the instance's tests are: module (the changed test files) or class "
         "(only their test classes that hold a FAIL_TO_PASS test: faster replays).",
     ),
+    setup: str = typer.Option(
+        None,
+        "--setup",
+        help="What installs the dependencies, once per set of manifests, with the network "
+        "(default: npm ci, or npm install without a lockfile, for a Node project with "
+        'dependencies; "" for none). Recorded in each instance as its [checks] setup.',
+    ),
 ) -> None:
     """Find commits whose changed tests fail on the parent's code and pass on their own."""
     from selfforge.bench.mine import mine
@@ -84,6 +91,7 @@ def mine_command(
             timeout_s=timeout,
             mutations=mutations,
             scope=scope,
+            setup=setup,
             on_progress=show,
         )
     write_instances(out, instances)

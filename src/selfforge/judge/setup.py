@@ -77,7 +77,11 @@ def provide(
         say(f"setup: reused ({folder.name}, the manifests are unchanged)", 0.0)
     record = json.loads(done.read_text())
     provided = tuple((str(folder / "tree" / rel), rel) for rel in record["products"])
-    env = tuple((k, v) for k, v in CACHE_ENV.items() if k != "GOFLAGS")
+    # The caches, where the setup left one (shown read-only); never a path that is not
+    # there, which a tool would create in the check's tree. npm's logs go to the
+    # sandbox's private /tmp, not into the tree.
+    caches = [(k, v) for k, v in CACHE_ENV.items() if CACHE in record["products"]]
+    env = (*(c for c in caches if c[0] != "GOFLAGS"), ("npm_config_logs_dir", "/tmp/.npm-logs"))
     return dataclasses.replace(space, provided=provided, provided_env=env)
 
 

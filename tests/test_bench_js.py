@@ -1,0 +1,83 @@
+"""`bench mine` and `bench run` on a Node project whose dependency comes from its setup
+command: the instance records `[checks] setup`, mining and every replay install it once
+per set of manifests (outside the candidate's reach) and show it read-only to the tests;
+the gold lands, its planted bug is rejected. The setup here makes the package itself,
+offline: the tests take no network."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import cli, git, make_repo
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+
+PACKAGE = {"name": "shop", "version": "1.0.0", "scripts": {"test": "node --test"}}
+PACKAGE["dependencies"] = {"leftpad": "*"}
+# What `npm ci` would do, without the registry: the dependency lands in node_modules.
+SETUP = (
+    "mkdir -p node_modules/leftpad && "
+    "printf 'module.exports = (s, n) => String(s).padStart(n);\\n' > node_modules/leftpad/index.js"
+)
+PAD = "const leftpad = require('leftpad');\n\nexports.pad = (s) => leftpad(s, 6);\n"
+PAD_TEST = """const test = require('node:test');
+const assert = require('node:assert');
+const { pad } = require('../pad.js');
+
+test('pads', () => {
+  assert.strictEqual(pad('ab'), '    ab');
+});
+"""
+PRICE = """
+exports.price = (cents) => {
+  if (cents < 0) {
+    return leftpad('-', 6);
+  }
+  return leftpad((cents / 100).toFixed(2), 6);
+};
+"""
+PRICE_TEST = """
+test('prices', () => {
+  const { price } = require('../pad.js');
+  assert.strictEqual(price(250), '  2.50');
+  assert.strictEqual(price(-1), '     -');
+});
+"""
+
+
+@pytest.mark.slow  # mines and replays with node
+def test_a_node_history_with_a_setup_is_mined_and_replayed(tmp_path: Path) -> None:
+    files = {
+        "package.json": json.dumps(PACKAGE, indent=2),
+        "pad.js": PAD,
+        "test/pad.test.js": PAD_TEST,
+        ".gitignore": "node_modules/\n",
+    }
+    repo = make_repo(tmp_path / "shop", files)
+    (repo / "pad.js").write_text(PAD + PRICE)
+    (repo / "test/pad.test.js").write_text(PAD_TEST + PRICE_TEST)
+    git(repo, "commit", "-qam", "Add price(cents)")
+    instances = tmp_path / "js.jsonl"
+    proc = cli(
+        "bench", "mine", "--repo", str(repo), "--out", str(instances), "--setup", SETUP
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (inst,) = [json.loads(line) for line in instances.read_text().splitlines()]
+    assert inst["setup"] == SETUP and inst["runner"] == "node"
+    assert inst["fail_to_pass"] == ["test/pad.test.js::prices"]
+    assert inst["pass_to_pass"] == ["test/pad.test.js::pads"]  # it needed the dependency
+    assert inst["negative_patch"]
+    results = tmp_path / "results.jsonl"
+    proc = cli(
+        "bench", "run", "--instances", str(instances), "--gold", "--negatives",
+        "--kinds", "bug", "--results", str(results), "--work-dir", str(tmp_path / "work"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {r["mode"]: r for r in map(json.loads, results.open())}
+    assert rows["gold"]["landed"] and rows["gold"]["solved"], rows["gold"]
+    assert not rows["negative"]["landed"] and rows["negative"]["error"] is None
+    assert not (repo / "node_modules").exists()  # nothing installed in the user's repo
