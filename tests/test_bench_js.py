@@ -74,10 +74,18 @@ def test_a_node_history_with_a_setup_is_mined_and_replayed(tmp_path: Path) -> No
     results = tmp_path / "results.jsonl"
     proc = cli(
         "bench", "run", "--instances", str(instances), "--gold", "--negatives",
-        "--kinds", "bug", "--results", str(results), "--work-dir", str(tmp_path / "work"),
+        "--results", str(results), "--work-dir", str(tmp_path / "work"),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = {r["mode"]: r for r in map(json.loads, results.open())}
+    rows = {r["kind"] or r["mode"]: r for r in map(json.loads, results.open())}
     assert rows["gold"]["landed"] and rows["gold"]["solved"], rows["gold"]
-    assert not rows["negative"]["landed"] and rows["negative"]["error"] is None
+    # The planted bug, and the gold with its target test skipped, deleted or emptied:
+    # all rejected. (One hunk: no `incomplete`; `infra` and `order` are drawn for
+    # Python, Go and Rust.)
+    drawn = {k: r for k, r in rows.items() if k != "gold" and r["skipped"] is None}
+    assert set(drawn) == {"bug", "skip-target", "delete-target", "weaken-target"}, rows
+    assert not any(r["landed"] or r["error"] for r in drawn.values()), drawn
+    assert (
+        "test.skip(" in json.dumps(rows["skip-target"]["reasons"]) or rows["skip-target"]["reasons"]
+    )
     assert not (repo / "node_modules").exists()  # nothing installed in the user's repo

@@ -22,6 +22,7 @@ from selfforge.bench.records import Instance
 from selfforge.errors import GitError
 from selfforge.git import git
 
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 INCOMPLETE_TRIES = 4  # hunks left out in turn (largest first) before giving up
 INFRA_FILES = ("conftest.py", "__init__.py", "sitecustomize.py")
 ORDER_FILE = "test_000_bench_setup.py"  # sorts before the target tests in their folder
@@ -198,22 +199,27 @@ def other_target(clone: Path, inst: Instance) -> OtherTest:
     _apply(clone, inst.code_patch)
     for test_id in sorted(inst.fail_to_pass):
         first, _, rest = test_id.partition("::")
-        name = rest.split("::")[-1].split("/")[0]
+        js = first.endswith(JS_SUFFIXES)
+        name = rest.split(" > ")[-1] if js else rest.split("::")[-1].split("/")[0]
         if not name or name == "<collection>":
             continue
-        files = [first] if first.endswith(".rs") else sorted(inst.test_files)
+        files = [first] if first.endswith((".rs", *JS_SUFFIXES)) else sorted(inst.test_files)
         for path in files:
-            if not (clone / path).is_file() or not path.endswith((".go", ".rs")):
+            if not (clone / path).is_file() or not path.endswith((".go", ".rs", *JS_SUFFIXES)):
                 continue
             lines = (clone / path).read_text(encoding="utf-8").splitlines(keepends=True)
             opener = re.compile(rf"^(\s*)(?:pub )?(?:async )?(?:func|fn) {re.escape(name)}\(")
+            if js:  # test('name', ...) or it("name", ...), closed by `});` at its indent
+                quoted = "['\"`]" + re.escape(name) + "['\"`]"
+                opener = re.compile(rf"^(\s*)(?:it|test)\(\s*{quoted}")
             for head, line in enumerate(lines):
                 if m := opener.match(line):
                     indent, start = m.group(1), head
                     while start > 0 and lines[start - 1].strip().startswith("#["):
                         start -= 1
+                    closer = indent + ("});" if js else "}")
                     end = next(
-                        (i for i in range(head, len(lines)) if lines[i].rstrip() == indent + "}"),
+                        (i for i in range(head, len(lines)) if lines[i].rstrip() == closer),
                         None,
                     )
                     if end is not None and "{" in line:
@@ -226,7 +232,12 @@ def _other_kind(clone: Path, inst: Instance, kind: str) -> Negative:
     t = other_target(clone, inst)
     lines = (clone / t.path).read_text(encoding="utf-8").splitlines(keepends=True)
     indent = _indent(lines[t.head])
-    if kind == "skip-target" and t.path.endswith(".go"):
+    if t.path.endswith(JS_SUFFIXES) and kind != "delete-target":
+        if kind == "skip-target":
+            lines[t.head] = re.sub(r"\b(it|test)\(", r"\1.skip(", lines[t.head], count=1)
+        else:  # weaken-target: the body goes
+            del lines[t.head + 1 : t.end]
+    elif kind == "skip-target" and t.path.endswith(".go"):
         param = re.search(r"\((\w+) \*testing\.T\)", lines[t.head])
         lines.insert(
             t.head + 1, f'{indent}\t{param.group(1) if param else "t"}.Skip("not ready")\n'
