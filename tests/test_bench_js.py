@@ -87,3 +87,38 @@ def test_a_node_history_with_a_setup_is_mined_and_replayed(tmp_path: Path) -> No
     assert not any(r["landed"] or r["error"] for r in drawn.values()), drawn
     assert "adds a skip or focus (test.skip('prices'" in rows["skip-target"]["reasons"][0]
     assert not (repo / "node_modules").exists()  # nothing installed in the user's repo
+
+
+@pytest.mark.slow  # mines with node
+def test_a_commit_whose_setup_fails_is_skipped_not_the_whole_mining(tmp_path: Path) -> None:
+    """A dependency version that the registry no longer has makes that commit's setup
+    fail: mining goes on with the other commits."""
+    files = {
+        "package.json": json.dumps(PACKAGE, indent=2),
+        "pad.js": PAD,
+        "test/pad.test.js": PAD_TEST,
+        ".gitignore": "node_modules/\n",
+    }
+    repo = make_repo(tmp_path / "shop", files)
+    (repo / "pad.js").write_text(PAD + PRICE)
+    (repo / "test/pad.test.js").write_text(PAD_TEST + PRICE_TEST)
+    git(repo, "commit", "-qam", "Add price(cents)")
+    gone = {**PACKAGE, "dependencies": {"leftpad": "*", "gone": "9.9.9"}}
+    (repo / "package.json").write_text(json.dumps(gone, indent=2))
+    git(repo, "commit", "-qam", "Depend on gone@9.9.9")
+    (repo / "pad.js").write_text(PAD + PRICE + "\nexports.zero = () => exports.price(0);\n")
+    (repo / "test/pad.test.js").write_text(
+        PAD_TEST
+        + PRICE_TEST
+        + "\ntest('zero', () => { assert.ok(require('../pad.js').zero()); });\n"
+    )
+    git(repo, "commit", "-qam", "Add zero()")
+    # What npm does when the registry lost a version: the install fails.
+    setup = f"if grep -q gone package.json; then exit 1; fi; {SETUP}"
+    instances = tmp_path / "js.jsonl"
+    proc = cli(
+        "bench", "mine", "--repo", str(repo), "--out", str(instances), "--setup", setup
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (inst,) = [json.loads(line) for line in instances.read_text().splitlines()]
+    assert inst["message"] == "Add price(cents)"

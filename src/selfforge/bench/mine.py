@@ -22,6 +22,7 @@ from selfforge.bench.testrun import Suite, run_tests
 from selfforge.errors import GitError, UsageError
 from selfforge.git import git, repo_root
 from selfforge.judge.integrity_lang import INLINE_TESTS
+from selfforge.judge.setup import SetupError
 from selfforge.testpaths import rule_for
 
 CODE_SUFFIXES = {".py", ".pyi", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx"}
@@ -107,6 +108,8 @@ def mine_one(
         return _mine_in(scratch, repo, candidate, test_cmd, timeout_s, mutations, scope, setup)
     except GitError:
         return None  # e.g. a commit whose files git cannot check out here
+    except SetupError:
+        return None  # its dependencies cannot be installed here (e.g. a version gone)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
