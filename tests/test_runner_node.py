@@ -105,3 +105,48 @@ def test_printed_results_cannot_pose_as_the_runners(tmp_path: Path, script) -> N
     attempt = log_json(repo)[-1]
     assert attempt["outcome"] == "rejected"
     assert "a - b;" in (repo / "math.js").read_text()
+
+
+def test_a_node_installed_by_nvm_under_the_home_runs_in_the_sandbox(tmp_path: Path, script) -> None:
+    """nvm keeps node in ~/.nvm/versions/node/vX/bin, on PATH: the sandbox hides the home
+    but shows that toolchain read-only, so the checks run the user's node (the test
+    asserts it is that one); a token beside it (an .npmrc under ~/.nvm) cannot be read."""
+    import os
+    import secrets
+    import tempfile
+
+    cache = Path.home() / ".cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="selfforge-nvm-test-", dir=cache))
+    try:
+        bin_dir = home / ".nvm" / "versions" / "node" / "v20.0.0" / "bin"
+        bin_dir.mkdir(parents=True)
+        shutil.copy2(shutil.which("node") or "node", bin_dir / "node")
+        token = "npm_" + secrets.token_hex(16)
+        (home / ".nvm" / ".npmrc").write_text(f"//registry.npmjs.org/:_authToken={token}\n")
+        probe = TESTS.replace(
+            "test.describe('math', () => {",
+            "test.it('runs nvm node', () => {\n"
+            "  assert.ok(process.execPath.includes('.nvm'), process.execPath);\n"
+            "  let rc = '';\n"
+            "  try { rc = require('node:fs').readFileSync("
+            f"{json.dumps(str(home / '.nvm' / '.npmrc'))}, 'utf8'); }} catch {{}}\n"
+            f"  assert.ok(!rc.includes({json.dumps(token)}));\n"
+            "});\n\ntest.describe('math', () => {",
+        )
+        files = {"package.json": PACKAGE, "math.js": MATH, "test/math.test.js": probe}
+        repo = make_repo(tmp_path / "repo", files, directives("node --test"))
+        env = {"HOME": str(home), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+        proc = cli(
+            "run", "--repo", str(repo), "--model", script(propose=[FIX]), "--task", TASK,
+            "--json", env=env,
+        )  # fmt: skip
+        attempt = log_json(repo)[-1]
+        assert attempt["outcome"] == "accepted", proc.stdout + proc.stderr
+        # The baseline: the probe passed (adds is the one failing test).
+        steps = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+        baseline = " ".join(str(e.get("detail")) for e in steps if e.get("name") == "baseline")
+        assert "3 collected, 2 passed, 1 failed" in baseline, baseline
+        assert token not in proc.stdout + proc.stderr
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
