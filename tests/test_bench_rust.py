@@ -121,3 +121,31 @@ def test_a_rust_history_with_inline_tests_is_mined_and_replayed(tmp_path: Path) 
     drawn = {k: r for k, r in negatives.items() if k != "order"}
     assert all(r["skipped"] is None for r in drawn.values()), drawn
     assert not any(r["landed"] or r["error"] for r in drawn.values()), drawn
+
+
+@pytest.mark.slow  # cargo builds the crate for each mining run
+def test_a_test_binary_that_crashed_before_lends_no_unreported_test_to_fail_to_pass(
+    tmp_path: Path,
+) -> None:
+    """The tests-first state overflows the stack in one test: the binary dies and the
+    tests it had not reported yet are unknown, not failing. Mining must not call them
+    FAIL_TO_PASS (a replay would find them passing before any change)."""
+    broken = "pub fn depth(n: u64) -> u64 {\n    1 + depth(n)\n}\n"
+    fixed = "pub fn depth(n: u64) -> u64 {\n    if n == 0 { 0 } else { 1 + depth(n - 1) }\n}\n"
+    many = "".join(
+        f"#[test]\nfn t{n}() {{\n    assert_eq!(shop::depth(0) * 0, 0);\n}}\n" for n in range(30)
+    )
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": broken, ".gitignore": "target/\nCargo.lock\n"}
+    repo = make_repo(tmp_path / "shop", files)
+    (repo / "src/lib.rs").write_text(fixed)
+    (repo / "tests").mkdir()
+    (repo / "tests/it.rs").write_text(
+        many + "#[test]\nfn deep() {\n    assert_eq!(shop::depth(3), 3);\n}\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Stop depth() from recursing forever")
+    instances = tmp_path / "rust.jsonl"
+    cli("bench", "mine", "--repo", str(repo), "--out", str(instances), check=True)
+    for line in instances.read_text().splitlines():
+        inst = json.loads(line)
+        assert not [t for t in inst["fail_to_pass"] if t.startswith("tests/it.rs::t")], inst

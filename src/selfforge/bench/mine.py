@@ -153,6 +153,8 @@ def _mine_in(
     git("checkout", "-q", "-f", "--detach", c.commit, cwd=root)
     after = run_tests(root, suite, modules, timeout_s, state=state)
     fail_to_pass = sorted(after.passed - before.passed)
+    if not before.complete:  # a crash cut the run short: only what it reported counts
+        fail_to_pass = [t for t in fail_to_pass if t in before.outcomes]
     pass_to_pass = sorted(after.passed & before.passed)
     if not fail_to_pass or after.exit_code is None:
         return None

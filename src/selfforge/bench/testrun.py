@@ -39,6 +39,9 @@ class TestOutcome:
     duration_s: float = 0.0
     exit_code: int | None = None
     output: str = ""
+    # False when a test process died before its end (a crash: the tests it had not
+    # reported yet are unknown, not failed)
+    complete: bool = True
 
     @property
     def passed(self) -> set[str]:
@@ -125,7 +128,10 @@ def _run_other(root: Path, suite: Suite, timeout_s: float, state: Path | None) -
         space = judge_setup.provide(root, where, head, suite.setup, space, timeout_s)
     ran, report = runner.run_tests(suite.test_cmd, root, timeout_s, space)
     outcomes = dict(report.outcomes) if report is not None else {}
-    return TestOutcome(outcomes, ran.duration_s, ran.exit_code, ran.full_output[-4000:])
+    complete = report is not None and report.finished
+    return TestOutcome(
+        outcomes, ran.duration_s, ran.exit_code, ran.full_output[-4000:], complete=complete
+    )
 
 
 MAX_JUNIT_BYTES = 64 * 2**20
