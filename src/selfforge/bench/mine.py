@@ -25,6 +25,7 @@ from selfforge.judge.integrity_lang import INLINE_TESTS
 from selfforge.judge.setup import SetupError
 from selfforge.testpaths import rule_for
 
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx")
 CODE_SUFFIXES = {".py", ".pyi", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx"}
 DEFAULT_TEST_CMD = "python -m pytest"
 
@@ -89,6 +90,9 @@ def _other_test_file(path: str) -> bool:
         return False
     if pure.name.endswith("_test.go") or ".test." in pure.name or ".spec." in pure.name:
         return True
+    if pure.suffix in JS_SUFFIXES and {"test", "tests", "__tests__"} & set(pure.parts[:-1]):
+        return not pure.name.startswith(("_", ".")) and "fixture" not in path
+
     return pure.suffix == ".rs" and "tests" in pure.parts[:-1]
 
 
@@ -263,7 +267,8 @@ def _default_suite(root: Path) -> Suite:
     """pytest with the interpreter running the bench (a src layout needs src importable);
     another language's runner where the project is one (go.mod, Cargo.toml, package.json),
     with ``npm ci`` (or ``npm install`` without a lockfile) as the setup of a Node project
-    that has dependencies."""
+    that has dependencies: without install scripts, which would run a package's own code
+    with the network (and often fetch more than the registry has)."""
     from selfforge import detect_lang
 
     if not any(root.glob("*.py")) and (found := detect_lang.detect(root)) is not None:
@@ -285,8 +290,8 @@ def _npm_setup(root: Path) -> str | None:
     ):
         return None
     if (root / "package-lock.json").is_file():
-        return "npm ci --no-audit --no-fund"
-    return "npm install --no-audit --no-fund --no-package-lock"
+        return "npm ci --ignore-scripts --no-audit --no-fund"
+    return "npm install --ignore-scripts --no-audit --no-fund --no-package-lock"
 
 
 def _manifests(root: Path, commit: str) -> str:

@@ -66,8 +66,9 @@ def mine_command(
         None,
         "--setup",
         help="What installs the dependencies, once per set of manifests, with the network "
-        "(default: npm ci, or npm install without a lockfile, for a Node project with "
-        'dependencies; "" for none). Recorded in each instance as its [checks] setup.',
+        "(default: npm ci --ignore-scripts, or npm install without a lockfile, for a Node "
+        'project with dependencies; "" for none). Recorded in each instance as its '
+        "[checks] setup.",
     ),
 ) -> None:
     """Find commits whose changed tests fail on the parent's code and pass on their own."""
