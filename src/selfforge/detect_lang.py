@@ -59,7 +59,7 @@ def _node(root: Path) -> Found | None:
         command = f"npx vitest run --reporter=junit --outputFile={out}"
         return Found("junit", command, "vitest in package.json", out, toolchain="npx")
     if "mocha" in deps:
-        command = f"npx mocha --reporter xunit --reporter-option output={out}"
+        command = f"npx mocha --reporter xunit --reporter-options output={out}"
         return Found("junit", command, "mocha in package.json", out, toolchain="npx")
     if "jest" in deps and "jest-junit" in deps:
         command = f"JEST_JUNIT_OUTPUT_FILE={out} npx jest --ci --reporters=jest-junit"
