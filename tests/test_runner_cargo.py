@@ -175,9 +175,16 @@ def test_once_a_crate_builds_none_of_its_tests_may_fail_named_or_not(
     tmp_path: Path, script
 ) -> None:
     """The tests came first and reference functions that do not exist: the crate does not
-    build. The task names one test; a change that makes it pass and leaves another of
-    the crate's tests failing is rejected, the whole change lands."""
-    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": NEW_TESTS_LIB, "tests/it.rs": IT}
+    build. The task names one test; a change that makes it pass and leaves another test
+    of the same file failing is rejected, the whole change lands (a test elsewhere that
+    failed all along, in tests/known.rs, is not the task's)."""
+    known = "#[test]\nfn known_bug() {\n    assert_eq!(adder::add(1, 1), 3);\n}\n"
+    files = {
+        "Cargo.toml": CARGO_TOML,
+        "src/lib.rs": NEW_TESTS_LIB,
+        "tests/it.rs": IT,
+        "tests/known.rs": known,
+    }
     repo = make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
     task = "Add double and half. The failing tests must pass: src/lib.rs::tests::doubles"
 
@@ -192,6 +199,18 @@ def test_once_a_crate_builds_none_of_its_tests_may_fail_named_or_not(
     cli("run", "--repo", str(repo), "--model", script(propose=[code("x * 2")]), "--task", task)
     attempt = log_json(repo)[-1]
     assert attempt["outcome"] == "rejected", attempt
-    assert "<collection>" in str(attempt["reason"]) or "halves" in str(attempt["reason"])
+    assert "src/lib.rs::<collection>: failed" in str(attempt["reason"]), attempt
     cli("run", "--repo", str(repo), "--model", script(propose=[code("x / 2")]), "--task", task)
     assert log_json(repo)[-1]["outcome"] == "accepted", log_json(repo)[-1]
+
+
+def test_a_compile_only_doctest_id_does_not_move_either() -> None:
+    from selfforge.judge.runners.cargo import parse_libtest
+
+    out = (
+        "   Doc-tests adder\n\nrunning 1 test\n"
+        "test src/lib.rs - Token (line 77) - compile ... ok\n\n"
+        "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+    )
+    report = parse_libtest(out)
+    assert report is not None and set(report.outcomes) == {"doc::src/lib.rs - Token - compile"}

@@ -145,3 +145,31 @@ def test_go_vet_as_the_lint_check_rejects_a_new_finding(tmp_path: Path, script) 
     assert attempt["outcome"] == "rejected"
     assert "lint findings rose from 0 to 1" in attempt["reason"]
     assert "mathx.go" in attempt["reason"] and "Sprintf" in attempt["reason"]
+
+
+MANY = """package mathx
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestMany(t *testing.T) {
+	for i := 0; i < 4000; i++ {
+		t.Run(fmt.Sprintf("case_%04d_with_a_long_descriptive_name", i), func(t *testing.T) {
+			t.Log("checked")
+		})
+	}
+}
+"""
+
+
+def test_a_large_suite_is_not_cut_by_the_output_limit(tmp_path: Path, script) -> None:
+    """go test -json writes several events per test: 4,000 subtests pass 1 MB (the
+    default [sandbox] output_kb). The runner's stream gets the room it needs; the fix
+    lands instead of "the test run hit the output limit"."""
+    repo = _repo(tmp_path, extra_files={"many_test.go": MANY})
+    proc = _run(repo, script(propose=[FIX]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "accepted", proc.stdout + proc.stderr
+    assert "example.com/mathx::TestMany/case_3999" in proc.stdout or "4002" in proc.stdout

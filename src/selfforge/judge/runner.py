@@ -342,7 +342,11 @@ def _run_adapter(
         adapter.inject_dir = channel.plugin_path(inside)
         scratch = "/tmp/.selfforge-cache" if inside else str(channel.dir / "cache")
         prepared = adapter.prepare(command, only if adapter.can_select() else None, scratch)
-        shown = dataclasses.replace(space, readable=(*space.readable, *prepared.readable))
+        shown = dataclasses.replace(
+            space,
+            readable=(*space.readable, *prepared.readable),
+            output_kb=max(space.output_kb, prepared.output_kb),
+        )
         result = run_command(
             prepared.command,
             cwd,

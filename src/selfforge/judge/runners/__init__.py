@@ -34,6 +34,9 @@ class Prepared:
     command: str
     env: dict[str, str]
     readable: tuple[Path, ...] = ()
+    # The least output the runner's machine-readable stream needs (go test -json writes
+    # several events per test: a large suite passes 1 MB); the limit stays a bound.
+    output_kb: int = 0
 
 
 class Adapter:

@@ -91,7 +91,7 @@ def parse_libtest(output: str) -> TestReport | None:
     return report if report.started else None
 
 
-_DOCTEST_LINE = re.compile(r" \(line \d+\)$")
+_DOCTEST_LINE = re.compile(r" \(line \d+\)(?= - compile(?: fail)?$|$)")
 
 
 def _stable(test_id: str, seen: set[str]) -> str:
@@ -100,7 +100,7 @@ def _stable(test_id: str, seen: set[str]) -> str:
     has several (``src/lib.rs - f (example 2)``)."""
     if not test_id.startswith("doc::") or not _DOCTEST_LINE.search(test_id):
         return test_id
-    base = _DOCTEST_LINE.sub("", test_id)
+    base = _DOCTEST_LINE.sub("", test_id, count=1)
     rank = 1
     while (base if rank == 1 else f"{base} (example {rank})") in seen:
         rank += 1

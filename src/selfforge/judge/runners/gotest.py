@@ -21,6 +21,9 @@ _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 _BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(build|setup) failed\]", re.M)
 
 
+GO_OUTPUT_KB = 64 * 1024  # about 50,000 tests' events
+
+
 class GoTest(Adapter):
     name = "go"
     language = "go"
@@ -41,7 +44,7 @@ class GoTest(Adapter):
         if (modcache := _module_cache()) is not None:
             env["GOMODCACHE"] = str(modcache)
             readable = (modcache,)
-        return Prepared(command, env, readable)
+        return Prepared(command, env, readable, output_kb=GO_OUTPUT_KB)
 
     def can_select(self) -> bool:
         return True
