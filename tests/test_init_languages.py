@@ -66,3 +66,26 @@ def test_init_on_a_node_project_with_vitest_writes_a_junit_runner(tmp_path: Path
     assert checks["runner"] == "junit"
     assert checks["junit"] == ".selfforge-junit.xml"
     assert "--reporter=junit" in checks["test"] and checks["junit"] in checks["test"]
+
+
+def test_init_on_a_mocha_project_keeps_its_interface_and_files_but_not_bail(
+    tmp_path: Path,
+) -> None:
+    """The project's own mocha arguments (the TDD or QUnit interface, the test folder)
+    are kept, its reporter is replaced by JUnit's, and --bail goes: a run that stops at
+    the first failure leaves the other tests' outcomes unknown."""
+    package = json.dumps(
+        {
+            "name": "m",
+            "scripts": {"test": "mocha --reporter spec --bail --check-leaks --ui qunit test/"},
+            "devDependencies": {"mocha": "7.1.1"},
+        }
+    )
+    repo = make_repo(tmp_path / "repo", {"package.json": package, "test/a.js": ""})
+    cli("init", "--repo", str(repo), check=True)
+    checks = tomllib.loads((repo / "selfforge.toml").read_text())["checks"]
+    assert checks["runner"] == "junit"
+    assert checks["test"] == (
+        "npx mocha --check-leaks --ui qunit test/ --reporter xunit "
+        "--reporter-options output=.selfforge-junit.xml"
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,7 @@ def _node(root: Path) -> Found | None:
         command = f"npx vitest run --reporter=junit --outputFile={out}"
         return Found("junit", command, "vitest in package.json", out, toolchain="npx")
     if "mocha" in deps:
-        command = f"npx mocha --reporter xunit --reporter-options output={out}"
+        command = f"npx mocha{_mocha_args(script)} --reporter xunit --reporter-options output={out}"
         return Found("junit", command, "mocha in package.json", out, toolchain="npx")
     if "jest" in deps and "jest-junit" in deps:
         command = f"JEST_JUNIT_OUTPUT_FILE={out} npx jest --ci --reporters=jest-junit"
@@ -67,6 +68,32 @@ def _node(root: Path) -> Found | None:
     if script and "no test specified" not in script:
         return Found("tap", "npm test", "package.json's test script (read as TAP)", toolchain="npm")
     return None
+
+
+_REPORTER_FLAG = re.compile(r"^(--reporter|-R|--reporter-options?|-O)$")
+# What would stop mocha at the first failure (every test's outcome is wanted) or keep it
+# running: dropped.
+_DROPPED = {"--bail", "-b", "--watch", "-w", "--"}
+
+
+def _mocha_args(script: str) -> str:
+    """The test script's own arguments to mocha (its interface, its files), without its
+    reporter, which selfforge replaces, and ``--bail`` (every test's outcome is wanted):
+    ``mocha --ui qunit --reporter spec --bail test/`` gives `` --ui qunit test/``."""
+    m = re.search(r"(?:^|[\s/])(?:_?mocha)\s+([^&|;]*)", script)
+    if m is None:
+        return ""
+    words, kept, skip = shlex.split(m.group(1)), [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif _REPORTER_FLAG.match(word):
+            skip = True
+        elif word in _DROPPED:
+            continue
+        elif not word.startswith(("--reporter=", "--reporter-option")):
+            kept.append(word)
+    return "".join(" " + shlex.quote(w) for w in kept)
 
 
 def toolchains() -> list[tuple[str, str | None]]:
