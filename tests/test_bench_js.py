@@ -122,3 +122,23 @@ def test_a_commit_whose_setup_fails_is_skipped_not_the_whole_mining(tmp_path: Pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (inst,) = [json.loads(line) for line in instances.read_text().splitlines()]
     assert inst["message"] == "Add price(cents)"
+
+
+def test_the_bench_own_junit_run_leaves_the_clone_clean(tmp_path: Path) -> None:
+    """A runner that writes a JUnit report into the tree (here Node's own junit reporter)
+    is read, and the report goes: a dirty clone would make selfforge keep the gold on a
+    branch instead of landing it."""
+    from selfforge.bench.testrun import Suite, run_tests
+
+    repo = make_repo(
+        tmp_path / "shop",
+        {
+            "pad.test.js": PAD_TEST.replace("../pad.js", "./pad.js"),
+            "pad.js": "exports.pad = (s) => String(s).padStart(6);\n",
+        },
+    )
+    command = "node --test --test-reporter=junit --test-reporter-destination=report.xml"
+    ran = run_tests(repo, Suite(command, "junit", "report.xml"), [], 120)
+    assert ran.outcomes and set(ran.outcomes.values()) == {"passed"}, ran.output
+    assert not (repo / "report.xml").exists()
+    assert git(repo, "status", "--porcelain") == ""

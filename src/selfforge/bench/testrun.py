@@ -126,12 +126,28 @@ def _run_other(root: Path, suite: Suite, timeout_s: float, state: Path | None) -
         head = git.git("rev-parse", "HEAD", cwd=root).strip()
         where = state or root / ".selfforge"
         space = judge_setup.provide(root, where, head, suite.setup, space, timeout_s)
-    ran, report = runner.run_tests(suite.test_cmd, root, timeout_s, space)
+    try:
+        ran, report = runner.run_tests(suite.test_cmd, root, timeout_s, space)
+    finally:
+        _remove_report(root, suite.junit)
     outcomes = dict(report.outcomes) if report is not None else {}
     complete = report is not None and report.finished
     return TestOutcome(
         outcomes, ran.duration_s, ran.exit_code, ran.full_output[-4000:], complete=complete
     )
+
+
+def _remove_report(root: Path, junit: str | None) -> None:
+    """The JUnit file the run wrote into the tree goes (unless the project tracks it):
+    the bench's own runs leave the clone as they found it, or selfforge would find the
+    working tree dirty and keep the change on a branch."""
+    from selfforge import git
+
+    if not junit or Path(junit).is_absolute() or ".." in Path(junit).parts:
+        return
+    path = root / junit
+    if path.is_file() and not git.git("ls-files", "--", junit, cwd=root).strip():
+        path.unlink()
 
 
 MAX_JUNIT_BYTES = 64 * 2**20
