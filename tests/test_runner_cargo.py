@@ -207,3 +207,29 @@ def test_a_compile_only_doctest_id_does_not_move_either() -> None:
     )
     report = parse_libtest(out)
     assert report is not None and set(report.outcomes) == {"doc::src/lib.rs - Token - compile"}
+
+
+def test_a_doctest_that_fails_all_along_does_not_block_a_crate_that_now_builds(
+    tmp_path: Path, script
+) -> None:
+    """The crate did not build before the change (the tests came first); once it does,
+    its tests must all pass, but a documentation example that never compiled (here a
+    compile-only one naming a missing item) is not the task's."""
+    broken_doc = (
+        "/// ```no_run\n/// let x = undefined_thing();\n/// ```\npub fn documented() {}\n\n"
+    )
+    files = {
+        "Cargo.toml": CARGO_TOML,
+        "src/lib.rs": broken_doc + NEW_TESTS_LIB,
+        "tests/it.rs": IT,
+    }
+    repo = make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
+    task = "Add double and half. The failing tests must pass: src/lib.rs::tests::doubles"
+    fix = (
+        "src/lib.rs\n<<<<<<< SEARCH\npub fn sub(a: i32, b: i32) -> i32 {\n=======\n"
+        "pub fn double(x: i32) -> i32 {\n    x * 2\n}\n\n"
+        "pub fn half(x: i32) -> i32 {\n    x / 2\n}\n\n"
+        "pub fn sub(a: i32, b: i32) -> i32 {\n>>>>>>> REPLACE\n"
+    )
+    cli("run", "--repo", str(repo), "--model", script(propose=[fix]), "--task", task)
+    assert log_json(repo)[-1]["outcome"] == "accepted", log_json(repo)[-1]

@@ -74,7 +74,7 @@ class TestReport:
         held = [
             o
             for t, o in self.outcomes.items()
-            if module == WHOLE_SUITE or t.split("::")[0] == module
+            if (module == WHOLE_SUITE and not t.startswith(DOCTESTS)) or t.split("::")[0] == module
         ]
         if not held:
             return None
@@ -94,6 +94,9 @@ class TestReport:
 # compile): it stands for every test, and once the suite builds it passes when every
 # test does.
 WHOLE_SUITE = "<crate>"
+# ... except its doctests, examples in the documentation that a newer toolchain often
+# fails to compile all along (xmlparser's, at every commit): only named ones count.
+DOCTESTS = "doc::"
 
 
 def collect_id(module: str) -> str:
