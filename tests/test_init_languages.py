@@ -66,6 +66,8 @@ def test_init_on_a_node_project_with_vitest_writes_a_junit_runner(tmp_path: Path
     assert checks["runner"] == "junit"
     assert checks["junit"] == ".selfforge-junit.xml"
     assert "--reporter=junit" in checks["test"] and checks["junit"] in checks["test"]
+    # Vitest's results cache would go into node_modules, which checks see read-only.
+    assert "--no-cache" in checks["test"]
 
 
 def test_init_on_a_mocha_project_keeps_its_interface_and_files_but_not_bail(

@@ -56,8 +56,8 @@ def _node(root: Path) -> Found | None:
             "node", "npm test", "package.json's test script (node --test)", toolchain="node"
         )
     out = JUNIT_FILE
-    if "vitest" in deps:
-        command = f"npx vitest run --reporter=junit --outputFile={out}"
+    if "vitest" in deps:  # its results cache would go into node_modules, read-only here
+        command = f"npx vitest run --no-cache --reporter=junit --outputFile={out}"
         return Found("junit", command, "vitest in package.json", out, toolchain="npx")
     if "mocha" in deps:
         command = f"npx mocha{_mocha_args(script)} --reporter xunit --reporter-options output={out}"
