@@ -156,3 +156,46 @@ def test_a_listed_test_that_flips_between_runs_of_the_same_code_is_called_flaky(
     assert result.rejection == "flaky"
     assert "tests/test_app.py::test_sometimes: failed then passed" in result.evidence
     assert (clone / "app.py").read_text() == "X = 1\n"  # the gold change was reverted
+
+
+def test_a_gold_that_leaves_another_test_failing_is_the_commits_own_breakage(
+    tmp_path: Path,
+) -> None:
+    """The commit adds a feature with a new test module, one of whose tests fails at
+    the commit itself (mining lists only what passes). The judge wants a module that
+    now imports to pass as a whole; the bench says why it refused: the gold's own."""
+    from conftest import git
+
+    tests = (
+        "from app import NEW\n\n\ndef test_new():\n    assert NEW == 1\n\n\n"
+        "def test_known():\n    assert NEW == 2\n"
+    )
+    source = make_repo(tmp_path / "src", {"app.py": "X = 1\n", "tests/test_new.py": tests})
+    parent = git(source, "rev-parse", "HEAD").strip()
+    inst = Instance(
+        instance_id="broken-commit",
+        repo=str(source),
+        commit=parent,
+        parent=parent,
+        message="Add NEW",
+        test_files=["tests/test_new.py"],
+        test_targets=["tests/test_new.py"],
+        code_files=["app.py"],
+        test_patch="",
+        code_patch=(
+            "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1 +1,2 @@\n"
+            " X = 1\n+NEW = 1\n"
+        ),
+        fail_to_pass=["tests/test_new.py::test_new"],
+        pass_to_pass=[],
+        test_cmd="python -m pytest",
+        test_time_s=0.1,
+    )
+    clone = tmp_path / "clone"
+    prepare_clone(inst, clone, 60)
+    result = Result(instance_id="broken-commit", mode="gold", model="script:gold")
+    classify(clone, inst, {}, result, 60)
+    assert result.rejection == "gold", result.evidence
+    assert "leaves 1 other test(s) failing, twice: tests/test_new.py::test_known" in (
+        result.evidence
+    )

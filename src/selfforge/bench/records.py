@@ -154,7 +154,8 @@ class Result(BaseModel):
     # A rejected gold change, explained by the bench's own reruns (replay.classify):
     # "flaky" (a listed test's outcome changed between two runs of the same code),
     # "environment" (the gold change fails listed tests here, outside selfforge too) or
-    # "selfforge" (the gold passes them every time: the judge was wrong).
+    # "gold" (it passes them but leaves other tests failing: the commit itself is broken)
+    # or "selfforge" (the gold passes them every time: the judge was wrong).
     rejection: str | None = None
     evidence: str = ""  # what the reruns saw, in a sentence
 

@@ -121,6 +121,8 @@ def classify(
     - flaky: a listed test's outcome differs between two runs of the same code;
     - environment: the gold change fails listed tests here every time (the base passes
       them, or they were F2P and still fail): its code does not work in this place;
+    - gold: it passes every listed test, but leaves others failing every time (the
+      commit itself shipped a failing test; mining lists only what passes with it);
     - selfforge: the gold change passes every listed test every time, and the base is as
       before: nothing but the judge refused it.
     The clone is left as it was (the gold change is applied and reverted)."""
@@ -142,6 +144,13 @@ def classify(
 
     flips = changed(base, again) + changed(first, second)
     failing = [t for t in listed if first.get(t) != "passed"]
+    # Tests the commit itself leaves failing (mining lists only what passes with it):
+    # the judge wants a module that now builds to pass as a whole.
+    broken = sorted(
+        t
+        for t, o in first.items()
+        if o in ("failed", "error") and second.get(t) == o and t not in listed
+    )
     if flips:
         result.rejection = "flaky"
         result.evidence = f"outcomes changed between two runs of the same code: {_few(flips)}"
@@ -151,6 +160,13 @@ def classify(
         result.evidence = (
             f"the gold change fails {len(failing)} listed test(s) here in the bench's own "
             f"runs too, twice: {shown}"
+        )
+    elif broken:
+        result.rejection = "gold"
+        result.evidence = (
+            f"the gold change passes all {len(listed)} listed tests but leaves "
+            f"{len(broken)} other test(s) failing, twice: {_few(broken)}; the commit "
+            "itself is broken here"
         )
     else:
         result.rejection = "selfforge"
