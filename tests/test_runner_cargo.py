@@ -233,3 +233,21 @@ def test_a_doctest_that_fails_all_along_does_not_block_a_crate_that_now_builds(
     )
     cli("run", "--repo", str(repo), "--model", script(propose=[fix]), "--task", task)
     assert log_json(repo)[-1]["outcome"] == "accepted", log_json(repo)[-1]
+
+
+def test_a_result_line_that_holds_another_cannot_be_trusted() -> None:
+    """Test code that writes libtest's lines while libtest writes its own can merge two
+    lines into one and still make the counts add up (seen in CI: `subtracts` vanished
+    and the forged `phantom` took its place). No test's name holds ` ... `."""
+    from selfforge.judge.runners.cargo import parse_libtest
+
+    out = (
+        "     Running unittests src/lib.rs (target/debug/deps/adder-1)\n\nrunning 2 tests\n"
+        "test tests::adds ... ok\n"
+        "test tests::subtracts ... test tests::phantom ... ok\nok\n"
+        "test tests::adds ... FAILED\n\n"
+        "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n"
+    )
+    report = parse_libtest(out)
+    assert report is not None and report.channel_problem is not None
+    assert "a result line holds another" in report.channel_problem

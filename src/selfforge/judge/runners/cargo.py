@@ -61,12 +61,15 @@ class CargoTest(Adapter):
 def parse_libtest(output: str) -> TestReport | None:
     report = TestReport(started=False, finished=True)
     sections: list[_Section] = []
+    merged: list[str] = []  # result lines that hold another line (interleaved or forged)
     for line in output.splitlines():
         if m := _RUNNING.match(line):
             sections.append(_Section(m.group(1)))
         elif m := _DOCTESTS.match(line):
             sections.append(_Section("doc"))
         elif sections and (m := _TEST.match(line)):
+            if " ... " in m.group(1):  # no test's name holds libtest's separator
+                merged.append(line.strip()[:120])
             status = m.group(2)
             outcome = "skipped" if status.startswith("ignored") else _OUTCOME[status]
             test_id = _stable(f"{sections[-1].target}::{m.group(1)}", sections[-1].tests)
@@ -77,6 +80,8 @@ def parse_libtest(output: str) -> TestReport | None:
     report.started = bool(sections)
     _messages(output, sections, report)
     problems = [p for s in sections if (p := s.problem(report))]
+    if merged:  # the counts may still add up: which test is which cannot be told
+        problems.insert(0, f"a result line holds another ({merged[0]!r})")
     if any(not s.summaries for s in sections):
         report.finished = False  # a test binary that never printed its summary crashed
     errors = _COMPILE_ERROR.findall(output)
