@@ -199,3 +199,17 @@ def test_a_gold_that_leaves_another_test_failing_is_the_commits_own_breakage(
     assert "leaves 1 other test(s) failing, twice: tests/test_new.py::test_known" in (
         result.evidence
     )
+
+
+def test_a_parametrized_id_that_holds_double_colons_keeps_its_name(tmp_path: Path) -> None:
+    """sqlparse's ids hold SQL casts (`x::text`): the junit id's class ends at the first
+    `::`, or two tests collapse into one mangled id and the instance cannot reproduce."""
+    from selfforge.bench.mine import junit_to_node
+    from selfforge.bench.testrun import _node_id
+
+    junit = 'tests.test_regressions::test_issue[select x::text as "z" from foo]'
+    node = 'tests/test_regressions.py::test_issue[select x::text as "z" from foo]'
+    assert junit_to_node(junit, ["tests/test_regressions.py"]) == node
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_regressions.py").write_text("")
+    assert _node_id(tmp_path, junit) == node

@@ -231,7 +231,7 @@ def junit_to_node(test_id: str, files: list[str]) -> str:
     (``tests/test_a.py::Suite::test_x``), given the test files it can come from."""
     if is_node_id(test_id):
         return test_id
-    classname, _, name = test_id.rpartition("::")
+    classname, _, name = test_id.partition("::")  # a parametrized name may hold "::"
     node = node_of(classname + "::", files)
     return f"{node}::{name}" if node != classname else test_id
 

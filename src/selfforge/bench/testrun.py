@@ -156,7 +156,7 @@ MAX_JUNIT_BYTES = 64 * 2**20
 def _node_id(root: Path, test_id: str) -> str:
     """junit's ``tests.test_a.Suite::test_x`` as pytest's ``tests/test_a.py::Suite::test_x``:
     the longest leading part of the dotted name that is a file in the tree is the path."""
-    classname, _, name = test_id.rpartition("::")
+    classname, _, name = test_id.partition("::")  # a parametrized name may hold "::"
     parts = classname.split(".")
     for end in range(len(parts), 0, -1):
         path = "/".join(parts[:end]) + ".py"
