@@ -21,11 +21,10 @@ from selfforge.bench.records import Instance
 from selfforge.bench.testrun import Suite, run_tests
 from selfforge.errors import GitError, UsageError
 from selfforge.git import git, repo_root
-from selfforge.judge.integrity_lang import INLINE_TESTS
-from selfforge.judge.setup import SetupError
+from selfforge.judge.integrity_lang import INLINE_TESTS, JS_SUFFIXES
+from selfforge.judge.setup import SetupError, key
 from selfforge.testpaths import rule_for
 
-JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx")
 CODE_SUFFIXES = {".py", ".pyi", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx"}
 DEFAULT_TEST_CMD = "python -m pytest"
 
@@ -295,8 +294,6 @@ def _npm_setup(root: Path) -> str | None:
 
 
 def _manifests(root: Path, commit: str) -> str:
-    from selfforge.judge.setup import key
-
     return key(root, commit, "")
 
 

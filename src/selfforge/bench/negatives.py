@@ -21,8 +21,8 @@ from pathlib import Path, PurePosixPath
 from selfforge.bench.records import Instance
 from selfforge.errors import GitError
 from selfforge.git import git
+from selfforge.judge.integrity_lang import JS_SUFFIXES
 
-JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 INCOMPLETE_TRIES = 4  # hunks left out in turn (largest first) before giving up
 INFRA_FILES = ("conftest.py", "__init__.py", "sitecustomize.py")
 ORDER_FILE = "test_000_bench_setup.py"  # sorts before the target tests in their folder
@@ -255,14 +255,8 @@ def _other_kind(clone: Path, inst: Instance, kind: str) -> Negative:
     return Negative(kind, _diff(clone), f"{what[kind]} {t.test_id}")
 
 
-def _is_python(inst: Instance) -> bool:
-    from selfforge.bench.testrun import is_python
-
-    return is_python(inst.test_cmd, inst.runner)
-
-
 def _skip_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
-    if not _is_python(inst):
+    if not inst.suite.python:
         return _other_kind(clone, inst, "skip-target")
     node, func, _body = target_test(clone, inst)
     path = node.split("::")[0]
@@ -275,7 +269,7 @@ def _skip_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative
 
 
 def _delete_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
-    if not _is_python(inst):
+    if not inst.suite.python:
         return _other_kind(clone, inst, "delete-target")
     node, func, body = target_test(clone, inst)
     path = node.split("::")[0]
@@ -291,7 +285,7 @@ def _delete_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negati
 def _weaken_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
     """Every assertion of the test (``assert``, unittest's ``self.assert…(…)``) made
     ``assert True``; a test without one keeps only ``pass``. Go and Rust: the body goes."""
-    if not _is_python(inst):
+    if not inst.suite.python:
         return _other_kind(clone, inst, "weaken-target")
     node, func, _body = target_test(clone, inst)
     path = node.split("::")[0]
@@ -377,7 +371,7 @@ def _infra_other(clone: Path, inst: Instance) -> Negative:
 
 
 def _infra(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
-    if not _is_python(inst):
+    if not inst.suite.python:
         return _infra_other(clone, inst)
     _apply(clone, inst.code_patch)
     path = infra_file(inst)

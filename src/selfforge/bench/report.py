@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -201,11 +202,7 @@ def honesty(results: list[Result]) -> list[str]:
     if golds:
         rejected = [r for r in golds if not r.landed]
         lines.append(f"False fails (gold rejected): {_rate(len(rejected), len(golds))}")
-        classes: dict[str, int] = {}
-        for r in rejected:
-            classes[r.rejection or "unclassified"] = (
-                classes.get(r.rejection or "unclassified", 0) + 1
-            )
+        classes = Counter(r.rejection or "unclassified" for r in rejected)
         if classes:
             lines.append(
                 "  by cause: " + ", ".join(f"{name} {n}" for name, n in sorted(classes.items()))

@@ -37,7 +37,8 @@ _HUNK = re.compile(r"^@@ -(\d+)")
 GO_TEST_MAIN = re.compile(r"^\+func TestMain\(", re.M)
 # Removed lines that take a Rust test out (unit tests live in the sources, not test files).
 RUST_TEST_REMOVED = re.compile(r"^-[ \t]*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])", re.M)
-CODE_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs")
+JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+CODE_SUFFIXES = (*JS_SUFFIXES, ".go", ".rs")
 
 # Files that decide how the tests run: the judge's, not the change's.
 TEST_CONFIG = (

@@ -80,8 +80,9 @@ def provide(
     # The caches, where the setup left one (shown read-only); never a path that is not
     # there, which a tool would create in the check's tree. npm's logs go to the
     # sandbox's private /tmp, not into the tree.
-    caches = [(k, v) for k, v in CACHE_ENV.items() if CACHE in record["products"]]
-    env = (*(c for c in caches if c[0] != "GOFLAGS"), ("npm_config_logs_dir", "/tmp/.npm-logs"))
+    cached = CACHE in record["products"]
+    caches = [(k, v) for k, v in CACHE_ENV.items() if cached and k != "GOFLAGS"]
+    env = (*caches, ("npm_config_logs_dir", "/tmp/.npm-logs"))
     return dataclasses.replace(space, provided=provided, provided_env=env)
 
 

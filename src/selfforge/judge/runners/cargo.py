@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from selfforge.judge.results import WHOLE_SUITE, TestReport
+from selfforge.judge.results import DOCTESTS, WHOLE_SUITE, TestReport
 from selfforge.judge.runners import Adapter, Prepared, add
 
 _RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)(?: \(|$)", re.M)
@@ -103,7 +103,7 @@ def _stable(test_id: str, seen: set[str]) -> str:
     """A doctest's id without its line number (``src/lib.rs - f (line 12)``), which any
     change above it would move: the item's name, and the example's rank when the item
     has several (``src/lib.rs - f (example 2)``)."""
-    if not test_id.startswith("doc::") or not _DOCTEST_LINE.search(test_id):
+    if not test_id.startswith(DOCTESTS) or not _DOCTEST_LINE.search(test_id):
         return test_id
     base = _DOCTEST_LINE.sub("", test_id, count=1)
     rank = 1
