@@ -284,3 +284,27 @@ def group_running(pgid: int) -> bool:
         if fields[0] != "Z" and int(fields[2]) == pgid:
             return True
     return False
+
+
+def replay_every_kind(instances: Path, tmp_path: Path) -> dict[str, dict[str, object]]:
+    """`bench run --gold --negatives` on a one-instance file: its rows by kind ("gold"
+    for the gold change)."""
+    results = tmp_path / "results.jsonl"
+    proc = cli(
+        "bench", "run", "--instances", str(instances), "--gold", "--negatives",
+        "--results", str(results), "--work-dir", str(tmp_path / "work"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return {r["kind"] or r["mode"]: r for r in map(json.loads, results.open())}
+
+
+def assert_every_kind_but_order_rejected(rows: dict[str, dict[str, object]]) -> None:
+    """Outside Python every kind of negative but `order` (a trick of pytest's test
+    process) is drawn, and each is rejected."""
+    from selfforge.bench.records import NEGATIVE_KINDS
+
+    assert set(rows) == {"gold", *NEGATIVE_KINDS}
+    assert rows["order"]["skipped"] and not rows["order"]["landed"]
+    drawn = {k: r for k, r in rows.items() if k not in ("gold", "order")}
+    assert all(r["skipped"] is None for r in drawn.values()), drawn
+    assert not any(r["landed"] or r["error"] for r in drawn.values()), drawn

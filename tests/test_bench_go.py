@@ -11,10 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.bench.records import NEGATIVE_KINDS
 from test_runner_go import GO_MOD
 
-from conftest import cli, git, make_repo
+from conftest import (
+    assert_every_kind_but_order_rejected,
+    cli,
+    git,
+    make_repo,
+    replay_every_kind,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")
 
@@ -91,20 +96,6 @@ def test_a_go_history_is_mined_and_replayed(go_history: Path, tmp_path: Path) ->
         f"example.com/mathx::{name}" for name in ("TestDiscount", "TestTax", "TestTotal")
     }
     assert inst["negative_patch"], "a mutation that builds and breaks a test was planted"
-    results = tmp_path / "results.jsonl"
-    proc = cli(
-        "bench", "run", "--instances", str(instances), "--gold", "--negatives",
-        "--results", str(results),
-        "--work-dir", str(tmp_path / "work"),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = {(r["mode"], r["kind"]): r for r in map(json.loads, results.open())}
-    gold = next(r for (mode, _), r in rows.items() if mode == "gold")
-    assert gold["landed"] and gold["error"] is None, gold
-    negatives = {kind: r for (mode, kind), r in rows.items() if mode == "negative"}
-    # Every kind but `order` (a Python test process's trick) is drawn, and rejected.
-    assert set(negatives) == set(NEGATIVE_KINDS)
-    assert negatives["order"]["skipped"] and not negatives["order"]["landed"]
-    drawn = {k: r for k, r in negatives.items() if k != "order"}
-    assert all(r["skipped"] is None for r in drawn.values()), drawn
-    assert not any(r["landed"] or r["error"] for r in drawn.values()), drawn
+    rows = replay_every_kind(instances, tmp_path)
+    assert rows["gold"]["landed"] and rows["gold"]["error"] is None, rows["gold"]
+    assert_every_kind_but_order_rejected(rows)

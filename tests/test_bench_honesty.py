@@ -105,6 +105,40 @@ def test_every_rejected_gold_is_classified_with_its_evidence(history, tmp_path: 
     assert "Agreement over repeated runs: 2 of 2 jobs" in out
 
 
+def one_commit_instance(
+    source: Path,
+    name: str,
+    module: str,
+    added: str,
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+) -> Instance:
+    """An instance at ``source``'s one commit, whose gold adds a line to app.py and whose
+    tests are ``module``."""
+    from conftest import git
+
+    head = git(source, "rev-parse", "HEAD").strip()
+    return Instance(
+        instance_id=name,
+        repo=str(source),
+        commit=head,
+        parent=head,
+        message=f"Add {added!r} to app.py",
+        test_files=[module],
+        test_targets=[module],
+        code_files=["app.py"],
+        test_patch="",
+        code_patch=(
+            "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1 +1,2 @@\n"
+            f" X = 1\n+{added}\n"
+        ),
+        fail_to_pass=fail_to_pass,
+        pass_to_pass=pass_to_pass,
+        test_cmd="python -m pytest",
+        test_time_s=0.1,
+    )
+
+
 FLAKY_TEST = """\
 from pathlib import Path
 
@@ -125,27 +159,13 @@ def test_a_listed_test_that_flips_between_runs_of_the_same_code_is_called_flaky(
         tmp_path / "src",
         {"app.py": "X = 1\n", "tests/test_app.py": FLAKY_TEST, ".gitignore": "runs.txt\n"},
     )
-    from conftest import git
-
-    parent = git(source, "rev-parse", "HEAD").strip()
-    inst = Instance(
-        instance_id="flaky",
-        repo=str(source),
-        commit=parent,
-        parent=parent,
-        message="Say X is one",
-        test_files=["tests/test_app.py"],
-        test_targets=["tests/test_app.py"],
-        code_files=["app.py"],
-        test_patch="",
-        code_patch=(
-            "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1 +1,2 @@\n"
-            " X = 1\n+# X is one\n"
-        ),
-        fail_to_pass=[],
-        pass_to_pass=["tests/test_app.py::test_sometimes"],
-        test_cmd="python -m pytest",
-        test_time_s=0.1,
+    inst = one_commit_instance(
+        source,
+        "flaky",
+        "tests/test_app.py",
+        "# X is one",
+        [],
+        ["tests/test_app.py::test_sometimes"],
     )
     clone = tmp_path / "clone"
     prepare_clone(inst, clone, 60)
@@ -164,32 +184,13 @@ def test_a_gold_that_leaves_another_test_failing_is_the_commits_own_breakage(
     """The commit adds a feature with a new test module, one of whose tests fails at
     the commit itself (mining lists only what passes). The judge wants a module that
     now imports to pass as a whole; the bench says why it refused: the gold's own."""
-    from conftest import git
-
     tests = (
         "from app import NEW\n\n\ndef test_new():\n    assert NEW == 1\n\n\n"
         "def test_known():\n    assert NEW == 2\n"
     )
     source = make_repo(tmp_path / "src", {"app.py": "X = 1\n", "tests/test_new.py": tests})
-    parent = git(source, "rev-parse", "HEAD").strip()
-    inst = Instance(
-        instance_id="broken-commit",
-        repo=str(source),
-        commit=parent,
-        parent=parent,
-        message="Add NEW",
-        test_files=["tests/test_new.py"],
-        test_targets=["tests/test_new.py"],
-        code_files=["app.py"],
-        test_patch="",
-        code_patch=(
-            "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1 +1,2 @@\n"
-            " X = 1\n+NEW = 1\n"
-        ),
-        fail_to_pass=["tests/test_new.py::test_new"],
-        pass_to_pass=[],
-        test_cmd="python -m pytest",
-        test_time_s=0.1,
+    inst = one_commit_instance(
+        source, "broken-commit", "tests/test_new.py", "NEW = 1", ["tests/test_new.py::test_new"], []
     )
     clone = tmp_path / "clone"
     prepare_clone(inst, clone, 60)

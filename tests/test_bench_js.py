@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli, git, make_repo
+from conftest import cli, git, make_repo, replay_every_kind
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
 
@@ -49,8 +49,9 @@ test('prices', () => {
 """
 
 
-@pytest.mark.slow  # mines and replays with node
-def test_a_node_history_with_a_setup_is_mined_and_replayed(tmp_path: Path) -> None:
+def price_history(tmp_path: Path) -> Path:
+    """A Node project whose `pad` needs its dependency, and a commit that adds `price`
+    with its test."""
     files = {
         "package.json": json.dumps(PACKAGE, indent=2),
         "pad.js": PAD,
@@ -61,6 +62,12 @@ def test_a_node_history_with_a_setup_is_mined_and_replayed(tmp_path: Path) -> No
     (repo / "pad.js").write_text(PAD + PRICE)
     (repo / "test/pad.test.js").write_text(PAD_TEST + PRICE_TEST)
     git(repo, "commit", "-qam", "Add price(cents)")
+    return repo
+
+
+@pytest.mark.slow  # mines and replays with node
+def test_a_node_history_with_a_setup_is_mined_and_replayed(tmp_path: Path) -> None:
+    repo = price_history(tmp_path)
     instances = tmp_path / "js.jsonl"
     proc = cli(
         "bench", "mine", "--repo", str(repo), "--out", str(instances), "--setup", SETUP
@@ -71,13 +78,7 @@ def test_a_node_history_with_a_setup_is_mined_and_replayed(tmp_path: Path) -> No
     assert inst["fail_to_pass"] == ["test/pad.test.js::prices"]
     assert inst["pass_to_pass"] == ["test/pad.test.js::pads"]  # it needed the dependency
     assert inst["negative_patch"]
-    results = tmp_path / "results.jsonl"
-    proc = cli(
-        "bench", "run", "--instances", str(instances), "--gold", "--negatives",
-        "--results", str(results), "--work-dir", str(tmp_path / "work"),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = {r["kind"] or r["mode"]: r for r in map(json.loads, results.open())}
+    rows = replay_every_kind(instances, tmp_path)
     assert rows["gold"]["landed"] and rows["gold"]["solved"], rows["gold"]
     # The planted bug, and the gold with its target test skipped, deleted or emptied:
     # all rejected. (One hunk: no `incomplete`; `infra` and `order` are drawn for
@@ -93,16 +94,7 @@ def test_a_node_history_with_a_setup_is_mined_and_replayed(tmp_path: Path) -> No
 def test_a_commit_whose_setup_fails_is_skipped_not_the_whole_mining(tmp_path: Path) -> None:
     """A dependency version that the registry no longer has makes that commit's setup
     fail: mining goes on with the other commits."""
-    files = {
-        "package.json": json.dumps(PACKAGE, indent=2),
-        "pad.js": PAD,
-        "test/pad.test.js": PAD_TEST,
-        ".gitignore": "node_modules/\n",
-    }
-    repo = make_repo(tmp_path / "shop", files)
-    (repo / "pad.js").write_text(PAD + PRICE)
-    (repo / "test/pad.test.js").write_text(PAD_TEST + PRICE_TEST)
-    git(repo, "commit", "-qam", "Add price(cents)")
+    repo = price_history(tmp_path)
     gone = {**PACKAGE, "dependencies": {"leftpad": "*", "gone": "9.9.9"}}
     (repo / "package.json").write_text(json.dumps(gone, indent=2))
     git(repo, "commit", "-qam", "Depend on gone@9.9.9")

@@ -13,9 +13,14 @@ from pathlib import Path
 import pytest
 
 from selfforge.bench.mine import split_inline
-from selfforge.bench.records import NEGATIVE_KINDS
 
-from conftest import cli, git, make_repo
+from conftest import (
+    assert_every_kind_but_order_rejected,
+    cli,
+    git,
+    make_repo,
+    replay_every_kind,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
 
@@ -104,23 +109,10 @@ def test_a_rust_history_with_inline_tests_is_mined_and_replayed(tmp_path: Path) 
     assert "+pub fn discount" in inst["code_patch"] and "fn discounts" not in inst["code_patch"]
     assert "src/lib.rs::tests::discounts" in inst["fail_to_pass"]
     assert inst["negative_patch"], "a mutation that builds and breaks a test was planted"
-    results = tmp_path / "results.jsonl"
-    proc = cli(
-        "bench", "run", "--instances", str(instances), "--gold", "--negatives",
-        "--results", str(results),
-        "--work-dir", str(tmp_path / "work"),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = {(r["mode"], r["kind"]): r for r in map(json.loads, results.open())}
-    gold = next(r for (mode, _), r in rows.items() if mode == "gold")
+    rows = replay_every_kind(instances, tmp_path)
+    gold = rows["gold"]
     assert gold["landed"] and gold["solved"] and gold["error"] is None, gold
-    negatives = {kind: r for (mode, kind), r in rows.items() if mode == "negative"}
-    # Every kind but `order` (a Python test process's trick) is drawn, and rejected.
-    assert set(negatives) == set(NEGATIVE_KINDS)
-    assert negatives["order"]["skipped"] and not negatives["order"]["landed"]
-    drawn = {k: r for k, r in negatives.items() if k != "order"}
-    assert all(r["skipped"] is None for r in drawn.values()), drawn
-    assert not any(r["landed"] or r["error"] for r in drawn.values()), drawn
+    assert_every_kind_but_order_rejected(rows)
 
 
 @pytest.mark.slow  # cargo builds the crate for each mining run
