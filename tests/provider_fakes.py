@@ -18,8 +18,10 @@ whose prompt contains ``text`` their own queue (like the scripted model's roles)
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -184,8 +186,10 @@ class FakeProvider:
 def _quiet_config_dir() -> Path:
     """A user config dir whose models.toml turns pacing off and makes backoff (and the
     waits between connection tries) tiny, so tests that build models from a spec alone
-    (the loop's e2e tests, the CLI in a subprocess) never wait long."""
+    (the loop's e2e tests, the CLI in a subprocess) never wait long. Removed when the
+    test process ends."""
     path = Path(tempfile.mkdtemp(prefix="selfforge-test-config-"))
+    atexit.register(shutil.rmtree, path, True)
     (path / "models.toml").write_text(
         "[retry]\nbackoff_base_s = 0.01\nbackoff_cap_s = 0.05\nconnect_backoff_s = 0.01\n\n"
         '[[models]]\nmatch = "*:*"\nrequests_per_minute = 0\n'

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.bench.mine import split_inline
+from selfforge.bench.rust_split import split_doc_examples, split_inline
 
 from conftest import (
     assert_every_kind_but_order_rejected,
@@ -89,6 +89,64 @@ def test_inline_tests_are_split_from_the_code_they_test() -> None:
     assert "pub fn discount" not in first and "pub fn tax" not in first  # the parent's code
     assert first.startswith(LIB.split("#[cfg(test)]")[0])
     assert split_inline(LIB, LIB.replace("prices.iter()", "prices.iter().copied()")) is None
+
+
+DOCUMENTED = """/// Sums the prices.
+///
+/// ```
+/// assert_eq!(shop::total(&[1, 2]), 3);
+/// ```
+pub fn total(prices: &[i64]) -> i64 {
+    prices.iter().sum()
+}
+"""
+
+
+def test_a_doc_example_change_goes_with_the_tests_and_the_rest_with_the_code() -> None:
+    """A doc example is a test cargo runs: deleting or changing one is part of the tests
+    (committed first), while the commit's prose and code stay in the gold change."""
+    commit = DOCUMENTED.replace("/// Sums the prices.", "/// Adds up the prices.")
+    commit = commit.replace("/// assert_eq!(shop::total(&[1, 2]), 3);\n", "/// let _ = 1;\n")
+    commit = commit.replace("prices.iter().sum()", "prices.iter().copied().sum()")
+    first = split_doc_examples(DOCUMENTED, commit)
+    assert "/// let _ = 1;" in first and "shop::total(&[1, 2])" not in first  # the example
+    assert "/// Sums the prices." in first  # the prose stays the parent's
+    assert "prices.iter().sum()" in first  # and so does the code
+    deleted = "".join(
+        line
+        for line in DOCUMENTED.splitlines(keepends=True)
+        if "```" not in line and "assert" not in line
+    )
+    assert "```" not in split_doc_examples(DOCUMENTED, deleted)  # a deleted example
+    unchanged_docs = DOCUMENTED.replace("prices.iter().sum()", "prices.iter().copied().sum()")
+    assert split_doc_examples(DOCUMENTED, unchanged_docs) == DOCUMENTED
+
+
+@pytest.mark.slow  # cargo builds the crate for each mining run
+def test_a_commit_that_leaves_tests_failing_in_a_crate_that_did_not_build_is_not_mined(
+    tmp_path: Path,
+) -> None:
+    """The tests-first state does not build (the tests call a function the commit adds),
+    and the commit's own code leaves one of its new tests failing. No judge may land that
+    (with no base outcome, any failure there could be the change's), so it is no task."""
+    repo = make_repo(
+        tmp_path / "shop",
+        {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB, ".gitignore": "target/\nCargo.lock\n"},
+    )
+    clamp = "\npub fn clamp(x: i64) -> i64 {\n    x.max(0)\n}\n"
+    clamp_test = "\n    #[test]\n    fn clamps() {\n        assert_eq!(clamp(-3), 0);\n    }\n}\n"
+    code, tests = LIB.split("\n#[cfg(test)]")
+    tests = tests.rstrip().removesuffix("}") + clamp_test.lstrip("\n")
+    (repo / "src/lib.rs").write_text(code + clamp + "\n#[cfg(test)]" + tests)
+    git(repo, "commit", "-qam", "Add clamp")
+    broken = with_feature().replace("price / 4", "price / 5")
+    (repo / "src/lib.rs").write_text(broken.replace("\n#[cfg(test)]", clamp + "\n#[cfg(test)]", 1))
+    git(repo, "commit", "-qam", "Add discount and tax (tax is wrong)")
+    instances = tmp_path / "rust.jsonl"
+    cli("bench", "mine", "--repo", str(repo), "--out", str(instances), check=True)
+    (inst,) = [json.loads(line) for line in instances.read_text().splitlines()]
+    assert inst["message"] == "Add clamp", inst["message"]
+    assert "src/lib.rs::tests::clamps" in inst["fail_to_pass"]
 
 
 @pytest.mark.slow  # cargo builds the crate for every replay

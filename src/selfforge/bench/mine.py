@@ -18,10 +18,12 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.bench import mutate
 from selfforge.bench.records import Instance
-from selfforge.bench.testrun import Suite, run_tests
+from selfforge.bench.rust_split import split_doc_examples, split_inline
+from selfforge.bench.testrun import Suite, TestOutcome, run_tests
 from selfforge.errors import GitError, UsageError
 from selfforge.git import git, repo_root
-from selfforge.judge.integrity_lang import INLINE_TESTS, JS_SUFFIXES
+from selfforge.judge.integrity_lang import JS_SUFFIXES
+from selfforge.judge.results import DOCTESTS
 from selfforge.judge.setup import SetupError, key
 from selfforge.testpaths import rule_for
 
@@ -65,20 +67,6 @@ def candidates(repo: Path, since: str | None = None) -> list[Candidate]:
         if code and (modules or inline):
             found.append(Candidate(shas[0], shas[1], tests, code, modules, inline))
     return found
-
-
-def split_inline(parent: str, commit: str) -> str | None:
-    """The parent's Rust source with the commit's inline test modules in place of its
-    own: the tests-first state of a file whose commit changed both code and tests. None
-    when the tests did not change or the modules do not pair up (rustfmt's layout is
-    assumed: a top-level ``#[cfg(test)] mod x {`` closed by a ``}`` alone on a line)."""
-    old, new = INLINE_TESTS.findall(parent), INLINE_TESTS.findall(commit)
-    if old == new or not new or len(old) not in (0, len(new)):
-        return None
-    if not old:
-        return parent.rstrip("\n") + "\n\n" + "\n".join(new)
-    pieces = INLINE_TESTS.split(parent)
-    return "".join(p + (new[i] if i < len(new) else "") for i, p in enumerate(pieces))
 
 
 def _other_test_file(path: str) -> bool:
@@ -161,6 +149,8 @@ def _mine_in(
     pass_to_pass = sorted(after.passed & before.passed)
     if not fail_to_pass or after.exit_code is None:
         return None
+    if _ships_failing_tests(before, after):
+        return None
     targets = modules
     if scope == "class":  # only the test classes holding a FAIL_TO_PASS test: faster runs
         targets = sorted({node_of(t, modules) for t in fail_to_pass})
@@ -205,17 +195,28 @@ def _mine_in(
     )
 
 
+def _ships_failing_tests(before: TestOutcome, after: TestOutcome) -> bool:
+    """Does the commit leave tests failing that had no outcome on the base (their module,
+    package or crate did not build)? No judge may land that: without a base outcome any
+    failure there could be the change's, so the judge wants such a module to pass as a
+    whole (doctests aside). The commit is broken here, not a task to replay."""
+    return any(
+        outcome == "failed" and test not in before.outcomes and not test.startswith(DOCTESTS)
+        for test, outcome in after.outcomes.items()
+    )
+
+
 def _inline_tests(root: Path, c: Candidate) -> dict[str, str]:
-    """Each Rust file of the commit whose inline tests changed, in its tests-first state
-    (the parent's code, the commit's tests)."""
+    """Each Rust file of the commit whose inline tests or doc examples changed, in its
+    tests-first state (the parent's code, the commit's tests)."""
     found = {}
     for path in c.inline:
         if not (_exists(root, c.parent, path) and _exists(root, c.commit, path)):
             continue
-        first = split_inline(
-            git("show", f"{c.parent}:{path}", cwd=root), git("show", f"{c.commit}:{path}", cwd=root)
-        )
-        if first is not None:
+        parent = git("show", f"{c.parent}:{path}", cwd=root)
+        commit = git("show", f"{c.commit}:{path}", cwd=root)
+        first = split_doc_examples(split_inline(parent, commit) or parent, commit)
+        if first != parent:
             found[path] = first
     return found
 
