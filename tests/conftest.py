@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -262,6 +263,13 @@ def _cli_in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 def log_json(repo: Path) -> list[dict[str, object]]:
     return json.loads(cli("log", "--json", "--repo", str(repo), check=True).stdout)
+
+
+def journal_test_runs(repo: Path) -> list[tuple[str, dict]]:
+    """The journal's test runs, in order: (step name, summary counts)."""
+    with sqlite3.connect(repo / ".selfforge" / "journal.db") as db:
+        rows = db.execute("SELECT name, summary FROM checks WHERE name LIKE 'tests%' ORDER BY id")
+        return [(name, json.loads(summary)) for name, summary in rows]
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 90.0) -> None:

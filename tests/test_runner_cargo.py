@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli, directives, log_json, make_repo
+from conftest import cli, directives, journal_test_runs, log_json, make_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
 
@@ -251,3 +251,26 @@ def test_a_result_line_that_holds_another_cannot_be_trusted() -> None:
     report = parse_libtest(out)
     assert report is not None and report.channel_problem is not None
     assert "a result line holds another" in report.channel_problem
+
+
+SLOW_IT = "use std::{thread, time};\n\n" + "".join(
+    f"#[test]\nfn waits_{n}() {{\n    thread::sleep(time::Duration::from_millis(1200));\n}}\n"
+    for n in range(3)
+)
+
+
+def test_the_first_pass_runs_only_the_tests_of_the_changed_target(tmp_path: Path, script) -> None:
+    """A change to the library is first judged on the library's own tests (`--exact`
+    picks them by name; the slow integration tests, which do not use it, wait): a
+    regression is refused there, and a fix then passes the whole suite."""
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB, "tests/slow.rs": SLOW_IT}
+    repo = make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
+    _run(repo, script(propose=[BREAK_SUB]))
+    assert log_json(repo)[-1]["outcome"] == "rejected"
+    assert journal_test_runs(repo) == [("tests:affected", {"passed": 1, "failed": 1})]
+    _run(repo, script(propose=[FIX]))
+    assert log_json(repo)[-1]["outcome"] == "accepted"
+    assert journal_test_runs(repo)[1:] == [
+        ("tests:affected", {"passed": 2}),
+        ("tests", {"passed": 5}),
+    ]

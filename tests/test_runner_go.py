@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli, directives, git, log_json, make_repo
+from conftest import cli, directives, git, journal_test_runs, log_json, make_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")
 
@@ -173,3 +173,41 @@ def test_a_large_suite_is_not_cut_by_the_output_limit(tmp_path: Path, script) ->
     attempt = log_json(repo)[-1]
     assert attempt["outcome"] == "accepted", proc.stdout + proc.stderr
     assert "example.com/mathx::TestMany/case_3999" in proc.stdout or "4002" in proc.stdout
+
+
+SLOW_TEST = """package slow
+
+import (
+	"testing"
+	"time"
+)
+
+func TestWaitsA(t *testing.T) { time.Sleep(1200 * time.Millisecond) }
+
+func TestWaitsB(t *testing.T) { time.Sleep(1200 * time.Millisecond) }
+"""
+
+
+def test_the_first_pass_runs_only_the_packages_the_change_reaches(tmp_path: Path, script) -> None:
+    """A change to one package is first judged on that package's tests (`-run` picks
+    them by name): a regression there is refused before the slow package runs, and a
+    fix then passes the whole suite."""
+    files = {
+        "go.mod": GO_MOD,
+        "calc/mathx.go": MATHX.replace("package mathx", "package calc"),
+        "calc/mathx_test.go": MATHX_TEST.replace("package mathx", "package calc"),
+        "slow/slow.go": "package slow\n",
+        "slow/slow_test.go": SLOW_TEST,
+    }
+    repo = make_repo(tmp_path / "repo", files, directives("go test ./..."))
+    broken = BREAK_SUB.replace("mathx.go\n", "calc/mathx.go\n")
+    _run(repo, script(propose=[broken]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected", attempt
+    assert journal_test_runs(repo) == [("tests:affected", {"passed": 1, "failed": 1})]
+    _run(repo, script(propose=[FIX.replace("mathx.go\n", "calc/mathx.go\n")]))
+    assert log_json(repo)[-1]["outcome"] == "accepted"
+    assert journal_test_runs(repo)[1:] == [
+        ("tests:affected", {"passed": 2}),  # calc only: the slow package waits
+        ("tests", {"passed": 4}),
+    ]

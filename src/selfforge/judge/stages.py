@@ -183,7 +183,10 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     # under test (or pytest itself) from inside the process.
     pytest = is_pytest(command)
     new_tests = integrity.added_test_files(c.changed, j.rule) if pytest else []
-    focused = focused_tests(c, j, new_tests) if pytest else []
+    adapter = None if pytest else runners.detect(command, c.tree, j.space.runner, j.space.junit)
+    focused: list[str] = []
+    if pytest or (adapter is not None and adapter.can_select()):
+        focused = focused_tests(c, j, new_tests, adapter)
     if focused:
         result, report = run_test_command(c, j, "tests:affected", command, only=focused)
         verdict = focused_verdict(j.baseline, report, result)
@@ -192,7 +195,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             return verdict
     result, report = run_test_command(c, j, "tests", command, ignore=new_tests)
     c.observed.tests, c.observed.tests_result = report, result
-    reruns = pytest or runners.detect(command, c.tree, j.space.runner, j.space.junit) is not None
+    reruns = pytest or adapter is not None
     if reruns and report is not None and gates.run_gate(result, report).ok:
         mark_flaky(c, j, command)
     verdict = gates.tests_gate(j.baseline, c.observed, c.criterion)

@@ -4,12 +4,12 @@ the flaky reruns of the tests whose outcome changed, and the step line's summary
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from selfforge import git
 from selfforge.context import blast_radius
-from selfforge.judge import gates
+from selfforge.judge import gates, runners
 from selfforge.judge.record import named
 from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CommandResult, run_command, run_tests
@@ -98,13 +98,28 @@ def run_test_command(
     return result, report
 
 
-def focused_tests(c: Candidate, j: Judge, new_tests: list[str]) -> list[str]:
-    """Tests near the change, worth a first pass only when much faster than the suite."""
+def focused_tests(
+    c: Candidate, j: Judge, new_tests: list[str], adapter: runners.Adapter | None = None
+) -> list[str]:
+    """Tests near the change, worth a first pass only when much faster than the suite:
+    test files for pytest, test ids for a runner that selects tests by name (``go test
+    -run``, ``cargo test --exact``), chosen by the file or package that holds them."""
     base = j.baseline.tests
     total = sum(base.durations.values()) if base is not None else 0.0
+    if base is not None and not total and adapter is not None and j.baseline.tests_result:
+        total = j.baseline.tests_result.duration_s  # libtest times no single test
     if base is None or total <= 2.0:  # a suite this quick gains nothing from a first pass
         return []
     radius = blast_radius(c.tree, list(c.changed), state_dir=j.state_dir)
+    if adapter is not None:
+        reached = {*radius.tests, *radius.modules, *c.changed}
+        reached |= {PurePosixPath(p).parent.as_posix() for p in reached}
+        ids = [t for t in base.outcomes if adapter.owner(t, c.tree) in reached]
+        if base.durations:
+            share = sum(base.durations.get(t, 0.0) for t in ids) / total
+        else:  # no per-test times: the share of the tests
+            share = len(ids) / max(len(base.outcomes), 1)
+        return ids if ids and share < 0.5 else []
     tests = [t for t in radius.tests if (c.tree / t).is_file() and t not in new_tests][:50]
     if not tests:
         return []

@@ -59,6 +59,11 @@ class Adapter:
     def can_select(self) -> bool:
         return False
 
+    def owner(self, test_id: str, tree: Path) -> str | None:
+        """The repo-relative file or folder that holds a test, for the focused first
+        pass over the tests a change reaches (None: unknown, the test is not chosen)."""
+        return None
+
 
 def add(report: TestReport, test: str, outcome: str, message: str = "", secs: float = 0.0) -> None:
     """Record an outcome; a test reported twice keeps its worst (a forged pass line

@@ -54,6 +54,12 @@ class CargoTest(Adapter):
     def can_select(self) -> bool:
         return True
 
+    def owner(self, test_id: str, tree: Path) -> str | None:
+        """The source file of a test's target (``tests/it.rs``, ``src/lib.rs``), or the
+        file a doctest is in."""
+        first = test_id.removeprefix(DOCTESTS).split("::", 1)[0].split(" - ", 1)[0]
+        return first.strip() or None
+
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return parse_libtest(output)
 

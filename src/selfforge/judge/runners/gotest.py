@@ -49,8 +49,36 @@ class GoTest(Adapter):
     def can_select(self) -> bool:
         return True
 
+    def owner(self, test_id: str, tree: Path) -> str | None:
+        """A test's package folder: its import path less the module path of the nearest
+        go.mod (the repository's own, or a nested module's)."""
+        package = test_id.split("::", 1)[0]
+        for module, where in _modules(tree):
+            if package == module or package.startswith(module + "/"):
+                rest = package[len(module) :].strip("/")
+                return "/".join(p for p in (where, rest) if p) or "."
+        return None
+
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return parse_go_json(output)
+
+
+_MODULE_LINE = re.compile(r"^module\s+(\S+)", re.M)
+
+
+def _modules(tree: Path) -> list[tuple[str, str]]:
+    """(module path, folder) for the go.mod files near the top of the tree, longest
+    module path first so that a nested module wins."""
+    found = []
+    for gomod in [tree / "go.mod", *tree.glob("*/go.mod"), *tree.glob("*/*/go.mod")]:
+        try:
+            m = _MODULE_LINE.search(gomod.read_text(encoding="utf-8", errors="replace")[:4096])
+        except OSError:
+            continue
+        if m:
+            where = gomod.parent.relative_to(tree).as_posix()
+            found.append((m.group(1).strip('"'), "" if where == "." else where))
+    return sorted(found, key=lambda f: -len(f[0]))
 
 
 def parse_go_json(output: str) -> TestReport | None:
