@@ -211,3 +211,38 @@ def test_the_first_pass_runs_only_the_packages_the_change_reaches(tmp_path: Path
         ("tests:affected", {"passed": 2}),  # calc only: the slow package waits
         ("tests", {"passed": 4}),
     ]
+
+
+SCALE = "package mathx\n\nvar factor = 3\n\nfunc Double(n int) int {\n\treturn n * factor\n}\n"
+SCALE_TEST = (
+    'package mathx\n\nimport "testing"\n\nfunc TestDouble(t *testing.T) {\n'
+    '\tif Double(4) != 8 {\n\t\tt.Fatalf("Double(4) = %d", Double(4))\n\t}\n}\n'
+)
+# Leaves the bug, and adds a test file whose init() repairs it inside the test binary.
+REPAIRED_BY_A_NEW_TEST_FILE = (
+    "scale_fix_test.go\n<<<<<<< SEARCH\n=======\npackage mathx\n\n"
+    'import "testing"\n\nfunc init() { factor = 2 }\n\n'
+    'func TestFactorIsSet(t *testing.T) {\n\tif factor == 0 {\n\t\tt.Fatal("unset")\n\t}\n}\n'
+    ">>>>>>> REPLACE\n"
+)
+FIX_SCALE = "scale.go\n<<<<<<< SEARCH\nvar factor = 3\n=======\nvar factor = 2\n>>>>>>> REPLACE\n"
+
+
+def test_a_new_test_file_cannot_repair_the_code_from_inside_the_test_binary(
+    tmp_path: Path, script
+) -> None:
+    """A new test file's init() runs in the package's test binary: it could put right
+    what the change leaves broken. The suite that judges the code runs without the
+    candidate's new test files; they run after, with the suite, and must pass."""
+    repo = _repo(tmp_path, extra_files={"scale.go": SCALE, "scale_test.go": SCALE_TEST})
+    task = "Fix Double so that TestDouble passes"
+    _run(repo, script(propose=[REPAIRED_BY_A_NEW_TEST_FILE]), task=task)
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected", attempt
+    assert "TestDouble" in attempt["reason"], attempt["reason"]
+    assert not (repo / "scale_fix_test.go").exists()
+    # A real fix with a new test file of its own lands; its test ran in the second run.
+    _run(repo, script(propose=[FIX_SCALE + REPAIRED_BY_A_NEW_TEST_FILE]), task=task)
+    assert log_json(repo)[-1]["outcome"] == "accepted"
+    runs = [name for name, _ in journal_test_runs(repo)]
+    assert runs[-2:] == ["tests", "tests:new"], runs

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli, directives, log_json, make_repo
+from conftest import cli, directives, journal_test_runs, log_json, make_repo
 
 RUNNERS = Path(
     os.environ.get("SELFFORGE_JS_RUNNERS", Path.home() / ".cache/selfforge-ci/js-runners")
@@ -128,3 +128,28 @@ def test_a_focused_test_is_refused(tmp_path: Path, script, framework) -> None:
     attempt = log_json(repo)[-1]
     assert attempt["outcome"] == "rejected"
     assert "it.only('adds'" in attempt["reason"]
+
+
+# Leaves add broken, and adds a test file that sorts first and repairs it in the test
+# process (Mocha loads every file into one process; Vitest and Jest isolate files).
+REPAIR_FIRST = (
+    "test/0-setup.test.js\n<<<<<<< SEARCH\n=======\n"
+    "const math = require('../math.js');\nmath.add = (a, b) => a + b;\n"
+    "describe('setup', () => {\n  it('is ready', () => {});\n});\n>>>>>>> REPLACE\n"
+)
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_a_new_test_file_cannot_repair_the_code_for_the_tests_after_it(
+    tmp_path: Path, script, framework
+) -> None:
+    """The suite that judges the code runs without the candidate's new test files; they
+    run after, with the suite, and must pass themselves."""
+    repo = _repo(tmp_path, framework)
+    out = _run(repo, script(propose=[REPAIR_FIRST]))
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "rejected", out
+    assert "adds" in attempt["reason"], attempt["reason"]
+    out = _run(repo, script(propose=[FIX + REPAIR_FIRST]))
+    assert log_json(repo)[-1]["outcome"] == "accepted", out
+    assert [name for name, _ in journal_test_runs(repo)][-2:] == ["tests", "tests:new"]

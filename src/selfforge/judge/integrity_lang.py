@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.judge.integrity import _refusal, _show, split_diff
 from selfforge.judge.verdict import Verdict
+from selfforge.testpaths import TestRule
 
 # Added lines that skip, focus or neuter a test, per language.
 WEAKENING = re.compile(
@@ -54,6 +55,16 @@ MANIFESTS = (
 _PACKAGE_TEST_KEYS = ("jest", "mocha", "ava", "c8", "nyc", "vitest")
 _DEPENDENCY_KEYS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 _CARGO_DEPENDENCY_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
+
+
+def added_test_files(changed: dict[str, str], rule: TestRule) -> list[str]:
+    """The Go, Rust and JavaScript test files a candidate adds (``x_test.go``,
+    ``tests/it.rs``, ``x.test.ts``, code in a test folder)."""
+    return sorted(
+        p
+        for p, status in changed.items()
+        if status.startswith("A") and p.endswith(CODE_SUFFIXES) and rule.is_test_path(p)
+    )
 
 
 def weakening(path: str, text: str, is_test: bool) -> str | None:

@@ -180,15 +180,22 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     if not command:
         return PASS
     # New test files are judged apart: in the judging run they could patch the code
-    # under test (or pytest itself) from inside the process.
+    # under test (or pytest itself) from inside the process; a Go test file's init(), a
+    # Mocha file loaded first, likewise. Other runners cannot leave a file out, so the
+    # runs that judge the code (the first pass, the suite, the reruns) go without them.
     pytest = is_pytest(command)
-    new_tests = integrity.added_test_files(c.changed, j.rule) if pytest else []
     adapter = None if pytest else runners.detect(command, c.tree, j.space.runner, j.space.junit)
+    if pytest:
+        new_tests = integrity.added_test_files(c.changed, j.rule)
+    else:
+        new_tests = integrity_lang.added_test_files(c.changed, j.rule)
     focused: list[str] = []
     if pytest or (adapter is not None and adapter.can_select()):
         focused = focused_tests(c, j, new_tests, adapter)
     if focused:
-        result, report = run_test_command(c, j, "tests:affected", command, only=focused)
+        result, report = run_test_command(
+            c, j, "tests:affected", command, only=focused, ignore=None if pytest else new_tests
+        )
         verdict = focused_verdict(j.baseline, report, result)
         j.record.step("tests:affected", verdict.ok, summary_text(report, result), result=result)
         if not verdict.ok:
@@ -197,11 +204,12 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     c.observed.tests, c.observed.tests_result = report, result
     reruns = pytest or adapter is not None
     if reruns and report is not None and gates.run_gate(result, report).ok:
-        mark_flaky(c, j, command)
+        mark_flaky(c, j, command, ignore=None if pytest else new_tests)
     verdict = gates.tests_gate(j.baseline, c.observed, c.criterion)
     j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)
-    if verdict.ok and new_tests:
-        result, report = run_test_command(c, j, "tests:new", command, only=new_tests)
+    if verdict.ok and new_tests:  # only them (pytest), or the whole suite with them
+        only = new_tests if pytest else None
+        result, report = run_test_command(c, j, "tests:new", command, only=only)
         verdict = gates.new_tests_gate(j.baseline, report, result)
         j.record.step("tests:new", verdict.ok, summary_text(report, result), result=result)
     if not verdict.ok:

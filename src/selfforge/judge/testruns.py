@@ -12,7 +12,7 @@ from selfforge.context import blast_radius
 from selfforge.judge import gates, runners
 from selfforge.judge.record import named
 from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CommandResult, run_command, run_tests
+from selfforge.judge.runner import CommandResult, is_pytest, run_command, run_tests
 from selfforge.judge.verdict import PASS, Observed, Verdict
 from selfforge.treefiles import remove_special_files
 
@@ -68,6 +68,10 @@ def run_test_command(
     j.record.begin(name)
     tree, commit = c.tree, commit or c.commit
     restore(tree, commit)
+    if ignore and not is_pytest(command):  # a runner that cannot leave a file out
+        for path in ignore:
+            (tree / path).unlink(missing_ok=True)
+        ignore = None
     try:
         result, report = run_tests(
             command,
@@ -140,8 +144,9 @@ def focused_verdict(
     )
 
 
-def mark_flaky(c: Candidate, j: Judge, command: str) -> None:
-    """Rerun the tests whose outcome changed, on both trees; what varies is flaky."""
+def mark_flaky(c: Candidate, j: Judge, command: str, ignore: list[str] | None = None) -> None:
+    """Rerun the tests whose outcome changed, on both trees; what varies is flaky. The
+    files ``ignore`` names stay out of the reruns as they stayed out of the run."""
     base, cand = j.baseline.tests, c.observed.tests
     reruns = j.directives.checks.reruns
     if base is None or cand is None or reruns <= 0:
@@ -161,7 +166,9 @@ def mark_flaky(c: Candidate, j: Judge, command: str) -> None:
     # checkout), the candidate first: a test that flips on every run shows as flaky.
     for commit, first in ((c.commit, cand), (c.base, base)):
         for _ in range(reruns):
-            _, again = run_test_command(c, j, "tests:rerun", command, only=changed, commit=commit)
+            _, again = run_test_command(
+                c, j, "tests:rerun", command, only=changed, ignore=ignore, commit=commit
+            )
             outcomes = again.outcomes if again else {}
             flaky |= {t for t in changed if outcomes.get(t) != first.outcomes.get(t)}
     restore(c.tree, c.commit)
