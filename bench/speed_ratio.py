@@ -11,6 +11,9 @@ minutes:
 and prints cold/plain and warm/plain. Targets: warm <= 1.3x, cold <= 2.2x.
 
     python bench/speed_ratio.py --repo CLONE [--test-cmd "python -m pytest -q"] [--runs 3]
+
+The plain run must pass: a command that fails at collection (a src layout whose package
+is also installed, without PYTHONPATH=src) would time an error, not the suite.
 """
 
 from __future__ import annotations
@@ -76,8 +79,14 @@ def plain(clone: Path, test_cmd: str, runs: int) -> float:
     times = []
     for _ in range(runs):
         started = time.monotonic()
-        subprocess.run(_command(test_cmd), shell=True, cwd=clone, capture_output=True)
+        proc = subprocess.run(_command(test_cmd), shell=True, cwd=clone, capture_output=True)
         times.append(time.monotonic() - started)
+        if proc.returncode != 0:  # a suite that fails to start is quick, and no yardstick
+            tail = proc.stdout.decode(errors="replace").strip().splitlines()[-3:]
+            sys.exit(
+                f"the plain run of {test_cmd!r} exits {proc.returncode}: {' / '.join(tail)}\n"
+                "fix the command (e.g. PYTHONPATH=src for a src layout) and run again"
+            )
         shutil.rmtree(clone / ".pytest_cache", ignore_errors=True)
     return statistics.median(times)
 
