@@ -67,8 +67,10 @@ def test_src_layout_installed_editable_tests_the_candidate(tmp_path: Path, scrip
     assert "return a + b" in (repo / "src/pkg/calc.py").read_text()
 
 
-@pytest.mark.parametrize("layout", ["flat", "tests-next-to-code"])
+@pytest.mark.parametrize("layout", ["flat", "tests-next-to-code", "testpaths-names-the-package"])
 def test_other_layouts_reject_a_break_and_land_a_fix(tmp_path: Path, script, layout) -> None:
+    """The package's tests inside it, and (toolz's layout) ``testpaths`` naming the
+    package itself: its code is still code, a fix to it is no test edit."""
     if layout == "flat":
         files = {"calc.py": CALC, "tests/test_calc.py": TEST_CALC}
         fix, breaking = FIX_ADD, FIX_ADD_BREAK_SUB
@@ -76,6 +78,8 @@ def test_other_layouts_reject_a_break_and_land_a_fix(tmp_path: Path, script, lay
         files = {"pkg/__init__.py": "", "pkg/calc.py": CALC, "pkg/test_calc.py": PKG_TESTS}
         fix = FIX_ADD.replace("calc.py\n", "pkg/calc.py\n", 1)
         breaking = FIX_ADD_BREAK_SUB.replace("calc.py\n", "pkg/calc.py\n", 1)
+    if layout == "testpaths-names-the-package":
+        files["pyproject.toml"] = '[tool.pytest.ini_options]\ntestpaths = ["pkg"]\n'
     repo = make_repo(tmp_path / "repo", files, directives(PYTEST))
     spec = script(propose=[breaking, fix])
     cli("run", "--repo", str(repo), "--model", spec, "--cycles", "2", check=True)

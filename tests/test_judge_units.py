@@ -113,6 +113,17 @@ def test_the_test_path_rule_comes_from_the_pytest_configuration(tmp_path: Path) 
     assert DEFAULT.is_test_path("pkg/test_calc.py") and DEFAULT.is_test_path("a/b/x_test.py")
 
 
+def test_a_testpaths_entry_that_is_the_code_itself_holds_no_test_code_but_its_tests(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = toolz src checks\n")
+    (tmp_path / "toolz").mkdir()
+    (tmp_path / "toolz/__init__.py").write_text("")
+    rule = rule_for(tmp_path)
+    assert not rule.is_test_path("toolz/functoolz.py") and not rule.is_test_path("src/a.py")
+    assert rule.is_test_path("toolz/tests/test_functoolz.py") and rule.is_test_path("checks/h.py")
+
+
 def test_keys_are_masked_in_every_encoding() -> None:
     key = "sk-test-canary-0123456789abcdef"
     secrets.remember(key)

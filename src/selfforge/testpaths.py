@@ -2,8 +2,9 @@
 
 ``python_files`` (default ``test_*.py *_test.py``) names test modules anywhere in the
 tree; ``testpaths`` and folders named ``tests``/``test``/``testing`` hold test code
-(helpers and fixtures included); ``conftest.py`` is test code wherever it is. Every gate,
-the blast radius and retrieval use this rule.
+(helpers and fixtures included), unless a ``testpaths`` entry is the code's own package
+or ``src`` (pytest is told to look for tests inside the code); ``conftest.py`` is test
+code wherever it is. Every gate, the blast radius and retrieval use this rule.
 """
 
 from __future__ import annotations
@@ -62,8 +63,22 @@ def rule_for(root: Path) -> TestRule:
             continue
         files = _words(settings.get("python_files")) or list(DEFAULT_PYTHON_FILES)
         paths = [p.strip("/").removeprefix("./") for p in _words(settings.get("testpaths"))]
-        return TestRule(tuple(files), tuple(paths))
+        return TestRule(tuple(files), tuple(p for p in paths if _holds_tests_only(root, p)))
     return DEFAULT
+
+
+CODE_FOLDERS = frozenset({"src", "lib"})
+
+
+def _holds_tests_only(root: Path, folder: str) -> bool:
+    """Is a ``testpaths`` folder test code as a whole? Not the code's own package or
+    ``src`` that a project lists so that pytest finds the tests inside it (toolz lists
+    ``toolz``): there only the test modules and test folders are tests, or every fix to
+    the code would be a test edit."""
+    name = PurePosixPath(folder).name
+    if "test" in name.lower() or "spec" in name.lower():
+        return True
+    return name not in CODE_FOLDERS and not (root / folder / "__init__.py").is_file()
 
 
 def _words(value: object) -> list[str]:
