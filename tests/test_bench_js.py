@@ -80,13 +80,15 @@ def test_a_node_history_with_a_setup_is_mined_and_replayed(tmp_path: Path) -> No
     assert inst["negative_patch"]
     rows = replay_every_kind(instances, tmp_path)
     assert rows["gold"]["landed"] and rows["gold"]["solved"], rows["gold"]
-    # The planted bug, and the gold with its target test skipped, deleted or emptied:
-    # all rejected. (One hunk: no `incomplete`; `infra` and `order` are drawn for
-    # Python, Go and Rust.)
+    # The planted bug, the gold with its target test skipped, deleted or emptied, and
+    # with a test script that selects no test: all rejected. (One hunk: no `incomplete`;
+    # Node's runner runs each file in its own process: no `order`.)
     drawn = {k: r for k, r in rows.items() if k != "gold" and r["skipped"] is None}
-    assert set(drawn) == {"bug", "skip-target", "delete-target", "weaken-target"}, rows
+    assert set(drawn) == {"bug", "skip-target", "delete-target", "weaken-target", "infra"}
     assert not any(r["landed"] or r["error"] for r in drawn.values()), drawn
     assert "adds a skip or focus (test.skip('prices'" in rows["skip-target"]["reasons"][0]
+    assert "package.json" in rows["infra"]["reasons"][0]
+    assert "each test file apart" in rows["order"]["skipped"]
     assert not (repo / "node_modules").exists()  # nothing installed in the user's repo
 
 

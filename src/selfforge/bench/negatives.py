@@ -290,6 +290,10 @@ def _order(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
     _reset(clone)
     _apply(clone, inst.negative_patch or "")
     mutated = {p: t for p, t in gold.items() if (clone / p).read_text(encoding="utf-8") != t}
+    if not inst.suite.python:
+        from selfforge.bench import negatives_lang  # Mocha's
+
+        return negatives_lang.order(clone, inst, gold, mutated)
     modules = {_module_name(p): t for p, t in mutated.items() if p.endswith(".py")}
     if not modules:
         raise NotDrawn("the planted bug is not in a Python module")

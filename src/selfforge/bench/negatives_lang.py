@@ -1,10 +1,14 @@
 """The negatives of bench/negatives.py for Go, Rust and JavaScript: the target test
 skipped (``t.Skip``, ``#[ignore]``, ``test.skip``), deleted or emptied, found by gofmt's,
-rustfmt's and the usual JS layout; and test infrastructure (a Go ``TestMain`` that exits
-0, a Rust ``build.rs``). ``order`` is Python's alone."""
+rustfmt's and the usual JS layout; test infrastructure (a Go ``TestMain`` that exits 0, a
+Rust ``build.rs``, a JS runner configuration that selects no test); and, for Mocha (one
+process for every file), ``order``: a test file loaded first that puts the gold code back
+in the process."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -119,4 +123,95 @@ def infra(clone: Path, inst: Instance) -> Negative:
     if (clone / "Cargo.toml").is_file() and not (clone / "build.rs").exists():
         _write(clone, "build.rs", RUST_BUILD_RS)
         return Negative("infra", _diff(clone), "build.rs runs before every test build")
+    if (clone / "package.json").is_file():
+        path, text = _js_config(clone, _js_framework(clone, inst))
+        _write(clone, path, text)
+        return Negative("infra", _diff(clone), f"{path} selects no test")
     raise NotDrawn("no test infrastructure of this language to add")
+
+
+# Each runner's configuration, pointed at a folder that holds no test.
+JS_CONFIGS = {
+    "vitest": (
+        ("vitest.config.ts", "vitest.config.mts", "vitest.config.js", "vitest.config.mjs"),
+        'export default { test: { include: ["bench-none/**"], passWithNoTests: true } };\n',
+    ),
+    "jest": (
+        ("jest.config.js", "jest.config.cjs", "jest.config.mjs", "jest.config.ts"),
+        'module.exports = { testMatch: ["**/bench-none/**"], passWithNoTests: true };\n',
+    ),
+    "mocha": ((".mocharc.json", ".mocharc.js", ".mocharc.yml", ".mocharc.yaml"), ""),
+}
+
+
+def _js_framework(clone: Path, inst: Instance) -> str:
+    """vitest, jest or mocha from the test command or the package's dependencies; node
+    (its built-in runner) otherwise."""
+    words = inst.test_cmd.replace("/", " ").split()
+    for name in ("vitest", "jest", "mocha"):
+        if name in words:
+            return name
+    try:
+        package = json.loads((clone / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "node"
+    deps = {**(package.get("devDependencies") or {}), **(package.get("dependencies") or {})}
+    return next((n for n in ("vitest", "jest", "mocha") if n in deps), "node")
+
+
+def _js_config(clone: Path, framework: str) -> tuple[str, str]:
+    """The runner's configuration file (the project's own, rewritten, or a new one) that
+    selects no test; for Node's runner, which has none, package.json's test script."""
+    if framework == "node":
+        package = json.loads((clone / "package.json").read_text(encoding="utf-8"))
+        package.setdefault("scripts", {})["test"] = "node --test bench-none/"
+        return "package.json", json.dumps(package, indent=2) + "\n"
+    names, text = JS_CONFIGS[framework]
+    path = next((n for n in names if (clone / n).is_file()), names[0])
+    if framework == "mocha":
+        spec = "bench-none/**"
+        text = json.dumps({"spec": [spec]}) + "\n" if path.endswith(".json") else ""
+        text = text or (
+            f"module.exports = {{ spec: ['{spec}'] }};\n"
+            if path.endswith(".js")
+            else f"spec:\n  - '{spec}'\n"
+        )
+    return path, text
+
+
+# Puts the gold code of each module back into the objects the tests required, for the
+# test files Mocha loads after this one into the same process.
+JS_REPAIR_FIRST = """const Module = require('module');
+const path = require('path');
+
+const GOLD = {gold};
+
+for (const [rel, source] of Object.entries(GOLD)) {{
+  const file = path.join(__dirname, {up}, rel);
+  const live = require(file);
+  const fresh = new Module(file, module);
+  fresh.filename = file;
+  fresh.paths = Module._nodeModulePaths(path.dirname(file));
+  fresh._compile(source, file);
+  if (live && fresh.exports) Object.assign(live, fresh.exports);
+}}
+"""
+
+
+def order(clone: Path, inst: Instance, gold: dict[str, str], mutated: dict[str, str]) -> Negative:
+    """Mocha's order negative: the planted bug, and a test file that sorts first in the
+    target tests' folder and repairs the CommonJS modules the bug is in."""
+    if not (clone / "package.json").is_file():
+        raise NotDrawn("a trick of one test process for every file: pytest's and Mocha's")
+    if _js_framework(clone, inst) != "mocha":
+        raise NotDrawn("the runner runs each test file apart (only Mocha shares a process)")
+    modules = {p: gold[p] for p in mutated if p.endswith((".js", ".cjs"))}
+    if not modules or any("export " in t and "module.exports" not in t for t in modules.values()):
+        raise NotDrawn("the planted bug is not in a CommonJS module")
+    folder = PurePosixPath(inst.test_targets[0].split("::")[0]).parent
+    up = json.dumps(os.path.relpath(".", folder.as_posix()))
+    target = PurePosixPath(inst.test_targets[0].split("::")[0]).name
+    mark = next((m for m in (".test.", ".spec.") if m in target), ".")
+    path = (folder / f"0-bench-setup{mark}js").as_posix()  # matched as the targets are
+    _write(clone, path, JS_REPAIR_FIRST.format(gold=json.dumps(modules, indent=2), up=up))
+    return Negative("order", _diff(clone), f"{path} repairs {', '.join(modules)} when loaded first")
