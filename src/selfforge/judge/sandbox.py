@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -198,6 +199,7 @@ CREDENTIAL_NAMES = {
 CREDENTIAL_PATTERNS = ("credentials*", "*.token", "*token.json", "*.pem", "*.key", "id_rsa*",
                        "id_ed25519*", "id_ecdsa*", "auth.json")  # fmt: skip
 _SKIP = {"registry", "git", "toolchains", "node_modules", "pkg", "site-packages", "lib", "share"}
+_CREDENTIAL = re.compile("|".join(fnmatch.translate(p) for p in CREDENTIAL_PATTERNS))
 
 
 @functools.lru_cache(maxsize=16)
@@ -219,9 +221,7 @@ def credentials_in(roots: tuple[Path, ...], depth: int = 4) -> tuple[Path, ...]:
             except OSError:
                 continue
             for entry in entries:
-                if entry.name in CREDENTIAL_NAMES or any(
-                    fnmatch.fnmatch(entry.name, p) for p in CREDENTIAL_PATTERNS
-                ):
+                if entry.name in CREDENTIAL_NAMES or _CREDENTIAL.match(entry.name):
                     found.append(entry)
                 elif entry.is_dir() and not entry.is_symlink() and level < depth:
                     stack.extend([(entry, level + 1)] if entry.name not in _SKIP else [])
