@@ -193,6 +193,32 @@ def test_mul_is_addition():
     assert "new test(s) fail" in attempt["reason"] and "test_mul_is_addition" in attempt["reason"]
 
 
+def test_a_new_test_file_that_breaks_the_suite_it_joins_is_rejected(
+    calc_repo: Path, script
+) -> None:
+    """Its own test passes alone, and the suite passes without it; run together, as the
+    user's `pytest` will from now on, it breaks test_mul. Nothing that leaves the suite
+    broken lands."""
+    breaker = """test_aa_setup.py
+<<<<<<< SEARCH
+=======
+import calc
+
+calc.mul = lambda a, b: 0  # at import, before test_calc.py takes its names
+
+
+def test_setup():
+    assert calc.add is not None
+>>>>>>> REPLACE
+"""
+    cli("run", "--repo", str(calc_repo), "--model", script(propose=[breaker]), check=True)
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "rejected", attempt
+    assert "new test files run with them" in attempt["reason"]
+    assert "test_calc.py::test_mul" in attempt["reason"]
+    assert not (calc_repo / "test_aa_setup.py").exists()
+
+
 def test_changing_how_pytest_runs_is_rejected(tmp_path: Path, script) -> None:
     pyproject = '[project]\nname = "calc"\nversion = "0"\n'
     repo = make_repo(

@@ -86,13 +86,20 @@ def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) ->
 
 
 def regression_gate(
-    base: TestReport, cand: TestReport, flaky: set[str], output: str, *, partial: bool = False
+    base: TestReport,
+    cand: TestReport,
+    flaky: set[str],
+    output: str,
+    *,
+    partial: bool = False,
+    with_new_tests: bool = False,
 ) -> Verdict:
     """No test is worse than on the baseline, flaky ones aside: a test that passed still
     passes (not failed, error, skipped, xfailed, xpassed or gone), and one that was
     skipped or expected to fail does not fail now (a strict xfail that passes fails).
     ``partial``: the run ran only some tests (the ones a change reaches), so only those
-    count."""
+    count. ``with_new_tests``: ``base`` is the candidate's own suite without its new test
+    files, ``cand`` the suite with them."""
     broken = sorted(
         t
         for t, was in base.outcomes.items()
@@ -106,9 +113,13 @@ def regression_gate(
         if all(base.outcomes[t] == "passed" for t in broken)
         else ("did better before")
     )
+    if with_new_tests:
+        how = "do worse once the change's new test files run with them"
     reason = f"{len(broken)} test(s) {how}: " + "; ".join(details[:3])
     feedback = (
-        "These tests did better before your change:\n"
+        "These tests did better before your change"
+        + (" added its test files" if with_new_tests else "")
+        + ":\n"
         + "\n".join(f"- {d}" for d in details[:20])
         + f"\n\nTest output:\n{output}"
     )
