@@ -14,12 +14,13 @@ from urllib.parse import quote
 
 import pytest
 
+from selfforge.judge.channel import Channel
 from selfforge.judge.criterion import for_task
 from selfforge.judge.gates import progress_gate, regression_gate, run_gate
 from selfforge.judge.integrity import reporting_gate
 from selfforge.judge.limits import Limits
-from selfforge.judge.results import Channel, report_from_records
 from selfforge.judge.results import TestReport as Report
+from selfforge.judge.results import report_from_records
 from selfforge.judge.runner import CheckSpace, CommandResult, run_command
 from selfforge.judge.verdict import Observed
 from selfforge.models import secrets

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge import results
-from selfforge.judge.results import Channel
+from selfforge.judge import channel as results
+from selfforge.judge.channel import Channel
 
 from conftest import cli, directives, log_json, make_repo
 

@@ -253,7 +253,7 @@ def check_sandbox(directives: Any | None) -> Finding:
     creds = f"credentials masked in shown toolchains: {len(masked)}" + (
         f" ({shown}{', …' if len(masked) > 4 else ''})" if masked else ""
     )
-    from selfforge.judge import results
+    from selfforge.judge import channel as results
 
     channel = (
         f"results channel: the plugin's secret required, at most {results.MAX_CONNECTIONS} "

@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.judge import check_git, runners, sandbox
+from selfforge.judge.channel import Channel
 from selfforge.judge.imports import import_roots, project_modules
 from selfforge.judge.limits import Guard, Limits
 from selfforge.judge.quota import DiskWatch
-from selfforge.judge.results import PLUGIN, Channel, TestReport, parse_unittest
+from selfforge.judge.results import PLUGIN, TestReport, parse_unittest
 from selfforge.models.secrets import mask, scrub_env
 
 HEAD_LINES, TAIL_LINES, MAX_CHARS = 40, 60, 6000
