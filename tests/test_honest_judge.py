@@ -231,9 +231,10 @@ def test_run_task_lands_one_task_without_a_planner(calc_repo: Path, script) -> N
 
 
 def test_a_flaky_test_decides_nothing_and_is_listed(tmp_path: Path, script) -> None:
-    """A test that passes and fails by turns on the same tree is neither a regression
-    nor progress; the run summary names it. (Its coin lives outside the tree, which only
-    an unsandboxed check can reach: in the sandbox nothing persists between runs.)"""
+    """A test that fails once, in the candidate's run, and passes when run again (alone,
+    and in the whole suite) is neither a regression nor progress; the run summary names
+    it. (Its count lives outside the tree, which only an unsandboxed check can reach: in
+    the sandbox nothing persists between runs.)"""
     coin = tmp_path / "coin"
     flaky = (
         "import os\n\n\n"
@@ -241,7 +242,7 @@ def test_a_flaky_test_decides_nothing_and_is_listed(tmp_path: Path, script) -> N
         f"    path = {str(coin)!r}\n"
         "    flips = int(open(path).read()) if os.path.exists(path) else 0\n"
         "    open(path, 'w').write(str(flips + 1))\n"
-        "    assert flips % 2 == 0\n"
+        "    assert flips != 1  # the second run ever: the candidate's\n"
     )
     repo = make_repo(
         tmp_path / "repo",
@@ -254,6 +255,41 @@ def test_a_flaky_test_decides_nothing_and_is_listed(tmp_path: Path, script) -> N
     [attempt] = log_json(repo)
     assert attempt["outcome"] == "accepted", attempt["reason"]
     assert "flaky" in proc.stdout and "test_coin.py::test_coin" in proc.stdout
+
+
+ORDER_CALC = (
+    "SCALE = 1\n\n\ndef scaled(x):\n    return x * SCALE\n\n\ndef double(x):\n    return 2 * x\n"
+)
+# The first test leaves SCALE changed, as many suites do with module settings.
+ORDER_TESTS = {
+    "test_a.py": (
+        "import calc\n\n\ndef test_scaled():\n    calc.SCALE = 5\n    assert calc.scaled(2) == 10\n"
+    ),
+    "test_b.py": "import calc\n\n\ndef test_double():\n    assert calc.double(3) == 6\n",
+    # a test that fails all along: the suite exits 1 before and after the change
+    "test_c.py": "def test_not_written_yet():\n    assert False\n",
+}
+DOUBLE_VIA_SCALED = (
+    "calc.py\n<<<<<<< SEARCH\ndef double(x):\n    return 2 * x\n=======\n"
+    "def double(x):\n    return scaled(x) * 2\n>>>>>>> REPLACE\n"
+)
+
+
+def test_a_test_that_fails_in_the_suite_order_and_passes_alone_is_a_regression(
+    tmp_path: Path, script
+) -> None:
+    """The change makes double() read a setting an earlier test leaves changed: in the
+    suite's order test_double fails every time, run alone it passes. That is no flaky
+    test (the user's own `pytest` fails on every run): it is rejected."""
+    repo = make_repo(
+        tmp_path / "repo", {"calc.py": ORDER_CALC, **ORDER_TESTS}, directives(PYTEST, reruns=1)
+    )
+    spec = script(propose=[DOUBLE_VIA_SCALED])
+    cli("run", "--repo", str(repo), "--model", spec, "--task", "Make double() use scaled()")
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "rejected", attempt
+    assert "test_b.py::test_double: passed → failed" in attempt["reason"]
+    assert "return 2 * x" in (repo / "calc.py").read_text()
 
 
 def test_a_task_that_names_its_tests_is_not_done_until_each_passes(tmp_path: Path, script) -> None:

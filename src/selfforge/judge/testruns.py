@@ -165,12 +165,20 @@ def mark_flaky(c: Candidate, j: Judge, command: str, ignore: list[str] | None = 
     # Both on the candidate's own tree, restored to each commit in turn (no second
     # checkout), the candidate first: a test that flips on every run shows as flaky.
     for commit, first in ((c.commit, cand), (c.base, base)):
+        suspects: set[str] = set()
         for _ in range(reruns):
             _, again = run_test_command(
                 c, j, "tests:rerun", command, only=changed, ignore=ignore, commit=commit
             )
             outcomes = again.outcomes if again else {}
-            flaky |= {t for t in changed if outcomes.get(t) != first.outcomes.get(t)}
+            suspects |= {t for t in changed if outcomes.get(t) != first.outcomes.get(t)}
+        if suspects:
+            # Run alone, a test may pass where, in the suite's order, it fails every time
+            # (state an earlier test left): only the whole suite again tells flaky from
+            # that. A rerun that reports nothing makes nothing flaky.
+            _, whole = run_test_command(c, j, "tests:rerun", command, ignore=ignore, commit=commit)
+            if whole is not None:
+                flaky |= {t for t in suspects if whole.outcomes.get(t) != first.outcomes.get(t)}
     restore(c.tree, c.commit)
     c.observed.flaky = flaky
     if flaky:
