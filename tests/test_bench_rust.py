@@ -173,6 +173,40 @@ def test_a_rust_history_with_inline_tests_is_mined_and_replayed(tmp_path: Path) 
     assert_every_kind_but_order_rejected(rows)
 
 
+@pytest.mark.slow  # cargo builds the crate for mining and the replay
+def test_a_commit_with_only_inline_tests_keeps_every_code_file_in_its_gold(
+    tmp_path: Path,
+) -> None:
+    """The commit renames a function in src/util.rs and its callers in src/lib.rs, whose
+    inline test follows: its tests are inline only, and the gold must hold both files'
+    code (the tests-first state is the parent's code with the new test)."""
+    util = "pub fn old_name(x: i64) -> i64 {\n    x + 1\n}\n"
+    lib = LIB.replace(
+        "pub fn total",
+        "pub mod util;\n\npub fn bump(x: i64) -> i64 {\n    util::old_name(x)\n}\n\npub fn total",
+    )
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": lib, "src/util.rs": util}
+    repo = make_repo(tmp_path / "shop", {**files, ".gitignore": "target/\nCargo.lock\n"})
+    (repo / "src/util.rs").write_text(util.replace("old_name", "next"))
+    test = "\n    #[test]\n    fn nexts() {\n        assert_eq!(util::next(1), 2);\n    }\n}\n"
+    code, tests = lib.replace("util::old_name", "util::next").split("\n#[cfg(test)]")
+    (repo / "src/lib.rs").write_text(
+        code + "\n#[cfg(test)]" + tests.rstrip().removesuffix("}") + test.lstrip("\n")
+    )
+    git(repo, "commit", "-qam", "Rename old_name to next")
+    instances = tmp_path / "rust.jsonl"
+    cli("bench", "mine", "--repo", str(repo), "--out", str(instances), "--mutations", "0",
+        check=True)  # fmt: skip
+    (inst,) = [json.loads(line) for line in instances.read_text().splitlines()]
+    assert "diff --git a/src/util.rs" in inst["code_patch"], inst["code_patch"]
+    assert "+    util::next(x)" in inst["code_patch"]
+    results = tmp_path / "results.jsonl"
+    cli("bench", "run", "--instances", str(instances), "--gold", "--results", str(results),
+        "--work-dir", str(tmp_path / "work"), check=True)  # fmt: skip
+    (row,) = [json.loads(line) for line in results.read_text().splitlines()]
+    assert row["landed"] and row["solved"], row
+
+
 @pytest.mark.slow  # cargo builds the crate for each mining run
 def test_a_test_binary_that_crashed_before_lends_no_unreported_test_to_fail_to_pass(
     tmp_path: Path,

@@ -257,7 +257,10 @@ def _exists(root: Path, commit: str, path: str) -> bool:
 
 
 def _apply(root: Path, parent: str, commit: str, files: list[str]) -> None:
-    """Bring ``files`` to their state in ``commit`` (added, changed or deleted)."""
+    """Bring ``files`` to their state in ``commit`` (added, changed or deleted); no
+    files, nothing (a bare ``--`` would take the whole commit)."""
+    if not files:
+        return
     patch = git("diff", "--binary", parent, commit, "--", *files, cwd=root)
     if patch:
         git("apply", "--index", "--whitespace=nowarn", "-", cwd=root, input_text=patch)
