@@ -155,6 +155,29 @@ def test_doctest_ids_do_not_move_with_the_code_above_them() -> None:
     }
 
 
+def test_a_doctest_keeps_its_id_whichever_example_finishes_first() -> None:
+    """Doctests run in parallel: the second example of an item may report first. Its
+    rank comes from its line, so a failure stays with its own example on every run (in
+    the order results came, two runs of the same code swapped ids and the judge called
+    the target flaky)."""
+    from selfforge.judge.runners.cargo import parse_libtest
+
+    def run(*lines: str) -> dict[str, str]:
+        out = (
+            "   Doc-tests adder\n\nrunning 2 tests\n"
+            + "".join(lines)
+            + ("\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n")
+        )
+        report = parse_libtest(out)
+        assert report is not None
+        return report.outcomes
+
+    first = "test src/lib.rs - add (line 3) ... ok\n"
+    second = "test src/lib.rs - add (line 9) ... FAILED\n"
+    assert run(first, second) == run(second, first)
+    assert run(second, first)["doc::src/lib.rs - add (example 2)"] == "failed"
+
+
 def test_a_blank_line_removed_before_the_test_module_is_not_a_removed_test() -> None:
     from selfforge.judge.integrity_lang import weakening
 

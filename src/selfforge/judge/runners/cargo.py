@@ -78,11 +78,14 @@ def parse_libtest(output: str) -> TestReport | None:
                 merged.append(line.strip()[:120])
             status = m.group(2)
             outcome = "skipped" if status.startswith("ignored") else _OUTCOME[status]
-            test_id = _stable(f"{sections[-1].target}::{m.group(1)}", sections[-1].tests)
-            add(report, test_id, outcome)
-            sections[-1].tests.add(test_id)
+            sections[-1].results.append((f"{sections[-1].target}::{m.group(1)}", outcome))
         elif sections and (m := _RESULT.match(line)):
             sections[-1].summaries.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    for section in sections:  # doctests finish in any order: their ids come after
+        stable = _stable_ids([test_id for test_id, _ in section.results])
+        for test_id, outcome in section.results:
+            add(report, stable[test_id], outcome)
+            section.tests.add(stable[test_id])
     report.started = bool(sections)
     _messages(output, sections, report)
     problems = [p for s in sections if (p := s.problem(report))]
@@ -102,20 +105,30 @@ def parse_libtest(output: str) -> TestReport | None:
     return report if report.started else None
 
 
-_DOCTEST_LINE = re.compile(r" \(line \d+\)(?= - compile(?: fail)?$|$)")
+_DOCTEST_LINE = re.compile(r" \(line (\d+)\)(?= - compile(?: fail)?$|$)")
 
 
-def _stable(test_id: str, seen: set[str]) -> str:
-    """A doctest's id without its line number (``src/lib.rs - f (line 12)``), which any
-    change above it would move: the item's name, and the example's rank when the item
-    has several (``src/lib.rs - f (example 2)``)."""
-    if not test_id.startswith(DOCTESTS) or not _DOCTEST_LINE.search(test_id):
-        return test_id
-    base = _DOCTEST_LINE.sub("", test_id, count=1)
-    rank = 1
-    while (base if rank == 1 else f"{base} (example {rank})") in seen:
-        rank += 1
-    return base if rank == 1 else f"{base} (example {rank})"
+def _stable_ids(test_ids: list[str]) -> dict[str, str]:
+    """Each doctest's id without its line number (``src/lib.rs - f (line 12)``), which
+    any change above it would move: the item's name, and, when the item has several
+    examples, the example's rank by line (``src/lib.rs - f (example 2)``). By line, not
+    by the order the results came in: doctests run in parallel and finish in any order.
+    Other ids are their own."""
+    lines: dict[str, list[int]] = {}
+    for test_id in test_ids:
+        if test_id.startswith(DOCTESTS) and (m := _DOCTEST_LINE.search(test_id)):
+            base = _DOCTEST_LINE.sub("", test_id, count=1)
+            lines.setdefault(base, []).append(int(m.group(1)))
+    stable = {}
+    for test_id in test_ids:
+        m = _DOCTEST_LINE.search(test_id) if test_id.startswith(DOCTESTS) else None
+        if m is None:
+            stable[test_id] = test_id
+            continue
+        base = _DOCTEST_LINE.sub("", test_id, count=1)
+        rank = sorted(set(lines[base])).index(int(m.group(1))) + 1
+        stable[test_id] = base if rank == 1 else f"{base} (example {rank})"
+    return stable
 
 
 _STDOUT_BLOCK = re.compile(r"^---- (\S+) stdout ----$", re.M)
@@ -137,6 +150,7 @@ class _Section:
 
     def __init__(self, target: str) -> None:
         self.target = target
+        self.results: list[tuple[str, str]] = []  # (id as printed, outcome), in order
         self.tests: set[str] = set()
         self.summaries: list[tuple[int, int, int]] = []
 
