@@ -51,11 +51,16 @@ def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
 ) -> None:
     repo, proc = _slow_run(tmp_path, script, seconds=60)
     worktrees = repo / ".selfforge" / "worktrees"
+    scratch_dir = repo / ".selfforge" / "tmp"
+    # the attempt's tests are running: their results channel is open in the scratch dir
     wait_for(lambda: any(worktrees.glob("attempt*/test_slow.py")) and _checking(repo))
+    wait_for(lambda: any(scratch_dir.glob("judge-*/sock")))
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     scratch = sorted((repo / ".selfforge" / "tmp").glob("selfforge-git-*"))
     assert scratch  # the killed run's templates stayed in the repository's state dir...
+    channels = sorted(scratch_dir.glob("judge-*"))
+    assert any((c / "sock").is_socket() for c in channels)  # ...and its results channel
     # ...and none in /tmp (other processes make theirs there: ours name our commits)
     ours = set(git(repo, "rev-list", "--all").split())
     for template in _system_templates():
@@ -69,6 +74,7 @@ def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
     out = cli("clean", "--repo", str(repo), check=True).stdout
     assert "removed scratch" in out and "removed worktree" in out
     assert not any(p.exists() for p in scratch) and not list(worktrees.glob("*"))
+    assert not any(c.exists() for c in channels)
     assert "nothing to clean" in cli("clean", "--repo", str(repo), check=True).stdout
 
 

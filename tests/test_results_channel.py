@@ -90,7 +90,7 @@ PATCH_WRITER = """
 import json, os, socket
 
 def _forge():
-    path = "/tmp/.selfforge-judge/results.sock"
+    path = "/tmp/.selfforge-judge/sock"
     if os.path.exists(path):
         s = socket.socket(socket.AF_UNIX)
         s.connect(path)

@@ -26,6 +26,12 @@ from selfforge.judge.results import (
     report_from_records,
 )
 
+PREFIX = "selfforge-judge-"  # in the system's temporary folder
+SHORT_PREFIX = "judge-"  # in the run's scratch folder, where the path must stay short
+SOCKET = "sock"
+SOCKET_PLACE = f"/{SHORT_PREFIX}xxxxxxxx/{SOCKET}"  # what mkdtemp and the socket add
+SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with its NUL
+
 
 class Channel:
     """A Unix socket the sandboxed pytest reports to; also carries the plugin file.
@@ -38,8 +44,13 @@ class Channel:
     could read first. Whatever goes wrong is a ``problem`` the verdict names.
     """
 
-    def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="selfforge-judge-"))
+    def __init__(self, scratch: Path | None = None) -> None:
+        # In the run's scratch folder (.selfforge/tmp) where the socket's path fits, so
+        # that what a killed run leaves is found and removed (recovery, `selfforge
+        # clean`); else in the system's temporary folder.
+        fits = scratch is not None and len(str(scratch)) + len(SOCKET_PLACE) <= SOCKET_PATH_MAX
+        where = (SHORT_PREFIX, scratch) if fits else (PREFIX, None)
+        self.dir = Path(tempfile.mkdtemp(prefix=where[0], dir=where[1]))
         for name in (f"{PLUGIN}.py", NODE_REPORTER):
             shutil.copy2(PLUGIN_DIR / name, self.dir / name)
         self.records: list[dict] = []
@@ -50,7 +61,7 @@ class Channel:
         self.secret_fd = _secret_fd(self._token)
         self._lock = threading.Lock()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._server.bind(str(self.dir / "results.sock"))
+        self._server.bind(str(self.dir / SOCKET))
         self._server.listen(MAX_CONNECTIONS)
         self._server.setblocking(False)
         self._wake_r, self._wake_w = os.pipe()
@@ -58,7 +69,7 @@ class Channel:
         self._reader.start()
 
     def socket_path(self, sandboxed: bool) -> str:
-        return f"{INSIDE_DIR}/results.sock" if sandboxed else str(self.dir / "results.sock")
+        return f"{INSIDE_DIR}/{SOCKET}" if sandboxed else str(self.dir / SOCKET)
 
     def plugin_path(self, sandboxed: bool) -> str:
         return INSIDE_DIR if sandboxed else str(self.dir)

@@ -292,7 +292,7 @@ def run_tests(
     command = keep_pythonpath(command)
     # Every test command gets the plugin and the channel: whatever starts pytest (a script,
     # make, nox, hatch, uv, a nested runner) reports through it; unittest's output is read.
-    channel = Channel()
+    channel = Channel(check_git.scratch_dir(cwd))
     try:
         config = {
             "only": [_absolute(cwd, t) for t in only or []],
@@ -337,7 +337,7 @@ def _run_adapter(
 ) -> tuple[CommandResult, TestReport | None]:
     """A runner other than pytest/unittest: its own flags and toolchain folders, its
     results read back from its output (or its report file) by the adapter."""
-    channel = Channel()  # carries selfforge's reporters into the sandbox
+    channel = Channel(check_git.scratch_dir(cwd))  # carries selfforge's reporters in
     try:
         inside = space.sandboxed and not sandbox.inside()
         adapter.inject_dir = channel.plugin_path(inside)
