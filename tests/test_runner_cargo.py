@@ -297,3 +297,26 @@ def test_the_first_pass_runs_only_the_tests_of_the_changed_target(tmp_path: Path
         ("tests:affected", {"passed": 2}),
         ("tests", {"passed": 5}),
     ]
+
+
+HELPER = (
+    "tests/common/mod.rs\n<<<<<<< SEARCH\n=======\n"
+    "pub fn zero() -> i32 {\n    0\n}\n>>>>>>> REPLACE\n"
+    "tests/it.rs\n<<<<<<< SEARCH\n#[test]\nfn integration_sub() {\n=======\n"
+    "mod common;\n\n#[test]\nfn integration_sub() {\n"
+    "    assert_eq!(common::zero(), 0);\n>>>>>>> REPLACE\n"
+)
+
+
+def test_a_new_helper_module_for_the_integration_tests_stays_in_the_judged_run(
+    tmp_path: Path, script
+) -> None:
+    """New test files stay out of the run that judges the code, but a helper the tests
+    use (`tests/common/mod.rs`, no test target of its own) is not one: with test edits
+    allowed, a fix whose integration test now uses a new helper lands."""
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB, "tests/it.rs": IT}
+    text = directives("cargo test --offline", extra="[safety]\nallow_test_edits = true\n")
+    repo = make_repo(tmp_path / "repo", files, text)
+    out = _run(repo, script(propose=[FIX + HELPER]))
+    assert log_json(repo)[-1]["outcome"] == "accepted", out
+    assert (repo / "tests/common/mod.rs").exists()

@@ -58,13 +58,21 @@ _CARGO_DEPENDENCY_TABLES = ("dependencies", "dev-dependencies", "build-dependenc
 
 
 def added_test_files(changed: dict[str, str], rule: TestRule) -> list[str]:
-    """The Go, Rust and JavaScript test files a candidate adds (``x_test.go``,
-    ``tests/it.rs``, ``x.test.ts``, code in a test folder)."""
+    """The Go, Rust and JavaScript test files a candidate adds: what the runner runs as
+    tests (``x_test.go``, a Rust integration test ``tests/it.rs``, ``x.test.ts``, code in
+    a JS test folder), not a helper they use (``tests/common/mod.rs``)."""
     return sorted(
-        p
-        for p, status in changed.items()
-        if status.startswith("A") and p.endswith(CODE_SUFFIXES) and rule.is_test_path(p)
+        p for p, status in changed.items() if status.startswith("A") and _runs_as_tests(p, rule)
     )
+
+
+def _runs_as_tests(path: str, rule: TestRule) -> bool:
+    pure = PurePosixPath(path)
+    if pure.suffix == ".go":
+        return pure.name.endswith("_test.go")
+    if pure.suffix == ".rs":
+        return len(pure.parts) >= 2 and pure.parts[-2] == "tests"
+    return pure.suffix in JS_SUFFIXES and rule.is_test_path(path)
 
 
 def weakening(path: str, text: str, is_test: bool) -> str | None:
