@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.bench import negatives, replay
+from selfforge.bench import negatives, replay, report
 from selfforge.bench.mine import mine
 from selfforge.bench.records import NEGATIVE_KINDS, Instance, Job, write_instances
 from selfforge.bench.testrun import run_tests
@@ -125,9 +125,14 @@ def test_a_kind_an_instance_lacks_is_a_row_that_says_why(mined, tmp_path: Path) 
     assert result.kind == "incomplete" and result.skipped == "the gold change has one hunk"
     assert not result.landed and result.error is None and not list(tmp_path.iterdir())
     no_bug = later.model_copy(update={"negative_patch": None})
+    rows = [result]
     for kind in ("bug", "order"):
         result = replay.run_job(job.model_copy(update={"instance": no_bug, "kind": kind}))
         assert result.skipped == "mining found no mutation that breaks a listed test"
+        rows.append(result)
+    # The report counts them as not drawn, not as harness errors.
+    table = report.markdown(rows, report.groups(rows), "")
+    assert "| negative | 3 | 0 | 3 | 0 |" in table, table
 
 
 def id_for(inst: Instance, place: str) -> str:

@@ -94,15 +94,16 @@ def markdown(results: list[Result], gs: list[Group], source: str) -> str:
     if source:
         lines += [f"Results: `{source}` ({len(results)} jobs).", ""]
     lines += [
-        "| run | jobs | harness errors | landed | solved | rate | cost $ | $ / solved "
-        "| tokens | median wall s | median overhead s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| run | jobs | harness errors | not drawn | landed | solved | rate | cost $ "
+        "| $ / solved | tokens | median wall s | median overhead s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for g in gs:
         over = g.median(overheads(g.results))
         wall = g.median([r.wall_s for r in g.graded])
         lines.append(
-            f"| {g.label} | {len(g.results)} | {len(g.results) - len(g.graded)} | {g.landed} "
+            f"| {g.label} | {len(g.results)} | {sum(r.error is not None for r in g.results)} "
+            f"| {sum(r.error is None and r.skipped is not None for r in g.results)} | {g.landed} "
             f"| {g.solved} | {100 * g.rate:.0f}% | {g.cost:.4f} "
             f"| {(g.cost / g.solved if g.solved else 0):.4f} "
             f"| {sum(r.tokens for r in g.results)} | {_num(wall)} | {_num(over)} |"
