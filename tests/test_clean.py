@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, make_repo, wait_for
 
@@ -42,14 +46,23 @@ def _slow_run(tmp_path: Path, script, seconds: int) -> tuple[Path, subprocess.Po
     return repo, proc
 
 
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="sf-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def _system_templates() -> set[str]:
     return set(glob.glob(os.path.join(tempfile.gettempdir(), "selfforge-git-*")))
 
 
 def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
-    tmp_path: Path, script
+    short_tmp: Path, script
 ) -> None:
-    repo, proc = _slow_run(tmp_path, script, seconds=60)
+    # A short path: the results channel's socket goes in the state dir only where its
+    # path fits in a socket address (108 bytes); pytest's own tmp_path may not.
+    repo, proc = _slow_run(short_tmp, script, seconds=60)
     worktrees = repo / ".selfforge" / "worktrees"
     scratch_dir = repo / ".selfforge" / "tmp"
     # the attempt's tests are running: their results channel is open in the scratch dir
