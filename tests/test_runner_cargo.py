@@ -277,7 +277,7 @@ def test_a_result_line_that_holds_another_cannot_be_trusted() -> None:
 
 
 SLOW_IT = "use std::{thread, time};\n\n" + "".join(
-    f"#[test]\nfn waits_{n}() {{\n    thread::sleep(time::Duration::from_millis(1200));\n}}\n"
+    f"#[test]\nfn waits_{n}() {{\n    thread::sleep(time::Duration::from_millis(2100));\n}}\n"
     for n in range(3)
 )
 
