@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge import channel as results
-from selfforge.judge.channel import Channel
+from selfforge.judge import channel as channel_module
+from selfforge.judge.channel import MAX_CONNECTIONS, Channel
 
 from conftest import cli, directives, log_json, make_repo
 
@@ -57,7 +57,7 @@ def test_a_connection_without_the_secret_is_not_heard_and_is_named(tmp_path: Pat
 
 
 def test_a_flood_is_capped_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(results, "MAX_BYTES", 2 * 2**20)  # the same rule, a smaller cap
+    monkeypatch.setattr(channel_module, "MAX_BYTES", 2 * 2**20)  # the same rule, a smaller cap
     channel = Channel()
     client = _client(channel, _token(channel))
     line = json.dumps({"ev": "collected", "n": 1}).encode() + b"\n"
@@ -74,7 +74,7 @@ def test_many_connections_start_no_threads_and_are_capped(tmp_path: Path) -> Non
     channel = Channel()
     before = threading.active_count()
     clients = []
-    for _ in range(results.MAX_CONNECTIONS + 40):
+    for _ in range(MAX_CONNECTIONS + 40):
         try:
             clients.append(_client(channel))
         except OSError:

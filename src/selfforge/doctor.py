@@ -253,10 +253,10 @@ def check_sandbox(directives: Any | None) -> Finding:
     creds = f"credentials masked in shown toolchains: {len(masked)}" + (
         f" ({shown}{', …' if len(masked) > 4 else ''})" if masked else ""
     )
-    from selfforge.judge import channel as results
+    from selfforge.judge.channel import MAX_BYTES, MAX_CONNECTIONS, MAX_RECORDS
 
     channel = (
-        f"results channel: the plugin's secret required, at most {results.MAX_CONNECTIONS} "
-        f"connections, {results.MAX_BYTES // 2**20} MiB, {results.MAX_RECORDS:,} records"
+        f"results channel: the plugin's secret required, at most {MAX_CONNECTIONS} "
+        f"connections, {MAX_BYTES // 2**20} MiB, {MAX_RECORDS:,} records"
     )
     return Finding("ok", "sandbox", f"{probe.detail}; {caps}; {creds}; {channel}; {limits}")

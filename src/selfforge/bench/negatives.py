@@ -103,9 +103,16 @@ def draw(kind: str, clone: Path, inst: Instance, breaks_a_test: Callable[[], boo
     if kind == "bug":
         return Negative(kind, inst.negative_patch or "", inst.mutation or "a planted bug")
     try:
+        if kind in TARGET_KINDS and not inst.suite.python:
+            from selfforge.bench import negatives_lang  # Go, Rust and JavaScript
+
+            return negatives_lang.target_kind(clone, inst, kind)
         return DRAWERS[kind](clone, inst, breaks_a_test)
     finally:
         _reset(clone)
+
+
+TARGET_KINDS = ("skip-target", "delete-target", "weaken-target")
 
 
 # --- incomplete ------------------------------------------------------------------------
@@ -182,10 +189,6 @@ def _find(body: list[ast.stmt], names: list[str]) -> tuple[ast.FunctionDef, list
 
 
 def _skip_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
-    if not inst.suite.python:
-        from selfforge.bench import negatives_lang  # Go, Rust and JavaScript
-
-        return negatives_lang.target_kind(clone, inst, "skip-target")
     node, func, _body = target_test(clone, inst)
     path = node.split("::")[0]
     lines = _gold_lines(clone, inst, path)
@@ -197,10 +200,6 @@ def _skip_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative
 
 
 def _delete_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
-    if not inst.suite.python:
-        from selfforge.bench import negatives_lang  # Go, Rust and JavaScript
-
-        return negatives_lang.target_kind(clone, inst, "delete-target")
     node, func, body = target_test(clone, inst)
     path = node.split("::")[0]
     lines = _gold_lines(clone, inst, path)
@@ -215,10 +214,6 @@ def _delete_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negati
 def _weaken_target(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
     """Every assertion of the test (``assert``, unittest's ``self.assert…(…)``) made
     ``assert True``; a test without one keeps only ``pass``. Go and Rust: the body goes."""
-    if not inst.suite.python:
-        from selfforge.bench import negatives_lang  # Go, Rust and JavaScript
-
-        return negatives_lang.target_kind(clone, inst, "weaken-target")
     node, func, _body = target_test(clone, inst)
     path = node.split("::")[0]
     lines = _gold_lines(clone, inst, path)

@@ -168,14 +168,12 @@ def _js_config(clone: Path, framework: str) -> tuple[str, str]:
         return "package.json", json.dumps(package, indent=2) + "\n"
     names, text = JS_CONFIGS[framework]
     path = next((n for n in names if (clone / n).is_file()), names[0])
-    if framework == "mocha":
-        spec = "bench-none/**"
-        text = json.dumps({"spec": [spec]}) + "\n" if path.endswith(".json") else ""
-        text = text or (
-            f"module.exports = {{ spec: ['{spec}'] }};\n"
-            if path.endswith(".js")
-            else f"spec:\n  - '{spec}'\n"
-        )
+    if framework == "mocha" and path.endswith(".json"):
+        text = json.dumps({"spec": ["bench-none/**"]}) + "\n"
+    elif framework == "mocha" and path.endswith(".js"):
+        text = "module.exports = { spec: ['bench-none/**'] };\n"
+    elif framework == "mocha":  # .mocharc.yml, .yaml
+        text = "spec:\n  - 'bench-none/**'\n"
     return path, text
 
 
@@ -208,10 +206,9 @@ def order(clone: Path, inst: Instance, gold: dict[str, str], mutated: dict[str, 
     modules = {p: gold[p] for p in mutated if p.endswith((".js", ".cjs"))}
     if not modules or any("export " in t and "module.exports" not in t for t in modules.values()):
         raise NotDrawn("the planted bug is not in a CommonJS module")
-    folder = PurePosixPath(inst.test_targets[0].split("::")[0]).parent
-    up = json.dumps(os.path.relpath(".", folder.as_posix()))
-    target = PurePosixPath(inst.test_targets[0].split("::")[0]).name
-    mark = next((m for m in (".test.", ".spec.") if m in target), ".")
-    path = (folder / f"0-bench-setup{mark}js").as_posix()  # matched as the targets are
+    target = PurePosixPath(inst.test_targets[0].split("::")[0])
+    up = json.dumps(os.path.relpath(".", target.parent.as_posix()))
+    mark = next((m for m in (".test.", ".spec.") if m in target.name), ".")
+    path = (target.parent / f"0-bench-setup{mark}js").as_posix()  # matched as targets are
     _write(clone, path, JS_REPAIR_FIRST.format(gold=json.dumps(modules, indent=2), up=up))
     return Negative("order", _diff(clone), f"{path} repairs {', '.join(modules)} when loaded first")

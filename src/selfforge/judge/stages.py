@@ -207,16 +207,15 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         mark_flaky(c, j, command, ignore=None if pytest else new_tests)
     verdict = gates.tests_gate(j.baseline, c.observed, c.criterion)
     j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)
-    report_before = report
     if verdict.ok and new_tests:
         # The suite as the user's own command will run it from now on, new files in: their
         # tests must pass, and they must not break a test that just passed without them
         # (a test module that patches shared state at import, a Mocha file loaded first).
         result, report = run_test_command(c, j, "tests:new", command)
         verdict = gates.new_tests_gate(j.baseline, report, result)
-        if verdict.ok and report is not None and report_before is not None:
+        if verdict.ok and report is not None and c.observed.tests is not None:
             verdict = gates.regression_gate(
-                report_before, report, c.observed.flaky, result.output, with_new_tests=True
+                c.observed.tests, report, c.observed.flaky, result.output, with_new_tests=True
             )
         j.record.step("tests:new", verdict.ok, summary_text(report, result), result=result)
     if not verdict.ok:
