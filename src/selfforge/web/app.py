@@ -26,7 +26,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from selfforge.roles import parse_vote
 from selfforge.web import diff, plots
-from selfforge.web.store import FILTER_OUTCOMES, PAGE, Filters, Live, Row, Store
+from selfforge.web.store import Store
+from selfforge.web.views import FILTER_OUTCOMES, PAGE, Filters, Live, Row
 
 POLL_S = 0.5
 KEEPALIVE_S = 10.0
