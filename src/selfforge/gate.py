@@ -18,12 +18,12 @@ from pathlib import Path
 
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
+from selfforge.baselines import measure_baseline
 from selfforge.config import LoadedDirectives
 from selfforge.engine import make_engine
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal import Journal
 from selfforge.judge.stages import Candidate, run_pipeline
-from selfforge.loop import measure_baseline
 from selfforge.models import Model
 from selfforge.models.base import ModelError, Reply, Request
 from selfforge.ui import Reporter

@@ -18,13 +18,13 @@ from rich.markup import escape
 
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
+from selfforge.baselines import keep_baseline, measure_baseline
 from selfforge.config import LoadedDirectives
 from selfforge.engine import make_engine
 from selfforge.errors import BudgetExceeded, SelfforgeError
 from selfforge.executors import Executor
 from selfforge.journal import Journal
-from selfforge.judge import baseline as judge_baseline
-from selfforge.judge import baseline_cache, runners, selfcheck
+from selfforge.judge import selfcheck
 from selfforge.judge import setup as judge_setup
 from selfforge.judge.gates import describe_state
 from selfforge.judge.selfcheck import LAST_GOOD, is_self_repo, remember_good
@@ -209,7 +209,7 @@ def _run_cycles(
         _next_strategy(engine, planner, task, result)
         if result.landed and result.observed is not None and result.commit:
             baseline, baseline_commit = result.observed, result.commit
-            _keep_baseline(engine, base, result.commit, result.observed)
+            keep_baseline(engine, base, result.commit, result.observed)
         if result.landed and engine.self_target and result.commit:
             # The change is on disk, but this process (the installed judge) keeps judging.
             remember_good(journal, result.commit, engine.ws.root)
@@ -258,55 +258,6 @@ def _provide(engine: Engine, base: str) -> None:
         d.checks.timeout_s,
         say=lambda text, secs: engine.reporter.step("setup", None, text, secs),
     )
-
-
-def measure_baseline(engine: Engine, commit: str) -> Observed:
-    """Run lint and tests on the unmodified commit, in a worktree of its own; stop when
-    the tests cannot judge (judge/baseline.py says why)."""
-    d, ws = engine.d, engine.ws
-    adapter = runners.detect(d.checks.test or "", ws.root, d.checks.runner, d.checks.junit or "")
-    if adapter is not None and adapter.trust_note:  # said on every run, cached or not
-        engine.reporter.info(f"  [yellow]note[/]: {escape(adapter.trust_note)}")
-    digest = baseline_cache.key(ws.root, commit, d.checks, d.sandbox, engine.space)
-    if (cached := baseline_cache.load(ws.state, digest)) is not None:
-        observed, at = cached
-        ago = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
-        engine.reporter.begin("baseline")
-        engine.reporter.step(
-            "baseline",
-            None,
-            f"cached: {baseline_cache.describe(observed)} (measured {ago} on this tree)",
-        )
-        return observed
-    path = ws.create_worktree("baseline", commit)
-    engine.reporter.begin("baseline")
-    observed, warning = judge_baseline.measure(
-        d.checks.lint,
-        d.checks.test,
-        path,
-        commit,
-        d.checks.timeout_s,
-        engine.space,
-        on_start=ws.note_child_group,
-        say=lambda text, secs: engine.reporter.step("baseline", None, text, secs),
-        required=d.checks.tests != "none",
-    )
-    if warning:
-        engine.reporter.info(f"  [yellow]warning[/]: {escape(warning)}")
-    else:  # a warning is shown on every run: measure again rather than keep it quiet
-        baseline_cache.save(ws.state, digest, observed)
-    return observed
-
-
-def _keep_baseline(engine: Engine, base: str, commit: str, observed: Observed) -> None:
-    """A landed change's own checks are the next run's baseline when they saw the whole
-    new tree: no new test file (the judging run leaves those out)."""
-    added = git.git("diff", "--name-only", "--diff-filter=A", base, commit, cwd=engine.ws.root)
-    if any(engine.rule.is_test_path(p) for p in added.split()):
-        return
-    d = engine.d
-    digest = baseline_cache.key(engine.ws.root, commit, d.checks, d.sandbox, engine.space)
-    baseline_cache.save(engine.ws.state, digest, observed)
 
 
 def _lessons(journal: Journal, task: str) -> list[str]:
