@@ -5,12 +5,22 @@ minutes:
 
     plain  one run of the test command, as a user would start it (median of --runs)
     cold   `selfforge run --task` landing a one-line change with no state yet (no cached
-           baseline): Python start-up, baseline, the candidate's checks, landing
-    warm   the same for a second one-line change, the baseline cached by the first
+           baseline, no index: .selfforge removed): Python start-up, baseline, the
+           candidate's checks, landing
+    warm   the same for the next one-line change, the baseline cached by the first
 
-and prints cold/plain and warm/plain. Targets: warm <= 1.3x, cold <= 2.2x.
+--samples times each (cold, warm, cold, warm, ...), and prints the medians of
+cold/plain and warm/plain with every sample's ratio. Targets: warm <= 1.3x, cold <= 2.2x.
 
     python bench/speed_ratio.py --repo CLONE [--test-cmd "python -m pytest -q"] [--runs 3]
+        [--resident] [--own-directives]
+
+--resident runs the judged changes through a resident selfforge (`selfforge resident
+start`, in a private folder of the bench's own), so Python's start-up and selfforge's
+imports are paid once before, not in each change. --own-directives keeps the
+repository's selfforge.toml (selfforge's own: its lint, roles, protected paths and the
+smoke run of a candidate selfforge) and sets only the test command, one cycle and no
+repairs.
 
 The plain run must pass: a command that fails at collection (a src layout whose package
 is also installed, without PYTHONPATH=src) would time an error, not the suite.
@@ -28,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 IDENTITY = {
@@ -50,17 +61,27 @@ def _command(test_cmd: str) -> str:
     return shlex.join(words)
 
 
-def prepare(source: Path, where: Path, test_cmd: str) -> tuple[Path, str]:
+def prepare(source: Path, where: Path, test_cmd: str, own: bool = False) -> tuple[Path, str]:
     clone = where / "repo"
     _git(where, "clone", "-q", "--no-hardlinks", str(source), str(clone))
     target = next(p for p in sorted(clone.rglob("*.py")) if "test" not in p.name)
-    directives = {
+    directives: dict[str, dict[str, object]] = {
         "goals": {"items": ["Keep the code tidy"]},
         "checks": {"test": _command(test_cmd), "timeout_s": 600},
         "limits": {"cycles": 1, "max_repairs": 0},
         "roles": {"enabled": ["propose", "review"]},
         "land": {"mode": "merge"},
     }
+    if own:
+        directives = tomllib.loads((clone / "selfforge.toml").read_text())
+        checks = directives["checks"]
+        checks["test"] = _command(test_cmd)
+        if "lint" in checks:  # the clone has no virtualenv of its own: the bench's tools
+            tools = Path(sys.executable).parent
+            words = shlex.split(str(checks["lint"]))
+            words[0] = str(tools / Path(words[0]).name)
+            checks["lint"] = shlex.join(words)
+        directives["limits"].update({"cycles": 1, "max_repairs": 0})
     (clone / "selfforge.toml").write_text(_toml(directives))
     _git(clone, "add", "selfforge.toml")
     _git(clone, "commit", "-qm", "selfforge directives")
@@ -91,7 +112,23 @@ def plain(clone: Path, test_cmd: str, runs: int) -> float:
     return statistics.median(times)
 
 
-def judged(clone: Path, path: str, n: int, scratch: Path) -> tuple[float, str]:
+def start_resident(scratch: Path) -> dict[str, str]:
+    """A resident selfforge in a folder of the bench's own; the environment that uses it."""
+    folder = scratch / "resident"
+    env = {**os.environ, "SELFFORGE_RESIDENT_DIR": str(folder)}
+    start = [sys.executable, "-m", "selfforge", "resident", "start", "--idle", "1h"]
+    subprocess.run(start, env=env, check=True, capture_output=True)
+    return env
+
+
+def stop_resident(env: dict[str, str]) -> None:
+    stop = [sys.executable, "-m", "selfforge", "resident", "stop"]
+    subprocess.run(stop, env=env, capture_output=True)
+
+
+def judged(
+    clone: Path, path: str, n: int, scratch: Path, env: dict[str, str] | None = None
+) -> tuple[float, str]:
     """Wall time of `selfforge run --task` landing one added comment line in ``path``."""
     first = (clone / path).read_text().splitlines()[0]
     edit = f"{path}\n<<<<<<< SEARCH\n{first}\n=======\n{first}\n# bench {n}\n>>>>>>> REPLACE\n"
@@ -100,7 +137,7 @@ def judged(clone: Path, path: str, n: int, scratch: Path) -> tuple[float, str]:
     command = [sys.executable, "-m", "selfforge", "run", "--repo", str(clone), "--json"]
     command += ["--task", f"Add bench comment {n}", "--model", f"script:{script}"]
     started = time.monotonic()
-    proc = subprocess.run(command, capture_output=True, text=True)
+    proc = subprocess.run(command, capture_output=True, text=True, env=env)
     took = time.monotonic() - started
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     summary = next((e for e in events if e["event"] == "summary"), {})
@@ -113,20 +150,38 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, required=True, help="a clone of the repository")
     parser.add_argument("--test-cmd", default="python -m pytest -q")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="plain runs before and after")
+    parser.add_argument("--samples", type=int, default=1, help="cold and warm changes each")
+    parser.add_argument("--resident", action="store_true", help="through a resident selfforge")
+    parser.add_argument("--own-directives", action="store_true", help="keep selfforge.toml")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="selfforge-speed-") as tmp:
-        clone, path = prepare(args.repo.resolve(), Path(tmp), args.test_cmd)
+    colds: list[float] = []
+    warms: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="sf-speed-") as tmp:
+        clone, path = prepare(args.repo.resolve(), Path(tmp), args.test_cmd, args.own_directives)
         base = plain(clone, args.test_cmd, args.runs)
-        cold, cold_note = judged(clone, path, 1, Path(tmp))
-        warm, warm_note = judged(clone, path, 2, Path(tmp))
+        env = start_resident(Path(tmp)) if args.resident else None
+        try:
+            for n in range(args.samples):
+                shutil.rmtree(clone / ".selfforge", ignore_errors=True)  # no state: cold
+                cold, cold_note = judged(clone, path, 2 * n + 1, Path(tmp), env)
+                warm, warm_note = judged(clone, path, 2 * n + 2, Path(tmp), env)
+                colds.append(cold)
+                warms.append(warm)
+        finally:
+            if env:
+                stop_resident(env)
         after = plain(clone, args.test_cmd, args.runs)
     suite = statistics.mean([base, after])
-    print(f"repository: {args.repo.name}; test command: {args.test_cmd}; edited: {path}")
+    how = "through a resident selfforge" if args.resident else "each command on its own"
+    print(f"repository: {args.repo.name}; test command: {args.test_cmd}; edited: {path}; {how}")
     runs = f"median of {args.runs}, before {base:.2f}, after {after:.2f}"
     print(f"plain suite   {suite:6.2f} s  ({runs})")
-    print(f"judged, cold  {cold:6.2f} s  = {cold / suite:4.2f}x  ({cold_note})")
-    print(f"judged, warm  {warm:6.2f} s  = {warm / suite:4.2f}x  ({warm_note})")
+    for name, times, note in (("cold", colds, cold_note), ("warm", warms, warm_note)):
+        each = ", ".join(f"{t / suite:.2f}" for t in times)
+        median = statistics.median(times)
+        ratio = f"{median:6.2f} s  = {median / suite:4.2f}x"
+        print(f"judged, {name}  {ratio}  (each: {each}; last: {note})")
     print(f"load average  {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 

@@ -153,6 +153,9 @@ def _inner_pytest_without_plugins() -> None:
     outer pytest keeps its plugins.
     """
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    # A resident selfforge the developer started never serves the suite's commands
+    # (tests/test_resident.py starts its own and turns this back on).
+    os.environ["SELFFORGE_RESIDENT"] = "0"
 
 
 @pytest.fixture

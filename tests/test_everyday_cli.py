@@ -57,6 +57,51 @@ def test_every_command_documents_its_exit_codes(command: str) -> None:
     assert "Exit codes: " + " ".join(EXIT_CODES[command].split()) in text
 
 
+def test_each_command_is_found_in_the_module_the_cli_loads_for_it() -> None:
+    """`selfforge run` loads only the module that registers `run` (the rest of the app is a
+    third of a small judged change's overhead): the table must name every command's home."""
+    import importlib
+
+    import typer
+
+    from selfforge.cli import COMMAND_HOMES, COMMAND_MODULES
+
+    found: dict[str, str] = {}
+    for module in COMMAND_MODULES:
+        app = typer.Typer()
+        importlib.import_module(module).register(app)
+        names = [c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands]
+        names += [g.name for g in app.registered_groups]
+        found.update(dict.fromkeys(names, module))
+    assert found == COMMAND_HOMES
+
+
+def test_a_command_loads_only_its_own_module_and_root_options_still_work() -> None:
+    from selfforge.cli import COMMAND_MODULES
+
+    probe = (
+        "import sys; from selfforge.cli import main; sys.argv = ['selfforge', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('selfforge.commands.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, "--debug", "run", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "selfforge run [OPTIONS]" in out
+    loaded = out.splitlines()[-1]
+    assert "'selfforge.commands.core'" in loaded
+    assert not any(f"'{m}'" in loaded for m in COMMAND_MODULES if not m.endswith(".core"))
+    top = subprocess.run(
+        [sys.executable, "-c", probe, "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "selfforge.commands.bench" in top.splitlines()[-1] and "doctor" in top
+    wrong = cli("rnu")
+    assert wrong.returncode == 2 and "No such command" in wrong.stderr
+
+
 def test_shell_completion_script_is_offered() -> None:
     # Typer's own switch: name the shell instead of guessing it from the parent processes
     # (which are not a shell when the suite runs from a service or a script).

@@ -29,6 +29,8 @@ ALLOWED = {
     "judge/sandbox.py": "bubblewrap's own --version, --help and a trial `cat` of its status",
     "judge/selfcheck.py": "the smoke venv's python asked for its site-packages path",
     "detect.py": "`selfforge init` asking poetry or pipenv where the user's virtualenv is",
+    "commands/resident.py": "`selfforge resident start`: this installation's own selfforge",
+    "resident.py": "the resident restarting itself (exec) when selfforge's files changed",
 }
 
 

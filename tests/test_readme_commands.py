@@ -55,7 +55,7 @@ def test_the_readme_lists_exactly_the_commands_selfforge_has() -> None:
 def test_each_readme_row_names_the_options_its_help_shows(command: str) -> None:
     usage = readme_rows()[command]
     in_readme = set(_OPTION.findall(usage)) - _IMPLIED
-    has_subcommands = command in ("plan", "bench")
+    has_subcommands = command in ("plan", "bench", "resident")
     subcommands = re.findall(r"(?:\[|\| ?)([a-z]+) ", usage) if has_subcommands else []
     in_help = help_options(command)
     for sub in subcommands:

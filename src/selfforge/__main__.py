@@ -1,3 +1,3 @@
-from selfforge.cli import main
+from selfforge.launch import main
 
 main()

@@ -8,7 +8,9 @@ and an exit code (2 usage/directives, 1 anything else); tracebacks only with --d
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+from collections.abc import Callable
 
 import typer
 from rich.console import Console
@@ -27,17 +29,31 @@ COMMAND_MODULES: tuple[str, ...] = (
     "selfforge.commands.autonomy",
     "selfforge.commands.bench",
     "selfforge.commands.serve",
+    "selfforge.commands.resident",
 )
+# Which module registers each command, so that `selfforge run` imports (and Typer converts)
+# only what `run` needs: the whole app's imports are a third of a small judged change's
+# overhead. A test keeps this table equal to what the modules register.
+COMMAND_HOMES: dict[str, str] = {
+    **dict.fromkeys(
+        ("init", "run", "log", "show", "status", "undo", "demo", "rollback", "clean"),
+        "selfforge.commands.core",
+    ),
+    "apply-edits": "selfforge.commands.edits",
+    "check": "selfforge.commands.check",
+    "mcp": "selfforge.commands.check",
+    "index": "selfforge.commands.context",
+    "map": "selfforge.commands.context",
+    "models": "selfforge.commands.models",
+    "doctor": "selfforge.commands.models",
+    "plan": "selfforge.commands.autonomy",
+    "export": "selfforge.commands.autonomy",
+    "bench": "selfforge.commands.bench",
+    "serve": "selfforge.commands.serve",
+    "resident": "selfforge.commands.resident",
+}
+ROOT_FLAGS = ("--debug",)
 
-app = typer.Typer(
-    name="selfforge",
-    help="Improve a git repository toward written goals, one checked commit at a time.",
-    no_args_is_help=True,
-    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # help text shows [limits] and [@BASE_URL] literally
-)
 err_console = Console(stderr=True, soft_wrap=True)
 _state = {"debug": False}
 
@@ -50,7 +66,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
     _version: bool = typer.Option(
@@ -65,25 +80,55 @@ def _root(
     _state["debug"] = debug
 
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(app)
-document_exit_codes(app)
+def build_app(modules: tuple[str, ...] = COMMAND_MODULES) -> typer.Typer:
+    """The Typer app with the commands of ``modules`` (all of them by default)."""
+    built = typer.Typer(
+        name="selfforge",
+        help="Improve a git repository toward written goals, one checked commit at a time.",
+        no_args_is_help=True,
+        add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # help text shows [limits] and [@BASE_URL] literally
+    )
+    built.callback()(_root)
+    for name in modules:
+        importlib.import_module(name).register(built)
+    document_exit_codes(built)
+    return built
 
 
-def main() -> None:
+def modules_for(argv: list[str]) -> tuple[str, ...]:
+    """The command modules a command line needs: the named command's own, or all of them
+    (no command, --help or --version at the top, shell completion, an unknown name)."""
+    words = [w for w in argv if w not in ROOT_FLAGS]
+    if not words or "_SELFFORGE_COMPLETE" in os.environ:
+        return COMMAND_MODULES
+    home = COMMAND_HOMES.get(words[0])
+    return (home,) if home else COMMAND_MODULES
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # the whole app, for typer.testing and docs
+        return build_app()
+    raise AttributeError(name)
+
+
+def main(command: Callable[[], object] | None = None) -> None:
+    """Run the command line in ``sys.argv``; ``command``: the app already converted to a
+    click command (a resident selfforge converts it once for all its workers)."""
     debug = "--debug" in sys.argv
     stdout = sys.stdout
     sys.stdout = ClosedReaderSafe(stdout)  # type: ignore[assignment]
     try:
-        _main(debug)
+        _main(debug, command or build_app(modules_for(sys.argv[1:])))
     finally:
         sys.stdout = stdout
 
 
-def _main(debug: bool) -> None:
+def _main(debug: bool, command: Callable[[], object]) -> None:
     try:
-        # Standalone mode: Typer reports usage errors itself (exit 2).
-        app()
+        command()  # standalone mode: usage errors are reported by click (exit 2)
     except SelfforgeError as exc:
         if debug:
             raise

@@ -58,6 +58,11 @@ EXIT_CODES: dict[str, str] = {
         "e.g. a job ended in an error, not a verdict (the report is written all the same)",
     )
     + "; 130 interrupted, the finished jobs are kept",
+    "resident": _codes(
+        "started, stopped or shown (stop and start also when there was nothing to do)",
+        "a bad --idle",
+        "e.g. status with no resident running, a socket folder not private to the user",
+    ),
     "serve": _codes(
         "served until Ctrl-C",
         "the port cannot be used",

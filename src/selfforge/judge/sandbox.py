@@ -157,10 +157,13 @@ def inside() -> bool:
 
 
 def hidden_places(repo: Path, git_common_dir: Path | None = None) -> tuple[Path, ...]:
-    """The user's home, checkout, git directory and selfforge's own config: never seen."""
+    """The user's home, checkout, git directory, selfforge's own config and the resident
+    selfforge's socket folder (a check that reached it would run selfforge unsandboxed):
+    never seen."""
+    from selfforge.launch import resident_dir
     from selfforge.models.secrets import user_config_dir
 
-    places = [Path.home(), repo, user_config_dir()]
+    places = [Path.home(), repo, user_config_dir(), Path(resident_dir())]
     if git_common_dir is not None:
         places.append(git_common_dir)
     return tuple(p.resolve() for p in places)

@@ -1,0 +1,237 @@
+"""A resident selfforge (`selfforge resident start`): commands handed to it behave as on
+their own (output, exit code, working directory, environment, a closed pipe, Ctrl-C), it
+never runs stale code, it serves no one it should not, and checks cannot reach it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from selfforge import launch
+from selfforge.judge import sandbox
+
+from conftest import CALC, FIX_ADD, TEST_CALC, directives, git, make_repo
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+class Resident:
+    def __init__(self, folder: Path, extra_env: dict[str, str] | None = None) -> None:
+        self.folder = folder
+        self.env = {
+            **os.environ,
+            "SELFFORGE_RESIDENT": "1",
+            "SELFFORGE_RESIDENT_DIR": str(folder),
+            "COLUMNS": "200",
+            **(extra_env or {}),
+        }
+
+    def selfforge(self, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+        env = {**self.env, **kwargs.pop("env", {})}  # type: ignore[dict-item]
+        return subprocess.run(
+            [sys.executable, "-m", "selfforge", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+    def served(self) -> int:
+        out = self.selfforge("resident", "status").stdout
+        assert "command(s) served" in out, out
+        return int(out.rsplit(",", 1)[1].split()[0])
+
+
+@pytest.fixture
+def resident() -> Iterator[Resident]:
+    folder = Path(tempfile.mkdtemp(prefix="sfr-", dir="/tmp"))  # a socket path is short
+    shutil.rmtree(folder)
+    r = Resident(folder)
+    started = r.selfforge("resident", "start", "--idle", "5m")
+    assert started.returncode == 0, started.stderr
+    yield r
+    r.selfforge("resident", "stop")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+
+
+def test_a_command_behaves_through_the_resident_as_on_its_own(
+    resident: Resident, repo: Path
+) -> None:
+    alone = resident.selfforge("status", "--repo", str(repo), env={"SELFFORGE_RESIDENT": "0"})
+    assert resident.served() == 0
+    handed = resident.selfforge("status", "--repo", str(repo))
+    assert handed.returncode == alone.returncode == 0
+    assert handed.stdout == alone.stdout and "repository:" in handed.stdout
+    assert resident.served() == 1
+    # its working directory, not the resident's
+    here = resident.selfforge("status", cwd=repo)
+    assert here.stdout.splitlines()[0].endswith(str(repo))
+    # its environment: the help is wrapped to the caller's COLUMNS
+    narrow = resident.selfforge("status", "--help", env={"COLUMNS": "40"})
+    narrow_alone = resident.selfforge(
+        "status", "--help", env={"COLUMNS": "40", "SELFFORGE_RESIDENT": "0"}
+    )
+    assert narrow.stdout == narrow_alone.stdout
+    assert narrow.stdout != resident.selfforge("status", "--help").stdout  # COLUMNS=200
+    # its exit code and usage line
+    wrong = resident.selfforge("rnu")
+    assert wrong.returncode == 2
+    assert "Usage: python -m selfforge" in wrong.stderr and "No such command" in wrong.stderr
+    assert resident.served() == 5
+    # SELFFORGE_RESIDENT=0: on its own
+    resident.selfforge("status", "--repo", str(repo), env={"SELFFORGE_RESIDENT": "0"})
+    assert resident.served() == 5
+
+
+def test_a_run_lands_through_the_resident_and_a_closed_pipe_does_not_stop_it(
+    resident: Resident, repo: Path, tmp_path: Path
+) -> None:
+    spec = tmp_path / "script.json"
+    spec.write_text(json.dumps({"propose": [FIX_ADD]}))
+    head = git(repo, "rev-parse", "HEAD")
+    command = [sys.executable, "-m", "selfforge", "run", "--repo", str(repo)]
+    proc = subprocess.Popen(
+        [*command, "--model", f"script:{spec}"], stdout=subprocess.PIPE, env=resident.env
+    )
+    assert proc.stdout is not None
+    proc.stdout.read(10)  # the reader goes away, as `| head -c 10` does
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0
+    assert git(repo, "rev-parse", "HEAD") != head
+    log = json.loads(resident.selfforge("log", "--json", "--repo", str(repo)).stdout)
+    assert [a["outcome"] for a in log] == ["accepted"]
+    assert resident.served() == 2
+
+
+def _slow_repo(tmp_path: Path) -> Path:
+    slow = "python -c 'import time; time.sleep(60)'"
+    return make_repo(
+        tmp_path / "slow", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(slow)
+    )
+
+
+def _wait_for_baseline(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "baseline" in line:
+            return
+    raise AssertionError("the run never began its baseline")
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "caller killed"])
+def test_ctrl_c_or_a_killed_caller_interrupts_the_worker(
+    resident: Resident, tmp_path: Path, how: str
+) -> None:
+    repo = _slow_repo(tmp_path)
+    spec = tmp_path / "script.json"
+    spec.write_text("{}")
+    command = [sys.executable, "-m", "selfforge", "run", "--repo", str(repo), "--json"]
+    proc = subprocess.Popen(
+        [*command, "--model", f"script:{spec}"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=resident.env,
+    )
+    _wait_for_baseline(proc)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGKILL)
+    code = proc.wait(timeout=30)
+    assert code == (130 if how == "ctrl-c" else -signal.SIGKILL)
+    for _ in range(100):  # the worker stops the run: the lock is released
+        status = json.loads(resident.selfforge("status", "--json", "--repo", str(repo)).stdout)
+        if not status["running"]:
+            break
+        time.sleep(0.2)
+    assert not status["running"], status
+    assert status["last_run"]["status"] == "interrupted"
+    assert time.monotonic() - started < 30  # not the 60 s the tests would have taken
+
+
+def test_a_changed_selfforge_is_never_served_stale(tmp_path: Path, repo: Path) -> None:
+    copy = tmp_path / "src"
+    shutil.copytree(SRC / "selfforge", copy / "selfforge", ignore=shutil.ignore_patterns("*.pyc"))
+    folder = Path(tempfile.mkdtemp(prefix="sfr-", dir="/tmp"))
+    r = Resident(folder, {"PYTHONPATH": str(copy)})
+    try:
+        assert r.selfforge("resident", "start").returncode == 0
+        assert "Run state, totals" in r.selfforge("status", "--help").stdout
+        core = copy / "selfforge" / "commands" / "history.py"
+        core.write_text(core.read_text().replace("Run state, totals", "Changed: state, totals"))
+        changed = r.selfforge("status", "--help").stdout
+        assert "Changed: state, totals" in changed  # on its own, while the resident restarts
+        for _ in range(100):
+            if r.selfforge("resident", "status").returncode == 0:
+                break
+            time.sleep(0.1)
+        before = r.served()
+        assert "Changed: state, totals" in r.selfforge("status", "--help").stdout
+        assert r.served() == before + 1  # the restarted resident serves the new code
+    finally:
+        r.selfforge("resident", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_no_hand_over_through_a_folder_others_can_enter(resident: Resident, repo: Path) -> None:
+    os.chmod(resident.folder, 0o755)
+    try:
+        gone = resident.selfforge("resident", "status")
+        assert gone.returncode == 1 and "no resident selfforge is running" in gone.stdout
+        alone = resident.selfforge("status", "--repo", str(repo))
+        assert alone.returncode == 0 and "repository:" in alone.stdout
+    finally:
+        os.chmod(resident.folder, 0o700)
+    assert resident.served() == 0
+
+
+def test_another_import_path_is_not_served(resident: Resident, repo: Path, tmp_path: Path) -> None:
+    other = resident.selfforge("status", "--repo", str(repo), env={"PYTHONPATH": str(tmp_path)})
+    assert other.returncode == 0 and "repository:" in other.stdout
+    assert resident.served() == 0
+
+
+@pytest.mark.skipif(not sandbox.probe().ok, reason="needs a working bubblewrap")
+def test_a_sandboxed_check_cannot_reach_the_resident(resident: Resident, tmp_path: Path) -> None:
+    env = {**os.environ, "SELFFORGE_RESIDENT_DIR": str(resident.folder)}
+    path = subprocess.run(
+        [sys.executable, "-c", "from selfforge import launch; print(launch.socket_path())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    probe = (
+        "import socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        f"try:\n    s.connect({path!r})\nexcept OSError:\n    sys.exit(7)\n"
+        "print('connected')\n"
+    )
+    outside = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert outside.stdout.strip() == "connected"  # the control: the socket is there
+    hidden = sandbox.hidden_places(tmp_path)
+    shown = sandbox.runtime_roots([Path(sys.executable)], protect=hidden)  # the interpreter
+    policy = sandbox.Policy(writable=(tmp_path,), hidden=hidden, readable=shown)
+    argv = sandbox.bwrap_argv(policy, [sys.executable, "-c", probe], tmp_path)
+    inside = subprocess.run(argv, capture_output=True, text=True)
+    assert inside.returncode == 7, inside.stdout + inside.stderr
+    # a folder outside /tmp is hidden by name
+    os.environ["SELFFORGE_RESIDENT_DIR"] = "/srv/selfforge-resident-test"
+    try:
+        assert Path(launch.resident_dir()) in sandbox.hidden_places(tmp_path)
+    finally:
+        del os.environ["SELFFORGE_RESIDENT_DIR"]
