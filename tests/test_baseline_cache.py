@@ -4,10 +4,12 @@ runs; anything that could change its results measures it again."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, make_repo
+from conftest import CALC, FIX_ADD, PYTEST, TEST_CALC, cli, directives, git, make_repo
 
 
 def _baseline(repo: Path, spec: str, env: dict[str, str] | None = None) -> str:
@@ -68,3 +70,60 @@ def test_what_could_change_the_results_measures_again(
         data["at"] -= 13 * 3600
         entry.write_text(json.dumps(data))
     assert "cached" not in _baseline(repo, script(), env={"CALC_MODE": "b"})
+
+
+def test_the_first_attempt_is_prepared_while_the_baseline_runs(tmp_path: Path) -> None:
+    """A run with no cached baseline checks out the attempt's worktree and builds its index
+    while the baseline's tests run (off the path of a first run); what that work raises is
+    ignored, and the baseline is the same."""
+    import time
+
+    from selfforge.baselines import measure_baseline, prewarm_attempt
+    from selfforge.config import load_directives
+    from selfforge.context.index import open_index
+    from selfforge.engine import make_engine
+    from selfforge.journal import Journal
+    from selfforge.models import from_spec
+    from selfforge.ui import SilentReporter
+    from selfforge.workspace import Workspace
+
+    slow = "sleep 1.5 && " + PYTEST
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(slow))
+    base = git(repo, "rev-parse", "HEAD").strip()
+    ws = Workspace(repo)
+    journal = Journal(ws.state / "journal.db")
+    run_id = journal.start_run(
+        pid=os.getpid(), base_branch="main", base_commit=base, model="script", goals=[],
+        land_mode="merge",
+    )  # fmt: skip
+    spec = tmp_path / "script.json"
+    spec.write_text("{}")
+    engine = make_engine(
+        ws, load_directives(repo), journal, from_spec(f"script:{spec}"), SilentReporter(), run_id
+    )
+    spans: dict[str, float] = {}
+
+    def meanwhile() -> None:
+        spans["start"] = time.monotonic()
+        prewarm_attempt(engine, base)
+        spans["end"] = time.monotonic()
+
+    started = time.monotonic()
+    observed = measure_baseline(engine, base, meanwhile)
+    took = time.monotonic() - started
+    assert observed.tests is not None and observed.tests.failing == {"test_calc.py::test_add"}
+    assert spans["end"] - started < took - 1.0  # done while the tests still slept
+    assert (ws.worktrees / "attempt" / "calc.py").read_text() == CALC
+    index = open_index(ws.state)
+    try:
+        paths = {row[0] for row in index.conn.execute("SELECT path FROM files")}
+        assert {"calc.py", "test_calc.py"} <= paths
+    finally:
+        index.close()
+    shutil.rmtree(ws.state / "baseline-cache")  # measured again, with work that fails
+
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    again = measure_baseline(engine, base, broken)
+    assert again.tests is not None and again.tests.failing == observed.tests.failing

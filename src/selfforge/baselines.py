@@ -5,20 +5,28 @@ loop and the gate for other agents (gate.py) both start here."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
+from collections.abc import Callable
 
 from rich.markup import escape
 
 from selfforge import git
 from selfforge.attempt import Engine
+from selfforge.context.build import prewarm
 from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import baseline_cache, runners
 from selfforge.judge.verdict import Observed
 
 
-def measure_baseline(engine: Engine, commit: str) -> Observed:
+def measure_baseline(
+    engine: Engine, commit: str, meanwhile: Callable[[], object] | None = None
+) -> Observed:
     """Run lint and tests on the unmodified commit, in a worktree of its own; stop when
-    the tests cannot judge (judge/baseline.py says why)."""
+    the tests cannot judge (judge/baseline.py says why). ``meanwhile`` runs in a thread
+    while the checks run (work of the attempt that does not depend on their results);
+    whatever it raises is ignored, the attempt does that work again."""
     d, ws = engine.d, engine.ws
     adapter = runners.detect(d.checks.test or "", ws.root, d.checks.runner, d.checks.junit or "")
     if adapter is not None and adapter.trust_note:  # said on every run, cached or not
@@ -36,22 +44,47 @@ def measure_baseline(engine: Engine, commit: str) -> Observed:
         return observed
     path = ws.create_worktree("baseline", commit)
     engine.reporter.begin("baseline")
-    observed, warning = judge_baseline.measure(
-        d.checks.lint,
-        d.checks.test,
-        path,
-        commit,
-        d.checks.timeout_s,
-        engine.space,
-        on_start=ws.note_child_group,
-        say=lambda text, secs: engine.reporter.step("baseline", None, text, secs),
-        required=d.checks.tests != "none",
-    )
+    helper = _in_thread(meanwhile)
+    try:
+        observed, warning = judge_baseline.measure(
+            d.checks.lint,
+            d.checks.test,
+            path,
+            commit,
+            d.checks.timeout_s,
+            engine.space,
+            on_start=ws.note_child_group,
+            say=lambda text, secs: engine.reporter.step("baseline", None, text, secs),
+            required=d.checks.tests != "none",
+        )
+    finally:
+        if helper is not None:
+            helper.join()
     if warning:
         engine.reporter.info(f"  [yellow]warning[/]: {escape(warning)}")
     else:  # a warning is shown on every run: measure again rather than keep it quiet
         baseline_cache.save(ws.state, digest, observed)
     return observed
+
+
+def _in_thread(work: Callable[[], object] | None) -> threading.Thread | None:
+    if work is None:
+        return None
+
+    def quietly() -> None:
+        with contextlib.suppress(Exception):
+            work()
+
+    thread = threading.Thread(target=quietly, name="selfforge-prewarm", daemon=True)
+    thread.start()
+    return thread
+
+
+def prewarm_attempt(engine: Engine, commit: str, slot: str = "attempt") -> None:
+    """The next attempt's worktree checked out at ``commit`` and its context's index,
+    graph and history loaded (what ``Attempt.open`` and ``build_context`` do first)."""
+    tree = engine.ws.create_worktree(slot, commit)
+    prewarm(tree, state_dir=engine.ws.state)
 
 
 def keep_baseline(engine: Engine, base: str, commit: str, observed: Observed) -> None:

@@ -9,6 +9,7 @@ the user's branch is the fast-forward of a candidate that passed every gate.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from rich.markup import escape
 
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
-from selfforge.baselines import keep_baseline, measure_baseline
+from selfforge.baselines import keep_baseline, measure_baseline, prewarm_attempt
 from selfforge.config import LoadedDirectives
 from selfforge.engine import make_engine
 from selfforge.errors import BudgetExceeded, SelfforgeError
@@ -183,7 +184,10 @@ def _run_cycles(
         if engine.d.checks.setup:
             _provide(engine, base)
         if baseline is None or base != baseline_commit:
-            baseline, baseline_commit = measure_baseline(engine, base), base
+            # A single attempt's worktree and context are made while the baseline runs.
+            alone = checker is None
+            meanwhile = functools.partial(prewarm_attempt, engine, base) if alone else None
+            baseline, baseline_commit = measure_baseline(engine, base, meanwhile), base
         try:
             picked = _one_cycle(engine, planner, cycle, base, baseline, options, checker)
         except ModelError as exc:

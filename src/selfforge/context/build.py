@@ -67,6 +67,20 @@ def build_context(
     return bundle
 
 
+def prewarm(repo_root: Path, *, state_dir: Path) -> None:
+    """What ``build_context`` does before it reads the task: the index brought up to date,
+    its graph and the history loaded into this process's caches. Run in a thread while
+    the baseline's tests run (its own SQLite connection; no journal, no output), it takes
+    that work off the path of a first run."""
+    index = open_index(state_dir)
+    try:
+        index.update(repo_root)
+        cached_graph(index)
+    finally:
+        index.close()
+    load_history(repo_root)
+
+
 # The graph of the last index seen per index file: a run's attempts mostly start from the
 # same commit, and rebuilding the graph costs seconds on large repositories.
 _GRAPHS: dict[str, tuple[str, CodeGraph]] = {}
