@@ -44,6 +44,7 @@ CLASSES = [
     ("a weakened judge landing itself", "tests/test_selfjudge_protection.py", True),
     ("the smoke run's sandbox probe", "tests/test_sandbox_probe.py", True),
     ("keys, git hooks, network, daemons (first round)", "tests/test_sandbox_attacks.py", True),
+    ("a resident selfforge's socket", "tests/test_resident_reach.py", True),
 ]
 
 

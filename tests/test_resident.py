@@ -17,9 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from selfforge import launch
-from selfforge.judge import sandbox
-
 from conftest import CALC, FIX_ADD, TEST_CALC, directives, git, make_repo
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -203,35 +200,3 @@ def test_another_import_path_is_not_served(resident: Resident, repo: Path, tmp_p
     other = resident.selfforge("status", "--repo", str(repo), env={"PYTHONPATH": str(tmp_path)})
     assert other.returncode == 0 and "repository:" in other.stdout
     assert resident.served() == 0
-
-
-@pytest.mark.skipif(not sandbox.probe().ok, reason="needs a working bubblewrap")
-def test_a_sandboxed_check_cannot_reach_the_resident(resident: Resident, tmp_path: Path) -> None:
-    env = {**os.environ, "SELFFORGE_RESIDENT_DIR": str(resident.folder)}
-    path = subprocess.run(
-        [sys.executable, "-c", "from selfforge import launch; print(launch.socket_path())"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    probe = (
-        "import socket, sys\n"
-        "s = socket.socket(socket.AF_UNIX)\n"
-        f"try:\n    s.connect({path!r})\nexcept OSError:\n    sys.exit(7)\n"
-        "print('connected')\n"
-    )
-    outside = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert outside.stdout.strip() == "connected"  # the control: the socket is there
-    hidden = sandbox.hidden_places(tmp_path)
-    shown = sandbox.runtime_roots([Path(sys.executable)], protect=hidden)  # the interpreter
-    policy = sandbox.Policy(writable=(tmp_path,), hidden=hidden, readable=shown)
-    argv = sandbox.bwrap_argv(policy, [sys.executable, "-c", probe], tmp_path)
-    inside = subprocess.run(argv, capture_output=True, text=True)
-    assert inside.returncode == 7, inside.stdout + inside.stderr
-    # a folder outside /tmp is hidden by name
-    os.environ["SELFFORGE_RESIDENT_DIR"] = "/srv/selfforge-resident-test"
-    try:
-        assert Path(launch.resident_dir()) in sandbox.hidden_places(tmp_path)
-    finally:
-        del os.environ["SELFFORGE_RESIDENT_DIR"]
