@@ -200,3 +200,17 @@ def test_another_import_path_is_not_served(resident: Resident, repo: Path, tmp_p
     other = resident.selfforge("status", "--repo", str(repo), env={"PYTHONPATH": str(tmp_path)})
     assert other.returncode == 0 and "repository:" in other.stdout
     assert resident.served() == 0
+
+
+def test_a_new_module_restarts_the_resident_and_compiled_files_do_not(tmp_path: Path) -> None:
+    from selfforge import resident as server
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text("A = 1\n")
+    seen = server.stamp([str(package), str(package / "a.py")])
+    (package / "__pycache__").mkdir()  # what Python's first import there does
+    (package / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"")
+    assert server.stamp(seen) == seen
+    (package / "b.py").write_text("B = 2\n")
+    assert server.stamp(seen) != seen

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -213,8 +214,18 @@ def commit_index(cwd: Path, parent: str, message: str) -> str:
     ).strip()
 
 
+_TREES: dict[str, str] = {}
+
+
 def tree_of(cwd: Path, commit: str) -> str:
-    return git("rev-parse", f"{commit}^{{tree}}", cwd=cwd).strip()
+    """The tree of ``commit``; asked of git once per commit id in a process (a full id
+    names one commit in every repository: its tree never changes)."""
+    if (known := _TREES.get(commit)) is not None:
+        return known
+    tree = git("rev-parse", f"{commit}^{{tree}}", cwd=cwd).strip()
+    if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        _TREES[commit] = tree
+    return tree
 
 
 @functools.lru_cache(maxsize=64)

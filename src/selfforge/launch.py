@@ -24,6 +24,7 @@ import zlib
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+DECISION_S = 30.0  # the resident says yes or no within milliseconds unless it is stuck
 
 
 def resident_dir() -> str:
@@ -135,8 +136,17 @@ def hand_over(argv: list[str]) -> int | None:
             encoding=[sys.stdout.encoding, sys.stdout.errors, sys.stdin.encoding],
         )
         send(sock, message, [0, 1, 2])
+        sock.settimeout(DECISION_S)
         answer = read_line(sock, buffer)
-    except (OSError, ValueError):
+    except TimeoutError:
+        # No yes or no: the resident may still start the command, so it must not run
+        # here as well.
+        sys.stderr.write(
+            f"error: the resident selfforge did not answer within {DECISION_S:g} s "
+            "(`selfforge resident stop` stops it; SELFFORGE_RESIDENT=0 runs without it)\n"
+        )
+        return 1
+    except (OSError, ValueError):  # refused or gone before saying yes: nothing started
         sock.close()
         return None
     if not answer or not answer.get("ok"):
@@ -166,6 +176,8 @@ def hand_over(argv: list[str]) -> int | None:
             )
             return 1
         if "exit" in done:
+            if done.get("error"):
+                sys.stderr.write(f"error: {done['error']}\n")
             return int(done["exit"])  # type: ignore[call-overload]
 
 

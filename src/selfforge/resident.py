@@ -80,17 +80,24 @@ def _watched() -> Iterator[str]:
             yield entry
 
 
-def stamp(paths: Iterable[str] | None = None) -> dict[str, tuple[int, int]]:
-    """(mtime, size) of each watched path (of ``paths``: the same ones again)."""
-    found: dict[str, tuple[int, int]] = {}
-    for path in _watched() if paths is None else paths:
-        try:
-            info = os.stat(path)
-        except OSError:
-            found[path] = (0, 0)
-            continue
-        found[path] = (info.st_mtime_ns, info.st_size)
-    return found
+Seen = tuple[int, int] | tuple[str, ...]
+
+
+def _seen(path: str) -> Seen:
+    """A file's (mtime, size); a folder's entries (a module added or removed, a package
+    installed), not its mtime, which Python's first __pycache__ there also changes."""
+    try:
+        if os.path.isdir(path):
+            return tuple(sorted(e for e in os.listdir(path) if e != "__pycache__"))
+        info = os.stat(path)
+    except OSError:
+        return (0, 0)
+    return (info.st_mtime_ns, info.st_size)
+
+
+def stamp(paths: Iterable[str] | None = None) -> dict[str, Seen]:
+    """What each watched path looks like now (of ``paths``: the same ones again)."""
+    return {path: _seen(path) for path in (_watched() if paths is None else paths)}
 
 
 def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
@@ -211,8 +218,16 @@ class Resident:
             if len(fds) != 3:
                 _reply(conn, {"ok": False, "why": "no standard streams passed"})
                 return False
+            # Yes before the fork: from here the caller waits for an exit code and never
+            # runs the command itself (it would run twice).
+            _reply(conn, {"ok": True})
             self.served += 1
-            if os.fork() == 0:
+            try:
+                child = os.fork()
+            except OSError as exc:
+                _reply(conn, {"exit": 1, "error": f"the resident could not fork a worker: {exc}"})
+                return False
+            if child == 0:
                 listener.close()
                 _worker(conn, message, fds, self.command)  # never returns
         except (OSError, ValueError, ConnectionError):
@@ -281,7 +296,6 @@ def _worker(
         sys.argv = ["selfforge", *map(str, argv)]
         _streams(message.get("encoding") or [])  # type: ignore[arg-type]
         conn.settimeout(None)
-        _reply(conn, {"ok": True, "pid": os.getpid()})
         threading.Thread(target=_signals, args=(conn, finished), daemon=True).start()
         code = _run(command, str(message.get("prog") or "selfforge"))
     except BaseException:  # the worker must always answer, whatever happened

@@ -36,7 +36,7 @@ def key(root: Path, commit: str, checks: Any, sandbox: Any, space: CheckSpace) -
     from selfforge.judge.sandbox import check_env
 
     facts = {
-        "tree": git.git("rev-parse", f"{commit}^{{tree}}", cwd=root).strip(),
+        "tree": git.tree_of(root, commit),
         "checks": _plain(checks),
         "sandbox": _plain(sandbox),
         "space": repr(space),
