@@ -1,0 +1,69 @@
+"""The first pass over the tests a change reaches (pytest): it runs when those tests are a
+small share of the suite's measured time, and is skipped when it would run most of the
+suite anyway (the suite would run the same tests again right after), or when the suite
+takes under 2 s (nothing to gain)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import (
+    CALC,
+    FIX_ADD,
+    FIX_ADD_BREAK_SUB,
+    PYTEST,
+    TEST_CALC,
+    cli,
+    directives,
+    journal_test_runs,
+    log_json,
+    make_repo,
+)
+
+SLOW = "def wait():\n    return 1\n"
+TEST_SLOW = """\
+import time
+
+from slow import wait
+
+
+def test_waits():
+    time.sleep(2.1)  # past the 2 s below which no first pass is worth it
+    assert wait() == 1
+"""
+
+
+def _run(repo: Path, spec: str) -> None:
+    cli("run", "--repo", str(repo), "--model", spec, check=True)
+
+
+def test_a_change_reached_by_a_small_share_of_the_suite_is_first_judged_on_it(
+    tmp_path: Path, script
+) -> None:
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC, "slow.py": SLOW, "test_slow.py": TEST_SLOW}
+    repo = make_repo(tmp_path / "repo", files, directives(PYTEST))
+    _run(repo, script(propose=[FIX_ADD_BREAK_SUB]))
+    assert log_json(repo)[-1]["outcome"] == "rejected"
+    # refused by the first pass, before the slow test ran
+    assert journal_test_runs(repo) == [("tests:affected", {"passed": 2, "failed": 1})]
+    _run(repo, script(propose=[FIX_ADD]))
+    assert log_json(repo)[-1]["outcome"] == "accepted"
+    assert journal_test_runs(repo)[1:] == [
+        ("tests:affected", {"passed": 3}),
+        ("tests", {"passed": 4}),
+    ]
+
+
+def test_no_first_pass_when_the_change_reaches_most_of_the_suite(tmp_path: Path, script) -> None:
+    """Every test imports calc, the slow one too: the first pass would be the whole suite,
+    run twice."""
+    slow_too = TEST_SLOW.replace("from slow import wait", "from calc import mul as wait")
+    slow_too = slow_too.replace("wait() == 1", "wait(1, 1) == 1")
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC, "test_slow.py": slow_too}
+    repo = make_repo(tmp_path / "repo", files, directives(PYTEST))
+    _run(repo, script(propose=[FIX_ADD_BREAK_SUB]))
+    assert log_json(repo)[-1]["outcome"] == "rejected"
+    assert journal_test_runs(repo) == [("tests", {"passed": 3, "failed": 1})]
+    _run(repo, script(propose=[FIX_ADD]))
+    assert log_json(repo)[-1]["outcome"] == "accepted"
+    assert journal_test_runs(repo)[1:] == [("tests", {"passed": 4})]
