@@ -10,6 +10,7 @@ run, ``require`` raises and nothing runs, unless the user chose ``mode = "off"``
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import os
@@ -219,15 +220,18 @@ def credentials_in(roots: tuple[Path, ...], depth: int = 4) -> tuple[Path, ...]:
         stack = [(root, 0)]
         while stack:
             folder, level = stack.pop()
-            try:
-                entries = sorted(folder.iterdir())
+            try:  # scandir: the entry types come with the listing, no stat per entry
+                with os.scandir(folder) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
             except OSError:
                 continue
             for entry in entries:
                 if entry.name in CREDENTIAL_NAMES or _CREDENTIAL.match(entry.name):
-                    found.append(entry)
-                elif entry.is_dir() and not entry.is_symlink() and level < depth:
-                    stack.extend([(entry, level + 1)] if entry.name not in _SKIP else [])
+                    found.append(folder / entry.name)
+                elif level < depth and entry.name not in _SKIP:
+                    with contextlib.suppress(OSError):
+                        if entry.is_dir(follow_symlinks=False):  # a folder, not a link to one
+                            stack.append((folder / entry.name, level + 1))
     for path in found:
         if path.is_file():
             remember_file(path)
