@@ -96,6 +96,24 @@ def test_a_command_behaves_through_the_resident_as_on_its_own(
     assert resident.served() == 5
 
 
+def test_the_caller_s_terminal_settings_reach_consoles_made_at_import(
+    resident: Resident, tmp_path: Path
+) -> None:
+    """Rich settles colours and width when a console is made, which for selfforge's
+    consoles is at import, in the resident: a worker makes them again for its caller."""
+    missing = str(tmp_path / "nowhere")
+    colour = {"FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    alone = resident.selfforge(
+        "status", "--repo", missing, env={**colour, "SELFFORGE_RESIDENT": "0"}
+    )
+    handed = resident.selfforge("status", "--repo", missing, env=colour)
+    assert "\x1b[" in alone.stderr  # the control: the caller asked for colour
+    assert handed.stderr == alone.stderr and handed.returncode == alone.returncode == 2
+    plain = resident.selfforge("status", "--repo", missing, env={"NO_COLOR": "1"})
+    assert "\x1b[" not in plain.stderr and "error:" in plain.stderr
+    assert resident.served() == 2
+
+
 def test_a_run_lands_through_the_resident_and_a_closed_pipe_does_not_stop_it(
     resident: Resident, repo: Path, tmp_path: Path
 ) -> None:
@@ -214,3 +232,16 @@ def test_a_new_module_restarts_the_resident_and_compiled_files_do_not(tmp_path: 
     assert server.stamp(seen) == seen
     (package / "b.py").write_text("B = 2\n")
     assert server.stamp(seen) != seen
+
+
+def test_every_module_level_console_is_one_a_worker_can_remake() -> None:
+    """A console made at import with Console(...) would keep the resident's terminal."""
+    import re
+
+    made_here = [
+        str(path.relative_to(SRC))
+        for path in (SRC / "selfforge").rglob("*.py")
+        if path.name != "consoles.py"
+        and re.search(r"^\w+\s*(:[^=]+)?=\s*Console\(", path.read_text(), re.M)
+    ]
+    assert made_here == []

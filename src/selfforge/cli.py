@@ -13,9 +13,9 @@ import sys
 from collections.abc import Callable
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from selfforge.consoles import make_console
 from selfforge.errors import SelfforgeError
 from selfforge.exit_codes import document_exit_codes
 from selfforge.outstream import ClosedReaderSafe
@@ -54,7 +54,7 @@ COMMAND_HOMES: dict[str, str] = {
 }
 ROOT_FLAGS = ("--debug",)
 
-err_console = Console(stderr=True, soft_wrap=True)
+err_console = make_console(stderr=True, soft_wrap=True)
 _state = {"debug": False}
 
 

@@ -14,14 +14,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 
 from selfforge import git
+from selfforge.consoles import make_console
 from selfforge.errors import UsageError
 from selfforge.git import _FALLBACK_IDENTITY
 
-console = Console(highlight=False, soft_wrap=True)
+console = make_console(highlight=False, soft_wrap=True)
 
 
 LANGS = {

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from selfforge import launch
+from selfforge.consoles import remake_consoles
 from selfforge.errors import SelfforgeError
 
 # Never preloaded: the pytest plugin reads (and removes) its settings from the
@@ -295,6 +296,7 @@ def _worker(
         assert isinstance(argv, list)
         sys.argv = ["selfforge", *map(str, argv)]
         _streams(message.get("encoding") or [])  # type: ignore[arg-type]
+        remake_consoles()  # Rich settled colours and width for the resident, at import
         conn.settimeout(None)
         threading.Thread(target=_signals, args=(conn, finished), daemon=True).start()
         code = _run(command, str(message.get("prog") or "selfforge"))

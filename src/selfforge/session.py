@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from selfforge.config import LoadedDirectives, load_directives
+from selfforge.consoles import make_console
 from selfforge.durations import parse_duration
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.executors import check_backend
@@ -28,7 +29,7 @@ from selfforge.ui import (
 )
 from selfforge.workspace import Workspace
 
-console = Console(highlight=False, soft_wrap=True)
+console = make_console(highlight=False, soft_wrap=True)
 
 
 def start_run(

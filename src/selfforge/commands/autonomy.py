@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from selfforge.consoles import make_console
 from selfforge.errors import UsageError
 from selfforge.journal import Journal
 from selfforge.workspace import Workspace
@@ -19,8 +19,8 @@ from selfforge.workspace import Workspace
 if TYPE_CHECKING:
     from selfforge.planner import Backlog, Task
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+console = make_console(highlight=False, soft_wrap=True)
+err_console = make_console(stderr=True, highlight=False, soft_wrap=True)
 RepoOpt = typer.Option(Path("."), "--repo", help="The git repository (default: here).")
 # Subcommands accept --repo too; left out, they use the one given to `plan` itself.
 SubRepoOpt = typer.Option(None, "--repo", help="The git repository (default: here).")

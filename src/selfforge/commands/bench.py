@@ -7,14 +7,14 @@ import tempfile
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from selfforge.consoles import make_console
 from selfforge.errors import UsageError
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+console = make_console(highlight=False, soft_wrap=True)
+err_console = make_console(stderr=True, highlight=False, soft_wrap=True)
 
 bench_app = typer.Typer(
     help="Replay a repository's history through selfforge: mine instances from its "

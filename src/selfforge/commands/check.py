@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from selfforge.consoles import make_console
 from selfforge.errors import SelfforgeError, UsageError
 
 if TYPE_CHECKING:
     from selfforge.gate import CheckResult
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+console = make_console(highlight=False, soft_wrap=True)
+err_console = make_console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from selfforge.consoles import make_console
 from selfforge.errors import UsageError
 from selfforge.workspace import Workspace
 
-console = Console(highlight=False, soft_wrap=True)
+console = make_console(highlight=False, soft_wrap=True)
 RepoOpt = typer.Option(Path("."), "--repo", help="The git repository (default: here).")
 
 

@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from selfforge.consoles import make_console
 from selfforge.durations import parse_duration
 from selfforge.errors import UsageError
 from selfforge.journal import OUTCOMES, AttemptRecord, Journal
 from selfforge.workspace import Workspace
 
-console = Console(highlight=False, soft_wrap=True)
+console = make_console(highlight=False, soft_wrap=True)
 RepoOpt = typer.Option(Path("."), "--repo", help="The git repository (default: here).")
 _STYLES = {"accepted": "green", "rejected": "red", "error": "red", "no_edits": "yellow"}
 

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from selfforge.consoles import make_console
 from selfforge.doctor import Finding
 from selfforge.errors import SelfforgeError, UsageError
 
-console = Console(highlight=False, soft_wrap=True)
+console = make_console(highlight=False, soft_wrap=True)
 RepoOpt = typer.Option(Path("."), "--repo", help="The git repository (default: here).")
 ModelOpt = typer.Option(None, "--model", help="PROVIDER:MODEL[@BASE_URL] (default: configured).")
 # Listing models is cheap and free on every provider; do not let it hang doctor.

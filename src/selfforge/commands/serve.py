@@ -9,12 +9,12 @@ import threading
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from selfforge.consoles import make_console
 from selfforge.errors import SelfforgeError, UsageError
 
-console = Console(highlight=False, soft_wrap=True)
+console = make_console(highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
