@@ -32,6 +32,11 @@ class Resident:
             "COLUMNS": "200",
             **(extra_env or {}),
         }
+        # A relative PYTHONPATH (`PYTHONPATH=src pytest`) is another import path in another
+        # folder, which the resident rightly refuses: these tests change folders.
+        if self.env.get("PYTHONPATH"):
+            entries = self.env["PYTHONPATH"].split(os.pathsep)
+            self.env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(e) for e in entries)
 
     def selfforge(self, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
         env = {**self.env, **kwargs.pop("env", {})}  # type: ignore[dict-item]
