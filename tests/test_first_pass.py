@@ -1,7 +1,7 @@
 """The first pass over the tests a change reaches (pytest): it runs when those tests are a
 small share of the suite's measured time, and is skipped when it would run most of the
 suite anyway (the suite would run the same tests again right after), or when the suite
-takes under 2 s (nothing to gain)."""
+takes under 2 s (nothing to gain). Reruns are only of the tests whose outcome changed."""
 
 from __future__ import annotations
 
@@ -67,3 +67,18 @@ def test_no_first_pass_when_the_change_reaches_most_of_the_suite(tmp_path: Path,
     _run(repo, script(propose=[FIX_ADD]))
     assert log_json(repo)[-1]["outcome"] == "accepted"
     assert journal_test_runs(repo)[1:] == [("tests", {"passed": 4})]
+
+
+def test_reruns_are_only_of_the_tests_whose_outcome_changed(tmp_path: Path, script) -> None:
+    """The flaky check reruns what the change flipped (test_add), once on each tree, not
+    the suite."""
+    repo = make_repo(
+        tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(reruns=1)
+    )
+    _run(repo, script(propose=[FIX_ADD]))
+    assert log_json(repo)[-1]["outcome"] == "accepted"
+    assert journal_test_runs(repo) == [
+        ("tests", {"passed": 3}),
+        ("tests:rerun", {"passed": 1}),  # the candidate's tree
+        ("tests:rerun", {"failed": 1}),  # the base's
+    ]
