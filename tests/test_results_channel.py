@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from selfforge.judge import channel as channel_module
+from selfforge.judge import sandbox
 from selfforge.judge.channel import MAX_CONNECTIONS, Channel
 
 from conftest import cli, directives, log_json, make_repo
@@ -102,6 +103,12 @@ _forge()
 """
 
 
+@pytest.mark.skipif(
+    sandbox.inside(),
+    reason="inside a selfforge sandbox (selfforge judging its own suite) the inner run's "
+    "checks share it, so the channel this attack finds is the outer judge's: it would "
+    "forge the outer verdict, not test the inner one",
+)
 def test_candidate_code_that_writes_to_the_channel_is_rejected(
     tmp_path: Path, script: Callable[..., str]
 ) -> None:
