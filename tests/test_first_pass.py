@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import (
     CALC,
     FIX_ADD,
@@ -37,11 +39,15 @@ def _run(repo: Path, spec: str) -> None:
     cli("run", "--repo", str(repo), "--model", spec, check=True)
 
 
+@pytest.mark.parametrize("xdist", [False, True], ids=["pytest", "pytest-xdist"])
 def test_a_change_reached_by_a_small_share_of_the_suite_is_first_judged_on_it(
-    tmp_path: Path, script
+    tmp_path: Path, script, xdist: bool
 ) -> None:
+    """Under pytest-xdist too: each worker parses the command line again, and must run
+    only the tests the judge names (selfforge's own suite, -n 2, ran whole twice)."""
+    command = PYTEST + (" -p xdist -n 2" if xdist else "")
     files = {"calc.py": CALC, "test_calc.py": TEST_CALC, "slow.py": SLOW, "test_slow.py": TEST_SLOW}
-    repo = make_repo(tmp_path / "repo", files, directives(PYTEST))
+    repo = make_repo(tmp_path / "repo", files, directives(command))
     _run(repo, script(propose=[FIX_ADD_BREAK_SUB]))
     assert log_json(repo)[-1]["outcome"] == "rejected"
     # refused by the first pass, before the slow test ran

@@ -148,15 +148,23 @@ def sub(a, b):
 """
 
 
+@pytest.mark.parametrize("xdist", [False, True], ids=["pytest", "pytest-xdist"])
 def test_a_new_test_file_that_patches_the_code_cannot_hide_a_regression(
-    calc_repo: Path, script
+    tmp_path: Path, script, xdist: bool
 ) -> None:
+    """Under pytest-xdist too: its workers collect every test module from the command
+    line they are given, so the new file must be left out in each of them."""
+    command = PYTEST + (" -p xdist -n 2" if xdist else "")
+    calc_repo = make_repo(
+        tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(command)
+    )
     patcher = """test_zz_helpers.py
 <<<<<<< SEARCH
 =======
 import calc
 
-calc.sub = lambda a, b: a - b  # "fixes" the broken code from inside the test process
+# "fixes" the broken code from inside the test process, also where it was imported by name
+calc.sub.__code__ = (lambda a, b: a - b).__code__
 
 
 def test_helpers():

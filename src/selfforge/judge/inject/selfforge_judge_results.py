@@ -16,6 +16,8 @@ import json
 import os
 import socket
 
+import pytest
+
 _SOCKET = os.environ.pop("SELFFORGE_JUDGE_SOCKET", "")
 
 
@@ -39,12 +41,24 @@ def _read_secret() -> str:
 
 _SECRET = _read_secret()
 _CONFIG = json.loads(os.environ.pop("SELFFORGE_JUDGE_CONFIG", "") or "{}")
-if "SELFFORGE_JUDGE_USER_ADDOPTS" in os.environ:
-    _user = os.environ.pop("SELFFORGE_JUDGE_USER_ADDOPTS")
-    if _user:
-        os.environ["PYTEST_ADDOPTS"] = _user
-    else:
-        os.environ.pop("PYTEST_ADDOPTS", None)
+
+
+def _restore_user_addopts() -> None:
+    """PYTEST_ADDOPTS back to the user's: pytest runs the tests start see their own."""
+    if "SELFFORGE_JUDGE_USER_ADDOPTS" in os.environ:
+        user = os.environ.pop("SELFFORGE_JUDGE_USER_ADDOPTS")
+        if user:
+            os.environ["PYTEST_ADDOPTS"] = user
+        else:
+            os.environ.pop("PYTEST_ADDOPTS", None)
+
+
+# The judged run's own process keeps the judge's PYTEST_ADDOPTS until its session has
+# started: pytest-xdist starts its workers then, and they must load this plugin too (each
+# collects the tests itself, so each must leave out what the judge leaves out). A worker,
+# or any other pytest, puts the user's back at once.
+if not _SOCKET:
+    _restore_user_addopts()
 
 _conn: socket.socket | None = None
 _ONLY = list(_CONFIG.get("only") or ())  # absolute test files or node ids to run alone
@@ -57,18 +71,62 @@ def _send(record: dict) -> None:
             _conn.sendall((json.dumps(record) + "\n").encode())
 
 
-def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
-    global _conn
-    if not _SOCKET or hasattr(config, "workerinput"):  # xdist workers: the controller reports
-        return
-    stop_early = bool(config.option.maxfail)
+def _apply(config, only: list[str], ignore: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """The whole suite (no -x), past modules that fail to collect, without the files the
+    judge leaves out, or only the tests it names."""
     config.option.maxfail = 0
     config.option.continue_on_collection_errors = True
-    # Set on the options and args, which pytest-xdist hands to its workers as they are.
-    if _IGNORE:
-        config.option.ignore = [*(config.option.ignore or []), *_IGNORE]
-    if _ONLY:
-        config.args[:] = _ONLY
+    if ignore:
+        config.option.ignore = [*(config.option.ignore or []), *ignore]
+    if only:
+        config.args[:] = only
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_sessionstart(session):  # type: ignore[no-untyped-def]
+    yield  # pytest-xdist has started its workers (with this plugin) by now
+    _restore_user_addopts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]
+    """pytest-xdist: each worker parses the original command line again; what the judge
+    leaves out or selects goes to it with its other settings."""
+    if _SOCKET:
+        node.workerinput["selfforge_judge"] = {"only": _ONLY, "ignore": _IGNORE}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # type: ignore[no-untyped-def]
+    """A worker that did not apply the judge's settings ran files the judge left out (or
+    more than it named): its run cannot judge, and the judge is told so."""
+    output = getattr(node, "workeroutput", None) or {}
+    if (_ONLY or _IGNORE) and output.get("selfforge_judge") != "applied":
+        worker = getattr(node, "gateway", None)
+        name = getattr(worker, "id", "?")
+        _send(
+            {
+                "ev": "collect_error",
+                "id": f"<xdist worker {name}>",
+                "msg": "the worker ran without selfforge's plugin settings (files the judge "
+                "leaves out, tests it selects): its results cannot judge",
+            }
+        )
+
+
+def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
+    global _conn
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:  # an xdist worker: it runs what the judge says; the controller reports
+        judged = worker.get("selfforge_judge")
+        if judged is not None:
+            _apply(config, list(judged["only"]), list(judged["ignore"]))
+            config.workeroutput["selfforge_judge"] = "applied"
+        return
+    if not _SOCKET:
+        return
+    stop_early = bool(config.option.maxfail)
+    _apply(config, _ONLY, _IGNORE)
     try:
         _conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         _conn.connect(_SOCKET)
