@@ -142,8 +142,12 @@ def judged(
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     summary = next((e for e in events if e["event"] == "summary"), {})
     baseline = [e["detail"] for e in events if e["event"] == "step" and e["name"] == "baseline"]
-    landed = any(a.get("landed") for a in summary.get("attempts", []))
-    return took, f"landed={landed}; baseline: {' | '.join(baseline)[:90]}"
+    attempts = summary.get("attempts", [])
+    outcome = ",".join(str(a.get("outcome")) for a in attempts) or "none"
+    where = "landed" if any(a.get("landed") for a in attempts) else "not landed"
+    if any(a.get("branch") for a in attempts):
+        where = "kept on a branch"  # land mode 'branch': accepted, for a person to merge
+    return took, f"{outcome}, {where}; baseline: {' | '.join(baseline)[:90]}"
 
 
 def main() -> None:
