@@ -9,8 +9,9 @@ minutes:
            candidate's checks, landing
     warm   the same for the next one-line change, the baseline cached by the first
 
---samples times each (cold, warm, cold, warm, ...), and prints the medians of
-cold/plain and warm/plain with every sample's ratio. Targets: warm <= 1.3x, cold <= 2.2x.
+--samples times each (cold, plain, warm, plain, cold, ...: each judged change divided by
+the plain runs just before and after it), and prints the median ratios with every
+sample's. Targets: warm <= 1.3x, cold <= 2.2x.
 
     python bench/speed_ratio.py --repo CLONE [--test-cmd "python -m pytest -q"] [--runs 3]
         [--resident] [--own-directives]
@@ -166,26 +167,29 @@ def main() -> None:
         base = plain(clone, args.test_cmd, args.runs)
         env = start_resident(Path(tmp)) if args.resident else None
         try:
+            # Each judged change against the plain runs just before and after it: the
+            # machine's speed drifts by more than the overhead being measured.
+            before = base
             for n in range(args.samples):
                 shutil.rmtree(clone / ".selfforge", ignore_errors=True)  # no state: cold
                 cold, cold_note = judged(clone, path, 2 * n + 1, Path(tmp), env)
+                between = plain(clone, args.test_cmd, 1)
                 warm, warm_note = judged(clone, path, 2 * n + 2, Path(tmp), env)
-                colds.append(cold)
-                warms.append(warm)
+                next_plain = plain(clone, args.test_cmd, 1)
+                colds.append(cold / statistics.mean([before, between]))
+                warms.append(warm / statistics.mean([between, next_plain]))
+                before = next_plain
         finally:
             if env:
                 stop_resident(env)
         after = plain(clone, args.test_cmd, args.runs)
-    suite = statistics.mean([base, after])
     how = "through a resident selfforge" if args.resident else "each command on its own"
     print(f"repository: {args.repo.name}; test command: {args.test_cmd}; edited: {path}; {how}")
     runs = f"median of {args.runs}, before {base:.2f}, after {after:.2f}"
-    print(f"plain suite   {suite:6.2f} s  ({runs})")
-    for name, times, note in (("cold", colds, cold_note), ("warm", warms, warm_note)):
-        each = ", ".join(f"{t / suite:.2f}" for t in times)
-        median = statistics.median(times)
-        ratio = f"{median:6.2f} s  = {median / suite:4.2f}x"
-        print(f"judged, {name}  {ratio}  (each: {each}; last: {note})")
+    print(f"plain suite   {statistics.mean([base, after]):6.2f} s  ({runs})")
+    for name, ratios, note in (("cold", colds, cold_note), ("warm", warms, warm_note)):
+        each = ", ".join(f"{r:.2f}" for r in ratios)
+        print(f"judged, {name}  {statistics.median(ratios):4.2f}x  (each: {each}; last: {note})")
     print(f"load average  {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 
