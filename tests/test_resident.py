@@ -250,3 +250,32 @@ def test_every_module_level_console_is_one_a_worker_can_remake() -> None:
         and re.search(r"^\w+\s*(:[^=]+)?=\s*Console\(", path.read_text(), re.M)
     ]
     assert made_here == []
+
+
+def test_a_resident_leaves_no_socket_when_it_stops_idles_out_or_was_killed(
+    tmp_path: Path, repo: Path
+) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="sfr-", dir="/tmp"))
+    r = Resident(folder)
+    try:
+        assert r.selfforge("resident", "start").returncode == 0
+        assert r.selfforge("resident", "stop").stdout.startswith("resident selfforge stopped")
+        for _ in range(50):
+            if not list(folder.glob("*.sock")):
+                break
+            time.sleep(0.1)
+        assert list(folder.glob("*.sock")) == []
+        assert r.selfforge("resident", "start", "--idle", "1s").returncode == 0
+        time.sleep(2.5)
+        assert list(folder.glob("*.sock")) == []  # idled out
+        # killed: the socket stays, nothing answers it, and commands run on their own
+        assert r.selfforge("resident", "start").returncode == 0
+        pid = int(r.selfforge("resident", "status").stdout.split("pid ")[1].split(",")[0])
+        os.kill(pid, signal.SIGKILL)
+        alone = r.selfforge("status", "--repo", str(repo))
+        assert alone.returncode == 0 and "repository:" in alone.stdout
+        assert r.selfforge("resident", "start").returncode == 0  # over the dead one's socket
+        assert r.served() == 0
+    finally:
+        r.selfforge("resident", "stop")
+        shutil.rmtree(folder, ignore_errors=True)

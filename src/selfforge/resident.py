@@ -165,6 +165,7 @@ class Resident:
             os.unlink(self.path)
         listener.bind(self.path)
         os.chmod(self.path, 0o600)
+        mine = os.stat(self.path).st_ino  # a later resident may have bound the path since
         listener.listen(16)
         listener.settimeout(self.idle_s)
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped by the kernel
@@ -173,8 +174,8 @@ class Resident:
             self._loop(listener)
         finally:
             listener.close()
-            with contextlib.suppress(FileNotFoundError):
-                if os.stat(self.path).st_ino == os.fstat(listener.fileno()).st_ino:
+            with contextlib.suppress(OSError):
+                if os.stat(self.path).st_ino == mine:
                     os.unlink(self.path)
 
     def _loop(self, listener: socket.socket) -> None:
