@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -56,15 +56,29 @@ class Resident:
 
 
 @pytest.fixture
-def resident() -> Iterator[Resident]:
-    folder = Path(tempfile.mkdtemp(prefix="sfr-", dir="/tmp"))  # a socket path is short
-    shutil.rmtree(folder)
-    r = Resident(folder)
+def residents() -> Iterator[Callable[..., Resident]]:
+    """Makes a Resident with a socket folder of its own, not started; each is stopped and
+    its folder removed after the test."""
+    made: list[Resident] = []
+
+    def make(extra_env: dict[str, str] | None = None) -> Resident:
+        folder = Path(tempfile.mkdtemp(prefix="sfr-", dir="/tmp"))  # a socket path is short
+        shutil.rmtree(folder)  # `resident start` makes it, private
+        made.append(Resident(folder, extra_env))
+        return made[-1]
+
+    yield make
+    for r in made:
+        r.selfforge("resident", "stop")
+        shutil.rmtree(r.folder, ignore_errors=True)
+
+
+@pytest.fixture
+def resident(residents: Callable[..., Resident]) -> Resident:
+    r = residents()
     started = r.selfforge("resident", "start", "--idle", "5m")
     assert started.returncode == 0, started.stderr
-    yield r
-    r.selfforge("resident", "stop")
-    shutil.rmtree(folder, ignore_errors=True)
+    return r
 
 
 @pytest.fixture
@@ -183,28 +197,25 @@ def test_ctrl_c_or_a_killed_caller_interrupts_the_worker(
     assert time.monotonic() - started < 30  # not the 60 s the tests would have taken
 
 
-def test_a_changed_selfforge_is_never_served_stale(tmp_path: Path, repo: Path) -> None:
+def test_a_changed_selfforge_is_never_served_stale(
+    tmp_path: Path, residents: Callable[..., Resident]
+) -> None:
     copy = tmp_path / "src"
     shutil.copytree(SRC / "selfforge", copy / "selfforge", ignore=shutil.ignore_patterns("*.pyc"))
-    folder = Path(tempfile.mkdtemp(prefix="sfr-", dir="/tmp"))
-    r = Resident(folder, {"PYTHONPATH": str(copy)})
-    try:
-        assert r.selfforge("resident", "start").returncode == 0
-        assert "Run state, totals" in r.selfforge("status", "--help").stdout
-        core = copy / "selfforge" / "commands" / "history.py"
-        core.write_text(core.read_text().replace("Run state, totals", "Changed: state, totals"))
-        changed = r.selfforge("status", "--help").stdout
-        assert "Changed: state, totals" in changed  # on its own, while the resident restarts
-        for _ in range(100):
-            if r.selfforge("resident", "status").returncode == 0:
-                break
-            time.sleep(0.1)
-        before = r.served()
-        assert "Changed: state, totals" in r.selfforge("status", "--help").stdout
-        assert r.served() == before + 1  # the restarted resident serves the new code
-    finally:
-        r.selfforge("resident", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
+    r = residents({"PYTHONPATH": str(copy)})
+    assert r.selfforge("resident", "start").returncode == 0
+    assert "Run state, totals" in r.selfforge("status", "--help").stdout
+    core = copy / "selfforge" / "commands" / "history.py"
+    core.write_text(core.read_text().replace("Run state, totals", "Changed: state, totals"))
+    changed = r.selfforge("status", "--help").stdout
+    assert "Changed: state, totals" in changed  # on its own, while the resident restarts
+    for _ in range(100):
+        if r.selfforge("resident", "status").returncode == 0:
+            break
+        time.sleep(0.1)
+    before = r.served()
+    assert "Changed: state, totals" in r.selfforge("status", "--help").stdout
+    assert r.served() == before + 1  # the restarted resident serves the new code
 
 
 def test_no_hand_over_through_a_folder_others_can_enter(resident: Resident, repo: Path) -> None:
@@ -253,29 +264,25 @@ def test_every_module_level_console_is_one_a_worker_can_remake() -> None:
 
 
 def test_a_resident_leaves_no_socket_when_it_stops_idles_out_or_was_killed(
-    tmp_path: Path, repo: Path
+    residents: Callable[..., Resident], repo: Path
 ) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="sfr-", dir="/tmp"))
-    r = Resident(folder)
-    try:
-        assert r.selfforge("resident", "start").returncode == 0
-        assert r.selfforge("resident", "stop").stdout.startswith("resident selfforge stopped")
-        for _ in range(50):
-            if not list(folder.glob("*.sock")):
-                break
-            time.sleep(0.1)
-        assert list(folder.glob("*.sock")) == []
-        assert r.selfforge("resident", "start", "--idle", "1s").returncode == 0
-        time.sleep(2.5)
-        assert list(folder.glob("*.sock")) == []  # idled out
-        # killed: the socket stays, nothing answers it, and commands run on their own
-        assert r.selfforge("resident", "start").returncode == 0
-        pid = int(r.selfforge("resident", "status").stdout.split("pid ")[1].split(",")[0])
-        os.kill(pid, signal.SIGKILL)
-        alone = r.selfforge("status", "--repo", str(repo))
-        assert alone.returncode == 0 and "repository:" in alone.stdout
-        assert r.selfforge("resident", "start").returncode == 0  # over the dead one's socket
-        assert r.served() == 0
-    finally:
-        r.selfforge("resident", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
+    r = residents()
+    folder = r.folder
+    assert r.selfforge("resident", "start").returncode == 0
+    assert r.selfforge("resident", "stop").stdout.startswith("resident selfforge stopped")
+    for _ in range(50):
+        if not list(folder.glob("*.sock")):
+            break
+        time.sleep(0.1)
+    assert list(folder.glob("*.sock")) == []
+    assert r.selfforge("resident", "start", "--idle", "1s").returncode == 0
+    time.sleep(2.5)
+    assert list(folder.glob("*.sock")) == []  # idled out
+    # killed: the socket stays, nothing answers it, and commands run on their own
+    assert r.selfforge("resident", "start").returncode == 0
+    pid = int(r.selfforge("resident", "status").stdout.split("pid ")[1].split(",")[0])
+    os.kill(pid, signal.SIGKILL)
+    alone = r.selfforge("status", "--repo", str(repo))
+    assert alone.returncode == 0 and "repository:" in alone.stdout
+    assert r.selfforge("resident", "start").returncode == 0  # over the dead one's socket
+    assert r.served() == 0

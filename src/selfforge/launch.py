@@ -161,10 +161,8 @@ def hand_over(argv: list[str]) -> int | None:
     for signum in FORWARDED:
         signal.signal(signum, forward)
     while True:
-        try:
+        try:  # a forwarded signal interrupts recv, which Python retries (PEP 475)
             done = read_line(sock, buffer)
-        except InterruptedError:
-            continue
         except (OSError, ValueError):
             done = None
         if done is None:

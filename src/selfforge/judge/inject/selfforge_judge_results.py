@@ -1,11 +1,13 @@
 """selfforge's pytest plugin: streams each result to the judge as it happens.
 
 Loaded with ``-p selfforge_judge_results`` in a judged run only. It removes its own
-settings from the environment at once, so pytest runs that the tests start themselves
-see the user's environment, not the judge's. Records go over a Unix socket to the
-selfforge process that runs the check: written when each test ends, they cannot be
-rewritten afterwards by the code under test. It also turns off ``-x``/``--maxfail``
-(a verdict needs the whole suite) and keeps going past modules that fail to collect.
+settings from the environment at once (the user's PYTEST_ADDOPTS comes back once the
+session has started, after pytest-xdist's workers, which load it too), so pytest runs
+that the tests start themselves see the user's environment, not the judge's. Records
+go over a Unix socket to the selfforge process that runs the check: written when each
+test ends, they cannot be rewritten afterwards by the code under test. It also turns off
+``-x``/``--maxfail`` (a verdict needs the whole suite) and keeps going past modules that
+fail to collect.
 """
 
 from __future__ import annotations
