@@ -83,7 +83,7 @@ def _in_thread(work: Callable[[], object] | None) -> threading.Thread | None:
 def prewarm_attempt(engine: Engine, commit: str, slot: str = "attempt") -> None:
     """The next attempt's worktree checked out at ``commit`` and its context's index,
     graph and history loaded (what ``Attempt.open`` and ``build_context`` do first)."""
-    tree = engine.ws.create_worktree(slot, commit)
+    tree = engine.ws.prepare_worktree(slot, commit)
     prewarm(tree, state_dir=engine.ws.state)
 
 

@@ -11,7 +11,7 @@ from selfforge.config import Directives, LoadedDirectives
 from selfforge.journal import Journal
 from selfforge.judge import sandbox
 from selfforge.judge.limits import Limits
-from selfforge.judge.runner import CheckSpace, anchor_command
+from selfforge.judge.runner import CheckSpace, anchor_command, policy_ahead
 from selfforge.models import Model
 from selfforge.models.budget import Budget
 from selfforge.roles import Caller
@@ -62,7 +62,7 @@ def make_engine(
         if command:
             setattr(d.checks, kind, anchor_command(command, ws.root))
     caller = Caller(model, journal, Budget(d.limits.budget_usd, d.limits.budget_tokens), run_id)
-    return Engine(
+    engine = Engine(
         ws,
         journal,
         caller,
@@ -74,3 +74,5 @@ def make_engine(
         space=check_space(d, ws.root, no_sandbox),
         rule=rule_for(ws.root),
     )
+    policy_ahead(engine.space, d.checks.test)  # while the baseline's worktree is made
+    return engine

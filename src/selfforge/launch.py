@@ -2,7 +2,9 @@
 when one runs (its imports already loaded: a command starts in tens of milliseconds, not
 the ~0.4 s that Typer, Rich, pydantic and the judge take to import), else run it here.
 
-Only the standard library's socket layer is imported before the decision. The hand-over
+Only the interpreter's own C modules (``_socket``, ``_signal``, ``_struct``) and ``json``
+are imported before the decision: ``socket`` and ``signal`` would import ``enum`` and
+``selectors``, 10 ms of every command. The hand-over
 is refused, and the command runs here as if no resident existed, whenever anything does
 not match: no socket, a socket or folder not owned by this user or open to others,
 another interpreter or import path, selfforge's files changed since the resident loaded
@@ -12,18 +14,17 @@ itself. See ``selfforge/resident.py`` for the other side.
 
 from __future__ import annotations
 
-import contextlib
+import _signal
+import _socket
+import _struct
 import json
 import os
-import signal
-import socket
-import stat
-import struct
+import stat  # already loaded: os imports it
 import sys
 import zlib
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
 DECISION_S = 30.0  # the resident says yes or no within milliseconds unless it is stuck
 
 
@@ -86,18 +87,20 @@ def request(kind: str, **extra: object) -> dict[str, object]:
     return {"op": kind, "python": interpreter(), "path": import_path(), **extra}
 
 
-def send(sock: socket.socket, message: dict[str, object], fds: list[int]) -> None:
+def send(sock: _socket.socket, message: dict[str, object], fds: list[int]) -> None:
+    """A length, the descriptors ``fds`` beside it (SCM_RIGHTS), then the JSON body."""
     body = json.dumps(message).encode()
-    socket.send_fds(sock, [struct.pack("!I", len(body))], fds)
+    rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, _struct.pack(f"{len(fds)}i", *fds))]
+    sock.sendmsg([_struct.pack("!I", len(body))], rights if fds else [])
     sock.sendall(body)
 
 
-def connect(timeout: float | None = 2.0) -> socket.socket | None:
+def connect(timeout: float | None = 2.0) -> _socket.socket | None:
     """A connection to this installation's resident, or None when there is none to trust."""
     path = socket_path()
     if not private(os.path.dirname(path), stat.S_IFDIR) or not private(path, stat.S_IFSOCK):
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         sock.connect(path)
@@ -107,7 +110,7 @@ def connect(timeout: float | None = 2.0) -> socket.socket | None:
     return sock
 
 
-def read_line(sock: socket.socket, buffer: bytearray) -> dict[str, object] | None:
+def read_line(sock: _socket.socket, buffer: bytearray) -> dict[str, object] | None:
     while b"\n" not in buffer:
         chunk = sock.recv(4096)
         if not chunk:
@@ -155,11 +158,13 @@ def hand_over(argv: list[str]) -> int | None:
     sock.settimeout(None)
 
     def forward(signum: int, _frame: object) -> None:
-        with contextlib.suppress(OSError):
+        try:
             sock.sendall(bytes([signum]))
+        except OSError:  # the worker is gone: its exit code (or its absence) says so
+            return
 
     for signum in FORWARDED:
-        signal.signal(signum, forward)
+        _signal.signal(signum, forward)
     while True:
         try:  # a forwarded signal interrupts recv, which Python retries (PEP 475)
             done = read_line(sock, buffer)

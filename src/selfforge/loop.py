@@ -25,7 +25,7 @@ from selfforge.engine import make_engine
 from selfforge.errors import BudgetExceeded, SelfforgeError
 from selfforge.executors import Executor
 from selfforge.journal import Journal
-from selfforge.judge import selfcheck
+from selfforge.judge import sandbox, selfcheck
 from selfforge.judge import setup as judge_setup
 from selfforge.judge.gates import describe_state
 from selfforge.judge.selfcheck import LAST_GOOD, is_self_repo, remember_good
@@ -82,6 +82,8 @@ def run(
     ws: Workspace, loaded: LoadedDirectives, model: Model, options: RunOptions, reporter: Reporter
 ) -> RunSummary:
     d = loaded.directives
+    if d.sandbox.mode != "off" and not options.no_sandbox and not sandbox.inside():
+        sandbox.probe_ahead()  # answered while the journal and the lock are set up
     with ws.locked("selfforge run"), Journal(ws.state / "journal.db") as journal:
         recovered = recover(ws, journal)
         if recovered:

@@ -64,7 +64,24 @@ def preload() -> object:
             continue
         with contextlib.suppress(Exception):  # an extra not installed: imported if used
             importlib.import_module(module.name)
-    return typer.main.get_command(cli.build_app())
+    command = typer.main.get_command(cli.build_app())
+    warm()
+    return command
+
+
+def warm() -> None:
+    """Fill the caches every command fills on first use that hold no repository's state:
+    the prompt templates compiled and the default gates' glob patterns (together ~15 ms
+    of each judged change, paid here once). What depends on the machine or a repository
+    (the sandbox probe, a home folder's credentials) is never kept across commands."""
+    from selfforge import roles
+    from selfforge.config import ALWAYS_PROTECTED, DEFAULT_PROTECTED
+    from selfforge.judge import integrity_lang, protected
+
+    for name in roles.template_names():
+        roles.compiled(name)
+    protected.matching_glob("warm", [*DEFAULT_PROTECTED, *ALWAYS_PROTECTED])
+    integrity_lang.warm()
 
 
 def _watched() -> Iterator[str]:
@@ -355,12 +372,13 @@ def ask(op: str) -> dict[str, object] | None:
     sock = launch.connect()
     if sock is None:
         return None
-    with sock:
-        try:
-            launch.send(sock, launch.request(op), [])
-            return launch.read_line(sock, bytearray())
-        except (OSError, ValueError):
-            return None
+    try:
+        launch.send(sock, launch.request(op), [])
+        return launch.read_line(sock, bytearray())
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
 
 
 def log_path() -> Path:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from selfforge.journal import Journal
 from selfforge.junk import complete_edits_prefix, lesson_junk
@@ -41,7 +41,16 @@ PERSONAS = {
 
 
 def render(template: str, **values: Any) -> str:
-    return _ENV.get_template(f"{template}.j2").render(**values).strip() + "\n"
+    return compiled(template).render(**values).strip() + "\n"
+
+
+def compiled(template: str) -> Template:
+    """A prompt template, compiled on first use (a resident selfforge compiles them all)."""
+    return _ENV.get_template(f"{template}.j2")
+
+
+def template_names() -> list[str]:
+    return [name.removesuffix(".j2") for name in _ENV.list_templates(extensions=["j2"])]
 
 
 @dataclass

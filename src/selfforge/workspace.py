@@ -80,6 +80,9 @@ class Workspace:
         self._lock_fd: int | None = None
         self.stale_record: dict[str, object] | None = None
         self._record: dict[str, object] = {}  # what this process wrote into the lock file
+        # slot -> commit of a worktree this process checked out fresh and no one has used
+        # yet (the next attempt's, made while the baseline ran): no reset needed.
+        self._untouched: dict[str, str] = {}
 
     @functools.cached_property
     def common_dir(self) -> Path:
@@ -237,9 +240,13 @@ class Workspace:
         A slot's worktree is reused within a run: checking out the new commit and
         cleaning every untracked and ignored file leaves exactly what a fresh checkout
         would, but touches only the files that differ (a fresh one rewrites them all).
+        One that ``prepare_worktree`` made and nothing has used since is handed over as
+        it is, once.
         """
-        self.worktrees.mkdir(parents=True, exist_ok=True)
         path = self.worktrees / slot
+        if self._untouched.pop(slot, None) == commit and self._is_our_worktree(path):
+            return path
+        self.worktrees.mkdir(parents=True, exist_ok=True)
         if self._is_our_worktree(path):
             git.git("checkout", "-q", "-f", "--detach", commit, cwd=path)
             git.git("clean", "-q", "-ffdx", cwd=path)
@@ -247,6 +254,15 @@ class Workspace:
         else:
             shutil.rmtree(path, ignore_errors=True)
             git.git("worktree", "add", "-q", "--detach", str(path), commit, cwd=self.root)
+        return path
+
+    def prepare_worktree(self, slot: str, commit: str) -> Path:
+        """``create_worktree`` ahead of its use, for work that only reads the tree (the
+        next attempt's context, while the baseline runs): the next ``create_worktree``
+        of that slot and commit gets it without checking it out and cleaning it again."""
+        self._untouched.pop(slot, None)
+        path = self.create_worktree(slot, commit)
+        self._untouched[slot] = commit
         return path
 
     def _is_our_worktree(self, path: Path) -> bool:

@@ -228,6 +228,22 @@ def _policy(
     )
 
 
+def policy_ahead(space: CheckSpace, command: str | None) -> None:
+    """Start, in a thread, what every check's sandbox policy needs first and is the same
+    for all of them: the places hidden and shown, and the credentials among those shown
+    (a walk of the toolchain folders under home). The run sets up meanwhile; the first
+    check waits for a search still under way rather than starting its own."""
+    if not command or not space.sandboxed or sandbox.inside():
+        return
+
+    def ahead() -> None:
+        with contextlib.suppress(Exception):  # the check itself says what went wrong
+            _, readable = _places(space, tuple(_executables(command)))
+            sandbox.credentials_in(tuple(readable))
+
+    threading.Thread(target=ahead, name="selfforge-policy", daemon=True).start()
+
+
 @functools.lru_cache(maxsize=32)
 def _places(
     space: CheckSpace, executables: tuple[Path, ...]

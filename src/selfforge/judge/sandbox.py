@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,10 +207,20 @@ _SKIP = {"registry", "git", "toolchains", "node_modules", "pkg", "site-packages"
 _CREDENTIAL = re.compile("|".join(fnmatch.translate(p) for p in CREDENTIAL_PATTERNS))
 
 
-@functools.lru_cache(maxsize=16)
 def credentials_in(roots: tuple[Path, ...], depth: int = 4) -> tuple[Path, ...]:
     """Credential files and folders inside the home folders a check is shown (toolchains
-    under ``~``): each is masked by the sandbox and its text remembered by the scrubber."""
+    under ``~``): each is masked by the sandbox and its text remembered by the scrubber.
+    Looked for once per process and set of roots; a caller waits for a search already
+    under way (``runner.policy_ahead`` starts one while the run sets up)."""
+    with _CREDENTIALS_LOCK:
+        return _credentials_in(roots, depth)
+
+
+_CREDENTIALS_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=16)
+def _credentials_in(roots: tuple[Path, ...], depth: int) -> tuple[Path, ...]:
     from selfforge.models.secrets import remember_file
 
     home = Path.home().resolve()
@@ -287,9 +298,23 @@ def bwrap_exe() -> str | None:
     return shutil.which("bwrap")
 
 
-@functools.cache
 def probe() -> Probe:
-    """Can bubblewrap create the namespaces a check needs, on this machine, now?"""
+    """Can bubblewrap create the namespaces a check needs, on this machine, now? Asked
+    once per process; a caller waits for an answer already on its way (``probe_ahead``)."""
+    with _PROBE_LOCK:
+        return _probe()
+
+
+def probe_ahead() -> None:
+    """Start the probe in a thread: the run sets up meanwhile, ``require`` waits for it."""
+    threading.Thread(target=probe, name="selfforge-probe", daemon=True).start()
+
+
+_PROBE_LOCK = threading.Lock()
+
+
+@functools.cache
+def _probe() -> Probe:
     exe = bwrap_exe()
     if exe is None:
         return Probe(False, "bubblewrap (bwrap) is not installed")

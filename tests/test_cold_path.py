@@ -1,0 +1,126 @@
+"""What a first run does ahead of time, so that it waits less: the next attempt's
+worktree handed over as it was made, the sandbox probe and the credential search started
+while the run sets up (and done once however many ask), the gates' glob patterns and the
+prompt templates compiled once. Each must leave the results exactly as before."""
+
+from __future__ import annotations
+
+import fnmatch
+import threading
+from pathlib import Path, PurePosixPath
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from selfforge import git as sf_git
+from selfforge import resident, roles
+from selfforge.judge import integrity_lang, sandbox
+from selfforge.workspace import Workspace
+
+from conftest import CALC, TEST_CALC, git, make_repo
+
+
+class GitCalls:
+    """The git commands selfforge starts (the real ones run; each is also recorded)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[tuple[str, ...]] = []
+        real = sf_git._run
+
+        def recorded(args, cwd, input_text=None, env=None):  # type: ignore[no-untyped-def]
+            self.calls.append(tuple(args))
+            return real(args, cwd, input_text, env)
+
+        monkeypatch.setattr(sf_git, "_run", recorded)
+
+
+def test_a_prepared_worktree_is_handed_over_once_then_reset_as_usual(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC})
+    first = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "calc.py").write_text(CALC + "\n# two\n")
+    git(repo, "commit", "-qam", "two")
+    second = git(repo, "rev-parse", "HEAD").strip()
+    ws = Workspace(repo)
+    ws.prepare()
+    tree = ws.prepare_worktree("attempt", first)
+    calls = GitCalls(monkeypatch)
+
+    # The attempt that follows gets the tree as it was made: no checkout, no clean.
+    assert ws.create_worktree("attempt", first) == tree
+    assert calls.calls == []
+    assert "# two" not in (tree / "calc.py").read_text()
+
+    # Only once: whatever used it since, the next request cleans it as always.
+    (tree / "junk.txt").write_text("left by a check")
+    (tree / "calc.py").write_text("broken")
+    ws.create_worktree("attempt", first)
+    assert not (tree / "junk.txt").exists()
+    assert (tree / "calc.py").read_text() == CALC
+    assert any("clean" in c for c in calls.calls)
+
+    # Prepared at one commit and asked for at another: checked out at the one asked for.
+    ws.prepare_worktree("attempt", first)
+    assert ws.create_worktree("attempt", second) == tree
+    assert "# two" in (tree / "calc.py").read_text()
+
+
+def test_the_probe_and_the_credential_search_run_once_however_many_ask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A home with a toolchain folder holding a credential: the search must find it
+    # whether the thread started ahead or the check itself got there first.
+    home = tmp_path / "home"
+    (home / ".tool" / "bin").mkdir(parents=True)
+    (home / ".tool" / ".netrc").write_text("machine x password hunter2")
+    monkeypatch.setenv("HOME", str(home))
+    sandbox._probe.cache_clear()
+    sandbox._credentials_in.cache_clear()
+    roots = ((home / ".tool").resolve(),)
+
+    sandbox.probe_ahead()
+    results, threads = [], []
+    for _ in range(4):
+        t = threading.Thread(target=lambda: results.append(sandbox.credentials_in(roots)))
+        threads.append(t)
+        t.start()
+    first = sandbox.probe()
+    for t in threads:
+        t.join()
+
+    assert sandbox.probe() is first
+    assert sandbox._probe.cache_info().misses == 1
+    assert sandbox._credentials_in.cache_info().misses == 1
+    assert all(found == ((home / ".tool" / ".netrc").resolve(),) for found in results)
+    sandbox._credentials_in.cache_clear()
+
+
+def _fnmatch_rule(path: str, patterns: tuple[str, ...]) -> bool:
+    """The gate's rule as it was written, one fnmatch per pattern."""
+    name = PurePosixPath(path).name
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, f"*{p}") for p in patterns)
+
+
+SEGMENTS = st.sampled_from(
+    ["src", "a", "testdata", "__snapshots__", ".cargo", "web", "jest.config.js", "x.snap",
+     "Cargo.toml", "go.sum", "build.rs", "config", "config.toml", "vite.config.ts", ".mocharc.yml",
+     "rust-toolchain", "karma.conf.js", "yarn.lock", "lib.rs", "README.md", "snap", ".nycrc"]
+)  # fmt: skip
+
+
+@given(st.lists(SEGMENTS, min_size=1, max_size=4))
+def test_the_compiled_gate_patterns_match_exactly_what_fnmatch_matched(parts: list[str]) -> None:
+    path = "/".join(parts)
+    for patterns in (integrity_lang.TEST_CONFIG, integrity_lang.MANIFESTS):
+        assert integrity_lang._matches(path, patterns) == _fnmatch_rule(path, patterns), path
+
+
+def test_a_resident_compiles_every_prompt_template_before_any_command() -> None:
+    roles._ENV.cache.clear()  # type: ignore[union-attr]
+    resident.warm()
+    names = roles.template_names()
+    assert {"propose", "review", "plan", "critique"} <= set(names)
+    cached = {key[1] for key in roles._ENV.cache}  # type: ignore[union-attr]
+    assert cached == {f"{name}.j2" for name in names}
