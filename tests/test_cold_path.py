@@ -5,6 +5,7 @@ prompt templates compiled once. Each must leave the results exactly as before.""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import threading
 from pathlib import Path, PurePosixPath
@@ -15,10 +16,19 @@ from hypothesis import strategies as st
 
 from selfforge import git as sf_git
 from selfforge import resident, roles
+from selfforge.attempt import Attempt
+from selfforge.baselines import prewarm_attempt
+from selfforge.config import load_directives
+from selfforge.context import build_context
+from selfforge.engine import make_engine
+from selfforge.journal import Journal
 from selfforge.judge import integrity_lang, sandbox
+from selfforge.judge.verdict import Observed
+from selfforge.models import from_spec
+from selfforge.ui import SilentReporter
 from selfforge.workspace import Workspace
 
-from conftest import CALC, TEST_CALC, git, make_repo
+from conftest import CALC, TEST_CALC, directives, git, make_repo
 
 
 class GitCalls:
@@ -124,3 +134,55 @@ def test_a_resident_compiles_every_prompt_template_before_any_command() -> None:
     assert {"propose", "review", "plan", "critique"} <= set(names)
     cached = {key[1] for key in roles._ENV.cache}  # type: ignore[union-attr]
     assert cached == {f"{name}.j2" for name in names}
+
+
+def test_a_known_task_s_context_is_built_while_the_baseline_runs_and_used_only_if_it_fits(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    base = git(repo, "rev-parse", "HEAD").strip()
+    ws = Workspace(repo)
+    journal = Journal(ws.state / "journal.db")
+    run_id = journal.start_run(
+        pid=1, base_branch="main", base_commit=base, model="script", goals=[], land_mode="merge"
+    )
+    spec = tmp_path / "script.json"
+    spec.write_text("{}")
+    engine = make_engine(
+        ws, load_directives(repo), journal, from_spec(f"script:{spec}"), SilentReporter(), run_id
+    )
+    task, lessons = "Fix add in calc.py", ["check the sign"]
+    engine.lessons_for = lambda _task: list(lessons)
+
+    prewarm_attempt(engine, base, task=task, lessons=lessons)
+    assert engine.ready_context is not None
+    ready = engine.ready_context[1]
+    # What the attempt would have built itself, on the same tree:
+    fresh = build_context(
+        ws.worktrees / "attempt", task, state_dir=ws.state,
+        token_budget=engine.context_window // 2, lessons=lessons,
+    )  # fmt: skip
+    same = dataclasses.replace(fresh, index_stats=ready.index_stats)  # parsed vs unchanged
+    assert ready == same and "calc.py" in ready.chosen
+
+    attempt = Attempt(engine, 1, task, base, Observed())
+    attempt.open()
+    assert attempt.context() is ready
+    assert engine.ready_context is None  # once
+
+    # Another task, or lessons that changed meanwhile: built afresh, not the one made ahead.
+    prewarm_attempt(engine, base, task=task, lessons=lessons)
+    assert engine.ready_context is not None
+    made = engine.ready_context[1]
+    other = Attempt(engine, 2, "Document calc.py", base, Observed())
+    other.open()
+    assert other.context() is not made
+    prewarm_attempt(engine, base, task=task, lessons=lessons)
+    assert engine.ready_context is not None
+    made = engine.ready_context[1]
+    lessons.append("a new lesson")
+    again = Attempt(engine, 3, task, base, Observed())
+    again.open()
+    bundle = again.context()
+    assert bundle is not made and "a new lesson" in bundle.lessons
+    journal.close()

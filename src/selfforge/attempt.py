@@ -50,10 +50,17 @@ class Engine:
     rule: TestRule
     lessons_for: Callable[[str], list[str]] = lambda task: []
     self_target: bool = False  # the repository is selfforge's own source
+    # A first attempt's context, built while the baseline ran: (what it was built for, it).
+    ready_context: tuple[tuple[object, ...], ContextBundle] | None = None
 
     @property
     def d(self) -> Directives:
         return self.loaded.directives
+
+
+def context_key(commit: str, task: str, budget: int, lessons: list[str]) -> tuple[object, ...]:
+    """What a context bundle is built from, besides the tree at ``commit``."""
+    return (commit, task, budget, tuple(lessons))
 
 
 @dataclass
@@ -131,12 +138,13 @@ class Attempt:
         return result
 
     def context(self) -> ContextBundle:
+        lessons = self.e.lessons_for(self.task)
+        budget = self.e.context_window // 2
+        ready, self.e.ready_context = self.e.ready_context, None
+        if ready is not None and ready[0] == context_key(self.base, self.task, budget, lessons):
+            return ready[1]  # the same commit, task, budget and lessons: the same bundle
         return build_context(
-            self.wt,
-            self.task,
-            state_dir=self.e.ws.state,
-            token_budget=self.e.context_window // 2,
-            lessons=self.e.lessons_for(self.task),
+            self.wt, self.task, state_dir=self.e.ws.state, token_budget=budget, lessons=lessons
         )
 
     def _rounds(self) -> AttemptResult:

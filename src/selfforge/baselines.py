@@ -13,8 +13,8 @@ from collections.abc import Callable
 from rich.markup import escape
 
 from selfforge import git
-from selfforge.attempt import Engine
-from selfforge.context.build import prewarm
+from selfforge.attempt import Engine, context_key
+from selfforge.context.build import build_context, prewarm
 from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import baseline_cache, runners
 from selfforge.judge.verdict import Observed
@@ -80,11 +80,27 @@ def _in_thread(work: Callable[[], object] | None) -> threading.Thread | None:
     return thread
 
 
-def prewarm_attempt(engine: Engine, commit: str, slot: str = "attempt") -> None:
+def prewarm_attempt(
+    engine: Engine,
+    commit: str,
+    slot: str = "attempt",
+    task: str | None = None,
+    lessons: list[str] | None = None,
+) -> None:
     """The next attempt's worktree checked out at ``commit`` and its context's index,
-    graph and history loaded (what ``Attempt.open`` and ``build_context`` do first)."""
+    graph and history loaded (what ``Attempt.open`` and ``build_context`` do first); with
+    a ``task`` known in advance (``--task``) and its ``lessons`` (read from the journal by
+    the caller: the journal's connection is not this thread's), the whole context, which
+    the attempt takes if it asks for the same."""
     tree = engine.ws.prepare_worktree(slot, commit)
-    prewarm(tree, state_dir=engine.ws.state)
+    if task is None:
+        prewarm(tree, state_dir=engine.ws.state)
+        return
+    budget = engine.context_window // 2
+    bundle = build_context(
+        tree, task, state_dir=engine.ws.state, token_budget=budget, lessons=lessons or []
+    )
+    engine.ready_context = (context_key(commit, task, budget, lessons or []), bundle)
 
 
 def keep_baseline(engine: Engine, base: str, commit: str, observed: Observed) -> None:

@@ -187,8 +187,13 @@ def _run_cycles(
             _provide(engine, base)
         if baseline is None or base != baseline_commit:
             # A single attempt's worktree and context are made while the baseline runs.
-            alone = checker is None
-            meanwhile = functools.partial(prewarm_attempt, engine, base) if alone else None
+            meanwhile = None
+            if checker is None:
+                task = options.task  # known now: its whole context is built meanwhile
+                lessons = engine.lessons_for(task) if task is not None else None
+                meanwhile = functools.partial(
+                    prewarm_attempt, engine, base, task=task, lessons=lessons
+                )
             baseline, baseline_commit = measure_baseline(engine, base, meanwhile), base
         try:
             picked = _one_cycle(engine, planner, cycle, base, baseline, options, checker)
