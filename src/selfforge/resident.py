@@ -76,12 +76,13 @@ def warm() -> None:
     (the sandbox probe, a home folder's credentials) is never kept across commands."""
     from selfforge import roles
     from selfforge.config import ALWAYS_PROTECTED, DEFAULT_PROTECTED
-    from selfforge.judge import integrity_lang, protected
+    from selfforge.judge import baseline_cache, integrity_lang, protected
 
     for name in roles.template_names():
         roles.compiled(name)
     protected.matching_glob("warm", [*DEFAULT_PROTECTED, *ALWAYS_PROTECTED])
     integrity_lang.warm()
+    baseline_cache._judge_code()
 
 
 def _watched() -> Iterator[str]:

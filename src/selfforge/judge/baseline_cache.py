@@ -12,6 +12,7 @@ no check can see), written by this process only, as JSON (never pickle).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -115,7 +116,10 @@ def _result(data: dict[str, Any] | None) -> CommandResult | None:
     return None if data is None else CommandResult(**data)
 
 
+@functools.cache
 def _judge_code() -> str:
+    """The judge's own code, hashed once per process (a resident selfforge restarts when
+    any of selfforge's files changes, so its answer is never stale)."""
     digest = hashlib.sha256()
     for path in sorted(JUDGE_DIR.rglob("*.py")):
         digest.update(path.read_bytes())
