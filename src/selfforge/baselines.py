@@ -14,14 +14,19 @@ from rich.markup import escape
 
 from selfforge import git
 from selfforge.attempt import Engine, context_key
+from selfforge.context import ContextBundle
 from selfforge.context.build import build_context, prewarm
+from selfforge.context.history import load_history
 from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import baseline_cache, runners
 from selfforge.judge.verdict import Observed
+from selfforge.workspace import Workspace
 
 
 def measure_baseline(
-    engine: Engine, commit: str, meanwhile: Callable[[], object] | None = None
+    engine: Engine,
+    commit: str,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Observed:
     """Run lint and tests on the unmodified commit, in a worktree of its own; stop when
     the tests cannot judge (judge/baseline.py says why). ``meanwhile`` runs in a thread
@@ -92,15 +97,65 @@ def prewarm_attempt(
     a ``task`` known in advance (``--task``) and its ``lessons`` (read from the journal by
     the caller: the journal's connection is not this thread's), the whole context, which
     the attempt takes if it asks for the same."""
-    tree = engine.ws.prepare_worktree(slot, commit)
+    ready = prepare_attempt(engine.ws, commit, engine.context_window, slot, task, lessons)
+    if ready is not None:
+        engine.ready_context = ready
+
+
+def prepare_attempt(
+    ws: Workspace,
+    commit: str,
+    context_window: int,
+    slot: str = "attempt",
+    task: str | None = None,
+    lessons: list[str] | None = None,
+) -> tuple[tuple[object, ...], ContextBundle] | None:
+    """``prewarm_attempt``'s work; the context built for a known task, with its key."""
+    tree = ws.prepare_worktree(slot, commit)
     if task is None:
-        prewarm(tree, state_dir=engine.ws.state)
-        return
-    budget = engine.context_window // 2
+        prewarm(tree, state_dir=ws.state)
+        return None
+    budget = context_window // 2
     bundle = build_context(
-        tree, task, state_dir=engine.ws.state, token_budget=budget, lessons=lessons or []
+        tree, task, state_dir=ws.state, token_budget=budget, lessons=lessons or []
     )
-    engine.ready_context = (context_key(commit, task, budget, lessons or []), bundle)
+    return context_key(commit, task, budget, lessons or []), bundle
+
+
+class Ahead:
+    """A run's first attempt, prepared in a thread from the moment the run holds its lock
+    (``prepare_attempt``'s work, the history read first): while the run sets up, looks
+    up or measures the baseline. ``result`` waits for it; ``close`` waits for it too, so
+    that no worktree is still being made when the run removes them. What it raises is
+    ignored: the attempt does that work itself. (Two ``git worktree add`` may run at
+    once, the baseline's and this one: git gives each its own admin folder, locked while
+    it is made.)"""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        commit: str,
+        context_window: int,
+        task: str | None = None,
+        lessons: list[str] | None = None,
+    ) -> None:
+        self._args = (ws, commit, context_window, "attempt", task, lessons)
+        self.ready: tuple[tuple[object, ...], ContextBundle] | None = None
+        self._thread = threading.Thread(target=self._work, name="selfforge-ahead", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        with contextlib.suppress(Exception):
+            ws, commit = self._args[0], self._args[1]
+            load_history(ws.root, commit)  # meanwhile git checks the worktree out
+            self.ready = prepare_attempt(*self._args)
+
+    def result(self) -> tuple[tuple[object, ...], ContextBundle] | None:
+        self._thread.join()
+        return self.ready
+
+    def close(self) -> None:
+        self._thread.join()
 
 
 def keep_baseline(engine: Engine, base: str, commit: str, observed: Observed) -> None:

@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
-from selfforge.baselines import keep_baseline, measure_baseline, prewarm_attempt
+from selfforge.baselines import Ahead, keep_baseline, measure_baseline, prewarm_attempt
 from selfforge.config import LoadedDirectives
 from selfforge.engine import make_engine
 from selfforge.errors import BudgetExceeded, SelfforgeError
@@ -89,6 +89,10 @@ def run(
         if recovered:
             reporter.info(escape(recovered))
         base = require_commit(ws.root)
+        ahead = None  # the first attempt, prepared while the run sets up and measures
+        if options.parallel <= 1:
+            lessons = _lessons(journal, options.task) if options.task else None
+            ahead = Ahead(ws, base, options.context_window, options.task, lessons)
         run_id = journal.start_run(
             pid=os.getpid(),
             base_branch=git.current_branch(ws.root),
@@ -120,7 +124,7 @@ def run(
                 checker = make_checker(
                     options.backend, options.parallel, ws.lock_fd, engine.self_target
                 )
-            summary.stop_reason = _cycles(engine, options, summary, checker)
+            summary.stop_reason = _cycles(engine, options, summary, checker, ahead)
             status = "finished"
         except (BudgetExceeded, QuotaExhausted) as exc:
             summary.stop_reason, status = f"stopped: {exc.message}", "stopped"
@@ -136,6 +140,8 @@ def run(
         finally:  # whatever ended the run, the journal says so and nothing is left open
             if checker is not None:
                 checker.close()  # before the worktrees go: no check still runs in one
+            if ahead is not None:
+                ahead.close()  # nor a worktree still being made
             ws.remove_worktrees()
             journal.end_run(run_id, status, summary.stop_reason)
         summary.report_path = write_report(ws, journal, run_id)
@@ -147,19 +153,20 @@ def _cycles(
     options: RunOptions,
     summary: RunSummary,
     checker: Executor[CheckJob, Checked] | None = None,
+    ahead: Ahead | None = None,
 ) -> str:
     d, journal = engine.d, engine.journal
     plans = d.role_enabled("plan") and options.task is None  # --task: no planner
     planner = Planner(Backlog(journal), engine.caller if plans else None, d.goals.items)
     planner.fresh_only = options.fresh_backlog
     if options.task is None:
-        return _run_cycles(engine, options, summary, checker, planner)
+        return _run_cycles(engine, options, summary, checker, planner, ahead)
     # --task is this run's only work: a row of its own (however often it was given before),
     # closed when the run ends, so a later plain `run` never picks it up.
     task = planner.backlog.add(options.task, source="task")
     planner.created.add(task.id)
     try:
-        return _run_cycles(engine, options, summary, checker, planner)
+        return _run_cycles(engine, options, summary, checker, planner, ahead)
     finally:
         if (row := planner.backlog.get(task.id)) is not None and row.status == "open":
             planner.backlog.update(task.id, status="dropped", note=TASK_ONCE)
@@ -174,6 +181,7 @@ def _run_cycles(
     summary: RunSummary,
     checker: Executor[CheckJob, Checked] | None,
     planner: Planner,
+    ahead: Ahead | None = None,
 ) -> str:
     journal = engine.journal
     baseline: Observed | None = None
@@ -186,15 +194,20 @@ def _run_cycles(
         if engine.d.checks.setup:
             _provide(engine, base)
         if baseline is None or base != baseline_commit:
-            # A single attempt's worktree and context are made while the baseline runs.
+            # A single attempt's worktree and context are made while the baseline runs:
+            # the first cycle's since the run began (``ahead``), a later one's meanwhile.
             meanwhile = None
-            if checker is None:
+            if checker is None and ahead is None:
                 task = options.task  # known now: its whole context is built meanwhile
                 lessons = engine.lessons_for(task) if task is not None else None
                 meanwhile = functools.partial(
                     prewarm_attempt, engine, base, task=task, lessons=lessons
                 )
             baseline, baseline_commit = measure_baseline(engine, base, meanwhile), base
+        if ahead is not None:
+            if (ready := ahead.result()) is not None:
+                engine.ready_context = ready
+            ahead = None
         try:
             picked = _one_cycle(engine, planner, cycle, base, baseline, options, checker)
         except ModelError as exc:

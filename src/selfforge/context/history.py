@@ -120,17 +120,23 @@ class History:
         return {p: min(s, RECENT_CAP) for p, s in found.items()}
 
 
-# One History per repository and HEAD: a run's attempts mostly start from the same commit.
-_CACHE: dict[str, tuple[str, History]] = {}
+# One History per commit: a run's attempts mostly start from the same one, and a commit's
+# history is the same in every worktree of the repository.
+_CACHE: dict[str, History] = {}
+_KEPT = 8
 
 
-def load_history(repo_root: Path) -> History:
-    """The history of ``repo_root`` up to HEAD, reused while HEAD does not move."""
-    head = git.head_commit(repo_root) or ""
-    key = str(repo_root)
-    cached = _CACHE.get(key)
-    if cached is not None and cached[0] == head:
-        return cached[1]
-    history = History(read_history(repo_root) if head else [])
-    _CACHE[key] = (head, history)
+def load_history(repo_root: Path, commit: str | None = None) -> History:
+    """The history up to ``commit`` (default: ``repo_root``'s HEAD), read once per commit:
+    a run reads it from the repository while the attempt's worktree is still being made."""
+    head = commit or git.head_commit(repo_root) or ""
+    if not head:
+        return History([])
+    cached = _CACHE.get(head)
+    if cached is not None:
+        return cached
+    history = History(read_history(repo_root, head))
+    while len(_CACHE) >= _KEPT:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[head] = history
     return history
