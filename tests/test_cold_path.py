@@ -186,3 +186,37 @@ def test_a_known_task_s_context_is_built_while_the_baseline_runs_and_used_only_i
     bundle = again.context()
     assert bundle is not made and "a new lesson" in bundle.lessons
     journal.close()
+
+
+def test_a_run_prepares_its_first_attempt_from_the_start_and_a_failure_there_is_harmless(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from selfforge.baselines import Ahead
+    from selfforge.context.history import load_history
+
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    base = git(repo, "rev-parse", "HEAD").strip()
+    ws = Workspace(repo)
+    ws.prepare()
+    task, lessons = "Fix add in calc.py", ["check the sign"]
+
+    ahead = Ahead(ws, base, 32_000, task, lessons)
+    ready = ahead.result()
+    ahead.close()  # after result(): nothing left to wait for
+    assert ready is not None and ready[0][:2] == (base, task)
+    tree = ws.worktrees / "attempt"
+    fresh = build_context(tree, task, state_dir=ws.state, token_budget=16_000, lessons=lessons)
+    assert ready[1] == dataclasses.replace(fresh, index_stats=ready[1].index_stats)
+    # The history was read from the repository for that commit: the attempt's worktree
+    # finds it without running git log again.
+    calls = GitCalls(monkeypatch)
+    assert load_history(tree) is load_history(repo, base)
+    assert not any("log" in call for call in calls.calls)
+    # ... and the worktree is handed over as made.
+    calls.calls.clear()
+    assert ws.create_worktree("attempt", base) == tree and calls.calls == []
+
+    # Whatever goes wrong ahead is the attempt's to do again, never the run's error.
+    broken = Ahead(ws, "0" * 40, 32_000, task, lessons)
+    assert broken.result() is None
+    broken.close()
