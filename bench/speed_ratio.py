@@ -148,6 +148,9 @@ def judged(
     where = "landed" if any(a.get("landed") for a in attempts) else "not landed"
     if any(a.get("branch") for a in attempts):
         where = "kept on a branch"  # land mode 'branch': accepted, for a person to merge
+    if proc.returncode != 0 or outcome != "accepted":  # a failed run is no sample: say why
+        tail = " / ".join(proc.stderr.strip().splitlines()[-3:])
+        sys.exit(f"judged change {n} ended with exit {proc.returncode} ({outcome}): {tail}")
     return took, f"{outcome}, {where}; baseline: {' | '.join(baseline)[:90]}"
 
 
