@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from selfforge.judge import limits
+
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, make_repo, wait_for
 
 SLOW_TEST = """
@@ -68,6 +70,9 @@ def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
     # the attempt's tests are running: their results channel is open in the scratch dir
     wait_for(lambda: any(worktrees.glob("attempt*/test_slow.py")) and _checking(repo))
     wait_for(lambda: any(scratch_dir.glob("judge-*/sock")))
+    # The check's control groups are named with the run's pid: found later, once it died.
+    groups = _control_groups(proc.pid)
+    assert groups or limits.enforcement() == "rlimit"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     scratch = sorted((repo / ".selfforge" / "tmp").glob("selfforge-git-*"))
@@ -88,7 +93,19 @@ def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
     assert "removed scratch" in out and "removed worktree" in out
     assert not any(p.exists() for p in scratch) and not list(worktrees.glob("*"))
     assert not any(c.exists() for c in channels)
-    assert "nothing to clean" in cli("clean", "--repo", str(repo), check=True).stdout
+    # The killed run's control groups are gone too (removed by this clean, or by another
+    # run's recovery first: each removes every dead run's, whichever repository it ran on).
+    assert not any(g.exists() for g in groups) and not _control_groups(proc.pid)
+    again = cli("clean", "--repo", str(repo), check=True).stdout
+    assert "worktree" not in again and "scratch" not in again
+
+
+def _control_groups(pid: int) -> list[Path]:
+    return [
+        group
+        for parent in set(limits._own_cgroups().values())
+        for group in parent.glob(f"{limits.GROUP_PREFIX}{pid}-*")
+    ]
 
 
 def _checking(repo: Path) -> bool:

@@ -1,7 +1,8 @@
 """``selfforge clean``: remove what runs leave behind, and say what.
 
 Leftovers are stale worktrees, the judge's throwaway git dirs of a killed run (under
-``.selfforge/tmp``), and the ``selfforge/…`` branches kept for changes that did not land
+``.selfforge/tmp``), the control groups of checks whose run was killed, and the
+``selfforge/…`` branches kept for changes that did not land
 by fast-forward. A kept branch already merged into your branch is removed; one that is
 not is only listed unless ``--branches`` is given, and every removed branch is printed
 with its commit, so it can be made again.
@@ -13,6 +14,7 @@ import shutil
 from dataclasses import dataclass, field
 
 from selfforge import git
+from selfforge.judge.limits import remove_leftover_groups
 from selfforge.workspace import KEEP_BRANCH_PREFIX, TMP_BRANCH_PREFIX, Workspace
 
 
@@ -42,6 +44,8 @@ def clean(ws: Workspace, *, branches: bool = False, dry_run: bool = False) -> Cl
                 shutil.rmtree(path, ignore_errors=True)
         if not dry_run:
             git.git("worktree", "prune", cwd=ws.root, check=False)
+        for group in remove_leftover_groups(dry_run=dry_run):
+            done.removed.append(f"control group {group} (a killed run's check)")
         _branches(ws, done, remove_unmerged=branches, dry_run=dry_run)
     return done
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from selfforge import git
 from selfforge.errors import GitError, LockedError, UsageError
+from selfforge.judge.limits import remove_leftover_groups
 from selfforge.treefiles import remove_special_files
 
 if TYPE_CHECKING:
@@ -40,10 +41,16 @@ class Recovery:
     killed_groups: list[int] = field(default_factory=list)
     runs: list[int] = field(default_factory=list)
     attempts: int = 0
+    control_groups: int = 0  # a killed run's checks' control groups, removed
 
     def __bool__(self) -> bool:
         return bool(
-            self.worktrees or self.branches or self.killed_groups or self.runs or self.attempts
+            self.worktrees
+            or self.branches
+            or self.killed_groups
+            or self.runs
+            or self.attempts
+            or self.control_groups
         )
 
     def describe(self) -> str:
@@ -58,6 +65,8 @@ class Recovery:
             parts.append(f"deleted {len(self.branches)} temporary branch(es)")
         if self.killed_groups:
             parts.append(f"stopped {len(self.killed_groups)} leftover check process group(s)")
+        if self.control_groups:
+            parts.append(f"removed {self.control_groups} control group(s) of killed checks")
         return "recovered: " + "; ".join(parts) + "; your branch and files were not touched"
 
 
@@ -202,6 +211,7 @@ class Workspace:
         if branches:
             git.git("branch", "-D", *branches, cwd=self.root, check=False)
             found.branches.extend(branches)
+        found.control_groups = len(remove_leftover_groups())  # any repository's dead run's
         return found
 
     def _registered_here(self) -> bool:

@@ -85,7 +85,9 @@ class Guard:
     dirs: list[Path] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        name = f"selfforge-check-{uuid.uuid4().hex[:12]}"
+        # The selfforge process's pid in the name: a group whose process is gone was left
+        # by a run killed before it could remove it (``leftover_groups``).
+        name = f"{GROUP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         own = _own_cgroups()
         mem = self.limits.memory_mb * 1024 * 1024
         try:
@@ -141,24 +143,77 @@ class Guard:
     def cleanup(self) -> None:
         """Kill whatever is still in the groups, then remove them."""
         for d in self.dirs:
-            kill = d / "cgroup.kill"
-            if kill.exists():
-                with contextlib.suppress(OSError):
-                    kill.write_text("1")
-            for _ in range(50):
-                try:
-                    pids = [int(p) for p in (d / "cgroup.procs").read_text().split()]
-                except OSError:
-                    break
-                if not pids:
-                    break
-                time.sleep(0.01)
-                for pid in pids:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                d.rmdir()
+            _empty_and_remove(d)
         self.dirs = []
+
+
+GROUP_PREFIX = "selfforge-check-"
+
+
+def _empty_and_remove(d: Path) -> bool:
+    """Kill every process in the group ``d``, then remove it; whether it is gone."""
+    kill = d / "cgroup.kill"
+    if kill.exists():
+        with contextlib.suppress(OSError):
+            kill.write_text("1")
+    for _ in range(50):
+        try:
+            pids = [int(p) for p in (d / "cgroup.procs").read_text().split()]
+        except OSError:
+            break
+        if not pids:
+            break
+        time.sleep(0.01)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    try:
+        d.rmdir()
+    except OSError:
+        return False
+    return True
+
+
+def leftover_groups() -> list[Path]:
+    """Checks' control groups whose selfforge process is gone: a run killed (SIGKILL, a
+    lost machine) before it removed them. Each holds kernel memory until removed. A group
+    named without a pid (an older selfforge's) counts when no process is in it."""
+    found = []
+    for parent in sorted(set(_own_cgroups().values())):
+        with contextlib.suppress(OSError):
+            for d in sorted(parent.glob(f"{GROUP_PREFIX}*")):
+                owner = d.name.removeprefix(GROUP_PREFIX).split("-", 1)[0]
+                if owner.isdigit() and "-" in d.name.removeprefix(GROUP_PREFIX):
+                    if _alive(int(owner)):
+                        continue
+                elif _members(d):
+                    continue
+                found.append(d)
+    return found
+
+
+def remove_leftover_groups(dry_run: bool = False) -> list[Path]:
+    """``leftover_groups``, removed (what is still in one belonged to a dead run's check:
+    it is killed first); the ones removed, or that would be."""
+    found = leftover_groups()
+    return found if dry_run else [d for d in found if _empty_and_remove(d)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _members(d: Path) -> list[str]:
+    try:
+        return (d / "cgroup.procs").read_text().split()
+    except OSError:
+        return []
 
 
 def _read_events(path: Path) -> dict[str, int]:
