@@ -220,3 +220,24 @@ def test_a_run_prepares_its_first_attempt_from_the_start_and_a_failure_there_is_
     broken = Ahead(ws, "0" * 40, 32_000, task, lessons)
     assert broken.result() is None
     broken.close()
+
+
+@pytest.mark.parametrize("after_s", [0.0, 0.005, 0.02, 0.1])
+def test_a_closed_ahead_never_leaves_a_worktree_behind(tmp_path: Path, after_s: float) -> None:
+    """Whenever the run ends (an error, Ctrl-C), closing what it prepared ahead and
+    removing the worktrees leaves none: no worktree is made once it is closed."""
+    import time
+
+    from selfforge.baselines import Ahead
+
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    base = git(repo, "rev-parse", "HEAD").strip()
+    ws = Workspace(repo)
+    ws.prepare()
+    ahead = Ahead(ws, base, 32_000, "Fix add in calc.py", [])
+    time.sleep(after_s)
+    ahead.close()
+    ws.remove_worktrees()
+    time.sleep(0.2)  # whatever the thread still does after close
+    assert not any(ws.worktrees.glob("*"))
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1

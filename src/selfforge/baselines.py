@@ -9,6 +9,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.markup import escape
 
@@ -111,7 +112,21 @@ def prepare_attempt(
     lessons: list[str] | None = None,
 ) -> tuple[tuple[object, ...], ContextBundle] | None:
     """``prewarm_attempt``'s work; the context built for a known task, with its key."""
-    tree = ws.prepare_worktree(slot, commit)
+    return attempt_context(
+        ws, ws.prepare_worktree(slot, commit), commit, context_window, task, lessons
+    )
+
+
+def attempt_context(
+    ws: Workspace,
+    tree: Path,
+    commit: str,
+    context_window: int,
+    task: str | None = None,
+    lessons: list[str] | None = None,
+) -> tuple[tuple[object, ...], ContextBundle] | None:
+    """The index, graph and history brought up to date for ``tree``; with a known task
+    the whole context, with the key ``Attempt.context`` compares."""
     if task is None:
         prewarm(tree, state_dir=ws.state)
         return None
@@ -123,13 +138,15 @@ def prepare_attempt(
 
 
 class Ahead:
-    """A run's first attempt, prepared in a thread from the moment the run holds its lock
-    (``prepare_attempt``'s work, the history read first): while the run sets up, looks
-    up or measures the baseline. ``result`` waits for it; ``close`` waits for it too, so
-    that no worktree is still being made when the run removes them. What it raises is
-    ignored: the attempt does that work itself. (Two ``git worktree add`` may run at
-    once, the baseline's and this one: git gives each its own admin folder, locked while
-    it is made.)"""
+    """A run's first attempt, prepared in a thread from the moment the run holds its lock:
+    the history read from the repository, the attempt's worktree checked out, then its
+    index and (for a known task) its context, while the run sets up, looks up or measures
+    the baseline. ``result`` waits for it. ``close`` waits only for a worktree being made
+    (the run then removes them all) and stops the rest: an interrupted run is not held
+    up by an index being built, and what that thread then meets is ignored. Anything it
+    raises is ignored: the attempt does that work itself. (The baseline's ``git worktree
+    add`` may run at the same time as this one: git gives each its own admin folder,
+    locked while it is made.)"""
 
     def __init__(
         self,
@@ -139,23 +156,31 @@ class Ahead:
         task: str | None = None,
         lessons: list[str] | None = None,
     ) -> None:
-        self._args = (ws, commit, context_window, "attempt", task, lessons)
+        self._args = (ws, commit, context_window, task, lessons)
         self.ready: tuple[tuple[object, ...], ContextBundle] | None = None
+        self._making = threading.Lock()  # held while the worktree is checked out
+        self._closed = False
         self._thread = threading.Thread(target=self._work, name="selfforge-ahead", daemon=True)
         self._thread.start()
 
     def _work(self) -> None:
+        ws, commit, window, task, lessons = self._args
         with contextlib.suppress(Exception):
-            ws, commit = self._args[0], self._args[1]
-            load_history(ws.root, commit)  # meanwhile git checks the worktree out
-            self.ready = prepare_attempt(*self._args)
+            load_history(ws.root, commit)
+            with self._making:
+                if self._closed:
+                    return
+                tree = ws.prepare_worktree("attempt", commit)
+            if not self._closed:
+                self.ready = attempt_context(ws, tree, commit, window, task, lessons)
 
     def result(self) -> tuple[tuple[object, ...], ContextBundle] | None:
         self._thread.join()
         return self.ready
 
     def close(self) -> None:
-        self._thread.join()
+        with self._making:
+            self._closed = True
 
 
 def keep_baseline(engine: Engine, base: str, commit: str, observed: Observed) -> None:
