@@ -147,3 +147,45 @@ def test_clean_refuses_while_a_run_holds_the_lock(tmp_path: Path, script) -> Non
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+
+
+@pytest.mark.skipif(limits.enforcement() == "rlimit", reason="needs control groups")
+def test_only_a_dead_runs_empty_control_groups_are_removed(tmp_path: Path) -> None:
+    """A group is removed only when the pid in its name is gone and nothing is in it:
+    one with a process (a check of a run this process cannot see), or named without a
+    pid (an older selfforge's, maybe a check about to join it), is left, and nothing is
+    ever killed."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    parent = next(iter(sorted(set(limits._own_cgroups().values()))))
+    empty = parent / f"{limits.GROUP_PREFIX}{dead.pid}-emptyleftover"
+    busy = parent / f"{limits.GROUP_PREFIX}{dead.pid}-busyleftover"
+    unnamed = parent / f"{limits.GROUP_PREFIX}0123456789ab"
+    for group in (empty, busy, unnamed):
+        group.mkdir()
+    sleeper = subprocess.Popen(["/bin/sh", "-c", f'echo $$ > "{busy}/cgroup.procs"; exec sleep 30'])
+    try:
+        wait_for(lambda: bool((busy / "cgroup.procs").read_text().split()))
+        listed = cli("clean", "--dry-run", "--repo", str(_repo(tmp_path)), check=True).stdout
+        assert str(busy) not in listed and str(unnamed) not in listed
+        limits.remove_leftover_groups()
+        assert not empty.exists()  # removed (here, or by another run's recovery)
+        assert busy.exists() and unnamed.exists()
+        assert sleeper.poll() is None  # never killed
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        for group in (busy, unnamed, empty):
+            wait_for(lambda g=group: not g.exists() or _rmdir(g))
+
+
+def _rmdir(group: Path) -> bool:
+    try:
+        group.rmdir()
+    except OSError:
+        return False
+    return True
+
+
+def _repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())

@@ -241,3 +241,33 @@ def test_a_closed_ahead_never_leaves_a_worktree_behind(tmp_path: Path, after_s: 
     time.sleep(0.2)  # whatever the thread still does after close
     assert not any(ws.worktrees.glob("*"))
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_the_baseline_s_worktree_and_the_attempt_s_are_made_one_at_a_time(tmp_path: Path) -> None:
+    """`git worktree add` reads every other worktree's admin folder and fails on one
+    being made ("failed to read .git/worktrees/attempt/commondir"): the attempt's, made
+    ahead in a thread, and the baseline's never overlap. The race is narrow (CI hit it
+    under load before the lock; an idle machine seldom does): raced many times here."""
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    base = git(repo, "rev-parse", "HEAD").strip()
+    ws = Workspace(repo)
+    ws.prepare()
+    errors: list[BaseException] = []
+
+    def make(slot: str, start: threading.Barrier) -> None:
+        start.wait()
+        try:
+            ws.create_worktree(slot, base)
+        except BaseException as exc:  # the race's failure, reported below
+            errors.append(exc)
+
+    for _ in range(60):
+        start = threading.Barrier(2)
+        other = threading.Thread(target=make, args=("attempt", start))
+        other.start()
+        make("baseline", start)
+        other.join()
+        assert not errors, errors
+        for slot in ("attempt", "baseline"):
+            assert (ws.worktrees / slot / "calc.py").read_text() == CALC
+        ws.remove_worktrees()

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -92,6 +93,10 @@ class Workspace:
         # slot -> commit of a worktree this process checked out fresh and no one has used
         # yet (the next attempt's, made while the baseline ran): no reset needed.
         self._untouched: dict[str, str] = {}
+        # One git worktree operation at a time: `git worktree add` reads every other
+        # worktree's admin folder and fails on one being made (the baseline's and the
+        # next attempt's are made from two threads).
+        self._worktree_lock = threading.Lock()
 
     @functools.cached_property
     def common_dir(self) -> Path:
@@ -256,6 +261,10 @@ class Workspace:
         path = self.worktrees / slot
         if self._untouched.pop(slot, None) == commit and self._is_our_worktree(path):
             return path
+        with self._worktree_lock:
+            return self._checkout(path, commit)
+
+    def _checkout(self, path: Path, commit: str) -> Path:
         self.worktrees.mkdir(parents=True, exist_ok=True)
         if self._is_our_worktree(path):
             git.git("checkout", "-q", "-f", "--detach", commit, cwd=path)
@@ -288,10 +297,11 @@ class Workspace:
     def remove_worktrees(self) -> None:
         """End of a run: remove every worktree of ours (and any temporary branch an older
         selfforge made); one prune forgets them all."""
-        if self.worktrees.exists():
-            for path in self.worktrees.iterdir():
-                shutil.rmtree(path, ignore_errors=True)
-        git.git("worktree", "prune", cwd=self.root, check=False)
+        with self._worktree_lock:
+            if self.worktrees.exists():
+                for path in self.worktrees.iterdir():
+                    shutil.rmtree(path, ignore_errors=True)
+            git.git("worktree", "prune", cwd=self.root, check=False)
 
     # --- landing -----------------------------------------------------------------------
 

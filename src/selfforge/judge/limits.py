@@ -175,28 +175,33 @@ def _empty_and_remove(d: Path) -> bool:
 
 
 def leftover_groups() -> list[Path]:
-    """Checks' control groups whose selfforge process is gone: a run killed (SIGKILL, a
-    lost machine) before it removed them. Each holds kernel memory until removed. A group
-    named without a pid (an older selfforge's) counts when no process is in it."""
+    """Checks' control groups whose selfforge process is gone and that hold no process: a
+    run killed (SIGKILL, a lost machine) before it removed them; each holds kernel memory
+    until removed. Only groups named with a pid are considered: a group without one (an
+    older selfforge's) or with a process in it may belong to a check starting or running
+    right now, in a process this one cannot see."""
     found = []
     for parent in sorted(set(_own_cgroups().values())):
         with contextlib.suppress(OSError):
             for d in sorted(parent.glob(f"{GROUP_PREFIX}*")):
-                owner = d.name.removeprefix(GROUP_PREFIX).split("-", 1)[0]
-                if owner.isdigit() and "-" in d.name.removeprefix(GROUP_PREFIX):
-                    if _alive(int(owner)):
-                        continue
-                elif _members(d):
-                    continue
-                found.append(d)
+                owner, sep, _ = d.name.removeprefix(GROUP_PREFIX).partition("-")
+                if sep and owner.isdigit() and not _alive(int(owner)) and not _members(d):
+                    found.append(d)
     return found
 
 
 def remove_leftover_groups(dry_run: bool = False) -> list[Path]:
-    """``leftover_groups``, removed (what is still in one belonged to a dead run's check:
-    it is killed first); the ones removed, or that would be."""
+    """``leftover_groups``, removed (nothing is killed: only an empty group can go); the
+    ones removed, or that would be."""
     found = leftover_groups()
-    return found if dry_run else [d for d in found if _empty_and_remove(d)]
+    if dry_run:
+        return found
+    removed = []
+    for d in found:
+        with contextlib.suppress(OSError):
+            d.rmdir()  # refused if a process joined it meanwhile
+            removed.append(d)
+    return removed
 
 
 def _alive(pid: int) -> bool:
