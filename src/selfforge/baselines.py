@@ -166,6 +166,7 @@ class Ahead:
     def _work(self) -> None:
         ws, commit, window, task, lessons = self._args
         with contextlib.suppress(Exception):
+            git.tree_of(ws.root, commit)  # the baseline cache's key asks for it next
             load_history(ws.root, commit)
             with self._making:
                 if self._closed:
