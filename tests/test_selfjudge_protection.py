@@ -35,3 +35,22 @@ def test_a_change_to_what_feeds_the_judge_is_refused(path: str) -> None:
 def test_control_an_ordinary_module_is_not_protected() -> None:
     protected = load_directives(ROOT).protected
     assert protected_gate({"src/selfforge/report.py": "M"}, protected).ok
+
+
+# Code guarded only by tests that cannot run inside the judge's sandbox (found by running
+# selfforge's fast tier inside one: they fail or skip there, so on a self-run they sit in
+# the baseline as failing and would not catch a regression): a person changes it.
+GUARDED_ONLY_OUTSIDE_THE_SANDBOX = {
+    "src/selfforge/bench/executors.py": "test_one_spawner: the bench grades in the sandbox",
+    "src/selfforge/doctor.py": "test_sandbox_root, test_doctor_truth: the probe fails inside",
+    "src/selfforge/launch.py": "test_resident_reach: the folder every sandbox hides",
+    "src/selfforge/resident.py": "test_resident_reach: skipped without a working sandbox",
+    "src/selfforge/clean.py": "test_clean: a killed run's control groups",
+}
+
+
+@pytest.mark.parametrize("path", sorted(GUARDED_ONLY_OUTSIDE_THE_SANDBOX))
+def test_code_whose_tests_cannot_run_in_the_sandbox_is_refused(path: str) -> None:
+    protected = load_directives(ROOT).protected
+    verdict = protected_gate({path: "M"}, protected)
+    assert not verdict.ok, f"{path} ({GUARDED_ONLY_OUTSIDE_THE_SANDBOX[path]}) is not protected"
