@@ -144,9 +144,8 @@ class Ahead:
     the baseline. ``result`` waits for it. ``close`` waits only for a worktree being made
     (the run then removes them all) and stops the rest: an interrupted run is not held
     up by an index being built, and what that thread then meets is ignored. Anything it
-    raises is ignored: the attempt does that work itself. (The baseline's ``git worktree
-    add`` may run at the same time as this one: git gives each its own admin folder,
-    locked while it is made.)"""
+    raises is ignored: the attempt does that work itself. (Its ``git worktree add`` and
+    the baseline's take turns: ``Workspace`` serializes worktree operations.)"""
 
     def __init__(
         self,
