@@ -271,3 +271,43 @@ def test_the_baseline_s_worktree_and_the_attempt_s_are_made_one_at_a_time(tmp_pa
         for slot in ("attempt", "baseline"):
             assert (ws.worktrees / slot / "calc.py").read_text() == CALC
         ws.remove_worktrees()
+
+
+def test_the_next_commit_s_history_is_made_from_its_parent_s_kept_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a landing the next run's HEAD has one parent, whose history the last run kept:
+    one `git log -n1` instead of a walk of up to 5000 commits, and the same history."""
+    from selfforge.context import history as hist
+
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    state = tmp_path / "state"
+    git(repo, "commit", "-q", "--allow-empty", "-m", "an empty commit counts toward the limit")
+    first = git(repo, "rev-parse", "HEAD").strip()
+    hist._CACHE.clear()
+    hist.load_history(repo, first, state)
+    (repo / "calc.py").write_text(CALC + "\n# fix the sign of subtraction\n")
+    git(repo, "commit", "-qam", "Fix the sign of subtraction")
+    second = git(repo, "rev-parse", "HEAD").strip()
+
+    hist._CACHE.clear()  # a new process: only the disk remembers
+    calls = GitCalls(monkeypatch)
+    made = hist.load_history(repo, second, state)
+    assert not any(f"-n{hist.HISTORY_COMMITS}" in call for call in calls.calls), calls.calls
+    assert made.changes == hist.read_history(repo, second)
+    assert made.changes[0] == hist.Change("Fix the sign of subtraction", ("calc.py",))
+
+    # A merge, or a history that cannot be read, is walked in full: the same answer.
+    git(repo, "checkout", "-q", "-b", "side", first)
+    (repo / "test_calc.py").write_text(TEST_CALC + "\n# side\n")
+    git(repo, "commit", "-qam", "Side change")
+    git(repo, "checkout", "-q", "-")
+    git(repo, "merge", "-q", "--no-edit", "side")
+    merge = git(repo, "rev-parse", "HEAD").strip()
+    hist._CACHE.clear()
+    calls.calls.clear()
+    assert hist.load_history(repo, merge, state).changes == hist.read_history(repo, merge)
+    assert any(f"-n{hist.HISTORY_COMMITS}" in call for call in calls.calls)
+    (state / "history" / f"{merge}.json").write_text("{not json")
+    hist._CACHE.clear()
+    assert hist.load_history(repo, merge, state).changes == hist.read_history(repo, merge)

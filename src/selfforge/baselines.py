@@ -166,7 +166,7 @@ class Ahead:
         ws, commit, window, task, lessons = self._args
         with contextlib.suppress(Exception):
             git.tree_of(ws.root, commit)  # the baseline cache's key asks for it next
-            load_history(ws.root, commit)
+            load_history(ws.root, commit, ws.state)
             with self._making:
                 if self._closed:
                     return

@@ -78,7 +78,7 @@ def prewarm(repo_root: Path, *, state_dir: Path) -> None:
         cached_graph(index)
     finally:
         index.close()
-    load_history(repo_root)
+    load_history(repo_root, state_dir=state_dir)
 
 
 # The graph of the last index seen per index file: a run's attempts mostly start from the

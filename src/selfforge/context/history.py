@@ -18,7 +18,12 @@ task's own commit.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import re
 import sqlite3
+import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +50,12 @@ class Change:
 def read_history(repo_root: Path, rev: str = "HEAD", limit: int = HISTORY_COMMITS) -> list[Change]:
     """The last ``limit`` non-merge commits reachable from ``rev``, newest first; none
     when ``rev`` does not exist (a repository without commits has no history)."""
+    return [c for c in _read_commits(repo_root, rev, limit) if c.files]
+
+
+def _read_commits(repo_root: Path, rev: str, limit: int) -> list[Change]:
+    """Every one of those commits, one that changed no file too (what a later commit's
+    history, made from this one's, must count to stop at ``limit``)."""
     try:
         out = git.git(
             "log", "--no-merges", "--no-renames", "--format=%x00%s", "--name-only",
@@ -52,13 +63,11 @@ def read_history(repo_root: Path, rev: str = "HEAD", limit: int = HISTORY_COMMIT
         )  # fmt: skip
     except GitError:
         return []
-    changes = []
+    commits = []
     for record in out.split("\0")[1:]:
         subject, _, names = record.partition("\n")
-        files = tuple(n for n in names.splitlines() if n)
-        if files:
-            changes.append(Change(subject.strip(), files))
-    return changes
+        commits.append(Change(subject.strip(), tuple(n for n in names.splitlines() if n)))
+    return commits
 
 
 class History:
@@ -124,19 +133,83 @@ class History:
 # history is the same in every worktree of the repository.
 _CACHE: dict[str, History] = {}
 _KEPT = 8
+DISK_KEPT = 3  # commits whose history stays on disk (under the state dir's history/)
 
 
-def load_history(repo_root: Path, commit: str | None = None) -> History:
+def load_history(
+    repo_root: Path, commit: str | None = None, state_dir: Path | None = None
+) -> History:
     """The history up to ``commit`` (default: ``repo_root``'s HEAD), read once per commit:
-    a run reads it from the repository while the attempt's worktree is still being made."""
+    a run reads it from the repository while the attempt's worktree is still being made.
+    With ``state_dir`` it is kept on disk, and the history of a commit with one parent
+    whose history is kept is that commit and its parent's (what ``git log`` lists, with
+    one git call instead of a walk of thousands of commits: the next run after a landing)."""
     head = commit or git.head_commit(repo_root) or ""
     if not head:
         return History([])
     cached = _CACHE.get(head)
     if cached is not None:
         return cached
-    history = History(read_history(repo_root, head))
+    commits = _from_disk(state_dir, head) if state_dir is not None else None
+    if commits is None and state_dir is not None:
+        commits = _from_parent(repo_root, state_dir, head)
+    if commits is None:
+        commits = _read_commits(repo_root, head, HISTORY_COMMITS)
+    if state_dir is not None:
+        _to_disk(state_dir, head, commits)
+    history = History([c for c in commits if c.files])
     while len(_CACHE) >= _KEPT:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[head] = history
     return history
+
+
+def _from_parent(repo_root: Path, state_dir: Path, head: str) -> list[Change] | None:
+    """``head``'s commits from its only parent's, kept on disk; None when it is a merge,
+    a root commit, or the parent's history is not kept."""
+    try:
+        out = git.git(
+            "log", "-n1", "--no-renames", "--format=%x00%P%x00%s", "--name-only", head, "--",
+            cwd=repo_root,
+        )  # fmt: skip
+    except GitError:
+        return None
+    _, parents, rest = out.split("\0", 2)
+    if len(parents.split()) != 1:
+        return None
+    before = _from_disk(state_dir, parents.strip())
+    if before is None:
+        return None
+    subject, _, names = rest.partition("\n")
+    own = Change(subject.strip(), tuple(n for n in names.splitlines() if n))
+    return [own, *before][:HISTORY_COMMITS]
+
+
+def _disk_path(state_dir: Path, commit: str) -> Path:
+    return state_dir / "history" / f"{commit}.json"
+
+
+def _from_disk(state_dir: Path | None, commit: str) -> list[Change] | None:
+    if state_dir is None or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        return None
+    try:
+        data = json.loads(_disk_path(state_dir, commit).read_text())
+        return [Change(str(s), tuple(str(f) for f in files)) for s, files in data["commits"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # absent or unreadable: read from git again
+
+
+def _to_disk(state_dir: Path, commit: str, commits: list[Change]) -> None:
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        return
+    folder = state_dir / "history"
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        path = _disk_path(state_dir, commit)
+        if not path.exists():
+            tmp = folder / f".{commit}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp.write_text(json.dumps({"commits": [[c.subject, list(c.files)] for c in commits]}))
+            tmp.replace(path)
+        kept = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+        for old in kept[:-DISK_KEPT]:
+            old.unlink(missing_ok=True)
