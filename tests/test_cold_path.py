@@ -311,3 +311,21 @@ def test_the_next_commit_s_history_is_made_from_its_parent_s_kept_on_disk(
     (state / "history" / f"{merge}.json").write_text("{not json")
     hist._CACHE.clear()
     assert hist.load_history(repo, merge, state).changes == hist.read_history(repo, merge)
+
+
+def test_a_commit_selfforge_makes_knows_its_tree_without_asking_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from selfforge.commit_message import restate
+
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "calc.py").write_text(CALC + "\n# more\n")
+    git(repo, "add", "calc.py")
+    made = sf_git.commit_index(repo, base, "a change")
+    again = restate(repo, made, "the same change, said better")
+    calls = GitCalls(monkeypatch)
+    trees = [sf_git.tree_of(repo, made), sf_git.tree_of(repo, again)]
+    assert calls.calls == []
+    truth = git(repo, "rev-parse", f"{made}^{{tree}}").strip()
+    assert trees == [truth, truth] != [git(repo, "rev-parse", f"{base}^{{tree}}").strip()] * 2

@@ -211,7 +211,8 @@ def restate(cwd: Path, commit: str, message: str) -> str:
         "GIT_AUTHOR_DATE": date,
     }
     args = [arg for parent in parents.split() for arg in ("-p", parent)]
-    return git.git("commit-tree", tree, *args, cwd=cwd, input_text=message, env=env).strip()
+    made = git.git("commit-tree", tree, *args, cwd=cwd, input_text=message, env=env).strip()
+    return git.remember_tree(made, tree)
 
 
 def _focus(prompt: str) -> str:

@@ -209,9 +209,17 @@ def commit_index(cwd: Path, parent: str, message: str) -> str:
     Made before any check runs, so what lands is exactly what was checked.
     """
     tree = git("write-tree", cwd=cwd).strip()
-    return git(
+    commit = git(
         "commit-tree", tree, "-p", parent, "-m", message, cwd=cwd, env=identity_env(cwd)
     ).strip()
+    return remember_tree(commit, tree)
+
+
+def remember_tree(commit: str, tree: str) -> str:
+    """``commit``, just made from ``tree`` by commit-tree: ``tree_of`` need not ask git."""
+    if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        _TREES[commit] = tree
+    return commit
 
 
 _TREES: dict[str, str] = {}
