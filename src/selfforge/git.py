@@ -217,9 +217,15 @@ def commit_index(cwd: Path, parent: str, message: str) -> str:
 
 def remember_tree(commit: str, tree: str) -> str:
     """``commit``, just made from ``tree`` by commit-tree: ``tree_of`` need not ask git."""
-    if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+    if is_commit_id(commit):
         _TREES[commit] = tree
     return commit
+
+
+def is_commit_id(text: str) -> bool:
+    """A full object id (SHA-1 or SHA-256): it names one commit for good, so what is
+    known of it may be kept; a branch name or ``HEAD`` may not."""
+    return re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text) is not None
 
 
 _TREES: dict[str, str] = {}
@@ -231,8 +237,7 @@ def tree_of(cwd: Path, commit: str) -> str:
     if (known := _TREES.get(commit)) is not None:
         return known
     tree = git("rev-parse", f"{commit}^{{tree}}", cwd=cwd).strip()
-    if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
-        _TREES[commit] = tree
+    remember_tree(commit, tree)
     return tree
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import sqlite3
 import threading
 from collections import defaultdict
@@ -190,7 +189,7 @@ def _disk_path(state_dir: Path, commit: str) -> Path:
 
 
 def _from_disk(state_dir: Path | None, commit: str) -> list[Change] | None:
-    if state_dir is None or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+    if state_dir is None or not git.is_commit_id(commit):
         return None
     try:
         data = json.loads(_disk_path(state_dir, commit).read_text())
@@ -200,7 +199,7 @@ def _from_disk(state_dir: Path | None, commit: str) -> list[Change] | None:
 
 
 def _to_disk(state_dir: Path, commit: str, commits: list[Change]) -> None:
-    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+    if not git.is_commit_id(commit):
         return
     folder = state_dir / "history"
     with contextlib.suppress(OSError):
