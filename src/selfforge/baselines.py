@@ -98,23 +98,10 @@ def prewarm_attempt(
     a ``task`` known in advance (``--task``) and its ``lessons`` (read from the journal by
     the caller: the journal's connection is not this thread's), the whole context, which
     the attempt takes if it asks for the same."""
-    ready = prepare_attempt(engine.ws, commit, engine.context_window, slot, task, lessons)
+    tree = engine.ws.prepare_worktree(slot, commit)
+    ready = attempt_context(engine.ws, tree, commit, engine.context_window, task, lessons)
     if ready is not None:
         engine.ready_context = ready
-
-
-def prepare_attempt(
-    ws: Workspace,
-    commit: str,
-    context_window: int,
-    slot: str = "attempt",
-    task: str | None = None,
-    lessons: list[str] | None = None,
-) -> tuple[tuple[object, ...], ContextBundle] | None:
-    """``prewarm_attempt``'s work; the context built for a known task, with its key."""
-    return attempt_context(
-        ws, ws.prepare_worktree(slot, commit), commit, context_window, task, lessons
-    )
 
 
 def attempt_context(

@@ -143,35 +143,27 @@ class Guard:
     def cleanup(self) -> None:
         """Kill whatever is still in the groups, then remove them."""
         for d in self.dirs:
-            _empty_and_remove(d)
+            kill = d / "cgroup.kill"
+            if kill.exists():
+                with contextlib.suppress(OSError):
+                    kill.write_text("1")
+            for _ in range(50):
+                try:
+                    pids = [int(p) for p in (d / "cgroup.procs").read_text().split()]
+                except OSError:
+                    break
+                if not pids:
+                    break
+                time.sleep(0.01)
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                d.rmdir()
         self.dirs = []
 
 
 GROUP_PREFIX = "selfforge-check-"
-
-
-def _empty_and_remove(d: Path) -> bool:
-    """Kill every process in the group ``d``, then remove it; whether it is gone."""
-    kill = d / "cgroup.kill"
-    if kill.exists():
-        with contextlib.suppress(OSError):
-            kill.write_text("1")
-    for _ in range(50):
-        try:
-            pids = [int(p) for p in (d / "cgroup.procs").read_text().split()]
-        except OSError:
-            break
-        if not pids:
-            break
-        time.sleep(0.01)
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-    try:
-        d.rmdir()
-    except OSError:
-        return False
-    return True
 
 
 def leftover_groups() -> list[Path]:
