@@ -11,7 +11,8 @@ from selfforge.config import Directives, LoadedDirectives
 from selfforge.journal import Journal
 from selfforge.judge import sandbox
 from selfforge.judge.limits import Limits
-from selfforge.judge.runner import CheckSpace, anchor_command, policy_ahead
+from selfforge.judge.policy import policy_ahead
+from selfforge.judge.runner import CheckSpace, anchor_command
 from selfforge.models import Model
 from selfforge.models.budget import Budget
 from selfforge.roles import Caller

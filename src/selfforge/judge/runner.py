@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
 import os
 import re
@@ -28,6 +27,7 @@ from selfforge.judge import check_git, runners, sandbox
 from selfforge.judge.channel import Channel
 from selfforge.judge.imports import import_roots, project_modules
 from selfforge.judge.limits import Guard, Limits
+from selfforge.judge.policy import check_policy
 from selfforge.judge.quota import DiskWatch
 from selfforge.judge.results import PLUGIN, TestReport, parse_unittest
 from selfforge.models.secrets import mask, scrub_env
@@ -105,7 +105,7 @@ def run_command(
             env = sandbox.check_env(space.env_names)
             argv = ["/bin/sh", "-c", command]
             if not sandbox.inside():
-                policy = _policy(space, cwd, command, channel, head)
+                policy = check_policy(space, cwd, command, channel, head)
                 prelude = check_git.prelude(policy.binds)
                 argv = sandbox.bwrap_argv(policy, ["/bin/sh", "-c", prelude + command], cwd)
         else:
@@ -202,77 +202,6 @@ def _limit_text(limit: str, space: CheckSpace) -> str:
 def _kill(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-
-
-def _policy(
-    space: CheckSpace,
-    tree: Path,
-    command: str,
-    channel: Channel | None,
-    head: str | None,
-) -> sandbox.Policy:
-    hidden, readable = _places(space, tuple(_executables(command)))
-    binds = []
-    if channel is not None:
-        binds.append(sandbox.Bind(channel.dir, Path(channel.plugin_path(True))))
-    binds += check_git.binds(space.git_common_dir, tree, head)
-    binds += [sandbox.Bind(Path(source), tree / rel) for source, rel in space.provided]
-    return sandbox.Policy(
-        writable=(tree.resolve(),),
-        hidden=hidden,
-        readable=tuple(readable),
-        binds=tuple(binds),
-        network=space.network,
-        tmp_mb=space.tmp_mb,
-        masked=sandbox.credentials_in(tuple(readable)),
-    )
-
-
-def policy_ahead(space: CheckSpace, command: str | None) -> None:
-    """Start, in a thread, what every check's sandbox policy needs first and is the same
-    for all of them: the places hidden and shown, and the credentials among those shown
-    (a walk of the toolchain folders under home). The run sets up meanwhile; the first
-    check waits for a search still under way rather than starting its own."""
-    if not command or not space.sandboxed or sandbox.inside():
-        return
-
-    def ahead() -> None:
-        with contextlib.suppress(Exception):  # the check itself says what went wrong
-            _, readable = _places(space, tuple(_executables(command)))
-            sandbox.credentials_in(tuple(readable))
-
-    threading.Thread(target=ahead, name="selfforge-policy", daemon=True).start()
-
-
-@functools.lru_cache(maxsize=32)
-def _places(
-    space: CheckSpace, executables: tuple[Path, ...]
-) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    """(hidden, readable) for a repository's checks; the same for every check of a run."""
-    hidden = (
-        *sandbox.hidden_places(space.repo, space.git_common_dir),
-        *(p.resolve() for p in space.hidden),
-    )
-    # Toolchains under the home folder are shown again, but never one that holds the
-    # checkout, its git directory, selfforge's config or a place the directives hide
-    # (every hidden place but home); nothing the directives hide is shown again.
-    home = Path.home().resolve()
-    roots = sandbox.runtime_roots(executables, protect=[p for p in hidden if p != home])
-    kept = [h.resolve() for h in space.hidden]
-    shown = [
-        p for p in space.readable if not any(h in (p.resolve(), *p.resolve().parents) for h in kept)
-    ]
-    return hidden, (*roots, *shown)
-
-
-def _executables(command: str) -> list[Path]:
-    """Absolute executables a command names (an anchored ``.venv/bin/python``)."""
-    found = []
-    for word in re.split(r"[\s;&|()]+", command):
-        word = word.strip("'\"")
-        if word.startswith("/") and os.access(word, os.X_OK) and not os.path.isdir(word):
-            found.append(Path(word))
-    return found
 
 
 # --- tests --------------------------------------------------------------------------------

@@ -211,7 +211,7 @@ def credentials_in(roots: tuple[Path, ...], depth: int = 4) -> tuple[Path, ...]:
     """Credential files and folders inside the home folders a check is shown (toolchains
     under ``~``): each is masked by the sandbox and its text remembered by the scrubber.
     Looked for once per process and set of roots; a caller waits for a search already
-    under way (``runner.policy_ahead`` starts one while the run sets up)."""
+    under way (``policy.policy_ahead`` starts one while the run sets up)."""
     with _CREDENTIALS_LOCK:
         return _credentials_in(roots, depth)
 
