@@ -275,6 +275,14 @@ def journal_test_runs(repo: Path) -> list[tuple[str, dict]]:
         return [(name, json.loads(summary)) for name, summary in rows]
 
 
+def left_worktrees(repo: Path) -> tuple[list[str], int]:
+    """The worktree folders a run left under .selfforge (only the slots a run keeps for
+    the next one should be there) and how many worktrees git lists besides the checkout."""
+    folder = repo / ".selfforge" / "worktrees"
+    names = sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+    return names, git(repo, "worktree", "list").count("\n") - 1
+
+
 def wait_for(predicate: Callable[[], object], timeout: float = 90.0) -> None:
     """Poll ``predicate`` until it holds; fail the test after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

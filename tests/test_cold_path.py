@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import threading
+import time
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -28,7 +29,7 @@ from selfforge.models import from_spec
 from selfforge.ui import SilentReporter
 from selfforge.workspace import Workspace
 
-from conftest import CALC, TEST_CALC, directives, git, make_repo
+from conftest import CALC, TEST_CALC, directives, git, left_worktrees, make_repo
 
 
 class GitCalls:
@@ -225,8 +226,8 @@ def test_a_run_prepares_its_first_attempt_from_the_start_and_a_failure_there_is_
 @pytest.mark.parametrize("after_s", [0.0, 0.005, 0.02, 0.1])
 def test_a_closed_ahead_never_leaves_a_worktree_behind(tmp_path: Path, after_s: float) -> None:
     """Whenever the run ends (an error, Ctrl-C), closing what it prepared ahead and
-    removing the worktrees leaves none: no worktree is made once it is closed."""
-    import time
+    removing the worktrees leaves at most the attempt's, whole (the slot a run keeps for
+    the next): no worktree is made, half or whole, once it is closed."""
 
     from selfforge.baselines import Ahead
 
@@ -238,9 +239,11 @@ def test_a_closed_ahead_never_leaves_a_worktree_behind(tmp_path: Path, after_s: 
     time.sleep(after_s)
     ahead.close()
     ws.remove_worktrees()
+    left = left_worktrees(repo)
     time.sleep(0.2)  # whatever the thread still does after close
-    assert not any(ws.worktrees.glob("*"))
-    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert left_worktrees(repo) == left
+    names, listed = left
+    assert names in ([], ["attempt"]) and listed == len(names)  # git knows what is there
 
 
 def test_the_baseline_s_worktree_and_the_attempt_s_are_made_one_at_a_time(tmp_path: Path) -> None:
@@ -329,3 +332,46 @@ def test_a_commit_selfforge_makes_knows_its_tree_without_asking_git(
     assert calls.calls == []
     truth = git(repo, "rev-parse", f"{made}^{{tree}}").strip()
     assert trees == [truth, truth] != [git(repo, "rev-parse", f"{base}^{{tree}}").strip()] * 2
+
+
+def test_the_baseline_s_worktree_is_made_before_the_one_prepared_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first run checks out two trees; the baseline's checks wait for theirs and nothing
+    waits for the attempt's yet: the baseline's goes first (on a large tree each takes
+    seconds). With the baseline cached, the attempt's is made without waiting."""
+    from selfforge.baselines import Ahead, measure_baseline
+
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    base = git(repo, "rev-parse", "HEAD").strip()
+    ws = Workspace(repo)
+    journal = Journal(ws.state / "journal.db")
+    run_id = journal.start_run(
+        pid=1, base_branch="main", base_commit=base, model="script", goals=[], land_mode="merge"
+    )
+    spec = tmp_path / "script.json"
+    spec.write_text("{}")
+    engine = make_engine(
+        ws, load_directives(repo), journal, from_spec(f"script:{spec}"), SilentReporter(), run_id
+    )
+    calls = GitCalls(monkeypatch)
+
+    def made() -> list[str]:
+        return [Path(c[c.index("--detach") + 1]).name for c in calls.calls if "add" in c]
+
+    ahead = Ahead(ws, base, 32_000)
+    time.sleep(0.3)  # ample time to make the attempt's, were it not waiting
+    assert made() == []
+    observed = measure_baseline(engine, base, placed=ahead.placed)
+    ahead.result()
+    ahead.close()
+    assert made() == ["baseline", "attempt"] and observed.tests is not None
+
+    ws.remove_worktrees()  # kept: the next ones are reset, not added
+    calls.calls.clear()
+    cached = Ahead(ws, base, 32_000)
+    assert measure_baseline(engine, base, placed=cached.placed) == observed  # from the cache
+    cached.result()
+    cached.close()
+    assert made() == [] and any("checkout" in c for c in calls.calls)
+    journal.close()

@@ -11,7 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TEST_CALC, cli, directives, git, log_json, make_repo, snapshot, wait_for
+from conftest import (
+    TEST_CALC,
+    cli,
+    directives,
+    git,
+    left_worktrees,
+    log_json,
+    make_repo,
+    snapshot,
+    wait_for,
+)
 
 # add() and mul() are both broken: test_add and test_mul fail, test_sub passes.
 CALC2 = """\
@@ -238,7 +248,8 @@ def test_a_killed_parallel_run_leaves_no_check_running_and_is_recovered(
     assert second.returncode == 0, second.stderr
     assert "recovered" in second.stdout and "2 open attempt(s) closed" in second.stdout
     assert [a["outcome"] for a in log_json(repo)] == ["error", "error", "no_edits"]
-    assert not any((repo / ".selfforge" / "worktrees").iterdir())
+    # The candidates' worktrees (attempt-1, attempt-2) are gone; the kept slots stay.
+    assert left_worktrees(repo)[0] == ["attempt", "baseline"]
 
 
 def test_bad_parallel_options_are_one_line_usage_errors(calc_repo: Path) -> None:

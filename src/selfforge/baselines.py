@@ -28,17 +28,26 @@ def measure_baseline(
     engine: Engine,
     commit: str,
     meanwhile: Callable[[], object] | None = None,
+    placed: Callable[[], None] | None = None,
 ) -> Observed:
     """Run lint and tests on the unmodified commit, in a worktree of its own; stop when
     the tests cannot judge (judge/baseline.py says why). ``meanwhile`` runs in a thread
     while the checks run (work of the attempt that does not depend on their results);
-    whatever it raises is ignored, the attempt does that work again."""
+    whatever it raises is ignored, the attempt does that work again. ``placed`` is called
+    once the baseline needs no worktree made any more (found in the cache, or its
+    worktree checked out): the attempt's, made ahead, waits for it."""
     d, ws = engine.d, engine.ws
     adapter = runners.detect(d.checks.test or "", ws.root, d.checks.runner, d.checks.junit or "")
     if adapter is not None and adapter.trust_note:  # said on every run, cached or not
         engine.reporter.info(f"  [yellow]note[/]: {escape(adapter.trust_note)}")
     digest = baseline_cache.key(ws.root, commit, d.checks, d.sandbox, engine.space)
-    if (cached := baseline_cache.load(ws.state, digest)) is not None:
+    cached = baseline_cache.load(ws.state, digest)
+    try:
+        path = ws.create_worktree("baseline", commit) if cached is None else None
+    finally:
+        if placed is not None:
+            placed()
+    if cached is not None:
         observed, at = cached
         ago = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
         engine.reporter.begin("baseline")
@@ -48,7 +57,7 @@ def measure_baseline(
             f"cached: {baseline_cache.describe(observed)} (measured {ago} on this tree)",
         )
         return observed
-    path = ws.create_worktree("baseline", commit)
+    assert path is not None
     engine.reporter.begin("baseline")
     helper = _in_thread(meanwhile)
     try:
@@ -128,7 +137,8 @@ class Ahead:
     """A run's first attempt, prepared in a thread from the moment the run holds its lock:
     the history read from the repository, the attempt's worktree checked out, then its
     index and (for a known task) its context, while the run sets up, looks up or measures
-    the baseline. ``result`` waits for it. ``close`` waits only for a worktree being made
+    the baseline. Its worktree is made once the baseline's is (``placed``): the baseline's
+    checks wait for theirs, nothing waits for the attempt's yet. ``result`` waits for it. ``close`` waits only for a worktree being made
     (the run then removes them all) and stops the rest: an interrupted run is not held
     up by an index being built, and what that thread then meets is ignored. Anything it
     raises is ignored: the attempt does that work itself. (Its ``git worktree add`` and
@@ -145,6 +155,7 @@ class Ahead:
         self._args = (ws, commit, context_window, task, lessons)
         self.ready: tuple[tuple[object, ...], ContextBundle] | None = None
         self._making = threading.Lock()  # held while the worktree is checked out
+        self._placed = threading.Event()  # the baseline needs no worktree made any more
         self._closed = False
         self._thread = threading.Thread(target=self._work, name="selfforge-ahead", daemon=True)
         self._thread.start()
@@ -154,6 +165,7 @@ class Ahead:
         with contextlib.suppress(Exception):
             git.tree_of(ws.root, commit)  # the baseline cache's key asks for it next
             load_history(ws.root, commit, ws.state)
+            self._placed.wait()
             with self._making:
                 if self._closed:
                     return
@@ -161,12 +173,19 @@ class Ahead:
             if not self._closed:
                 self.ready = attempt_context(ws, tree, commit, window, task, lessons)
 
+    def placed(self) -> None:
+        """The baseline's worktree is made (or not needed): the attempt's may be."""
+        self._placed.set()
+
     def result(self) -> tuple[tuple[object, ...], ContextBundle] | None:
+        self._placed.set()
         self._thread.join()
         return self.ready
 
     def close(self) -> None:
-        with self._making:
+        self._closed = True  # seen by a thread woken next, before it makes anything
+        self._placed.set()
+        with self._making:  # and by one already past that point, once it has made it
             self._closed = True
 
 

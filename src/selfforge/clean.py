@@ -1,9 +1,10 @@
 """``selfforge clean``: remove what runs leave behind, and say what.
 
-Leftovers are stale worktrees, the judge's throwaway git dirs of a killed run (under
-``.selfforge/tmp``), the control groups of checks whose run was killed, and the
-``selfforge/…`` branches kept for changes that did not land
-by fast-forward. A kept branch already merged into your branch is removed; one that is
+Leftovers are the worktrees a run keeps for the next one (``.selfforge/worktrees``: a
+copy of the tree each, made again when needed) and any a killed run left, the judge's
+throwaway git dirs of a killed run (under ``.selfforge/tmp``), the control groups of
+checks whose run was killed, and the ``selfforge/…`` branches kept for changes that did
+not land by fast-forward. A kept branch already merged into your branch is removed; one that is
 not is only listed unless ``--branches`` is given, and every removed branch is printed
 with its commit, so it can be made again.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from selfforge import git
 from selfforge.judge.limits import remove_leftover_groups
-from selfforge.workspace import KEEP_BRANCH_PREFIX, TMP_BRANCH_PREFIX, Workspace
+from selfforge.workspace import KEEP_BRANCH_PREFIX, KEPT_SLOTS, TMP_BRANCH_PREFIX, Workspace
 
 
 @dataclass
@@ -35,7 +36,8 @@ def clean(ws: Workspace, *, branches: bool = False, dry_run: bool = False) -> Cl
     done = Cleaned()
     with ws.locked("selfforge clean"):
         for path in sorted(ws.worktrees.glob("*")) if ws.worktrees.exists() else []:
-            done.removed.append(f"worktree {path.relative_to(ws.root)}")
+            kept = " (kept for the next run)" if path.name in KEPT_SLOTS else ""
+            done.removed.append(f"worktree {path.relative_to(ws.root)}{kept}")
             if not dry_run:
                 shutil.rmtree(path, ignore_errors=True)
         for path in sorted(ws.scratch.glob("*")) if ws.scratch.exists() else []:

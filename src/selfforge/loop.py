@@ -203,7 +203,9 @@ def _run_cycles(
                 meanwhile = functools.partial(
                     prewarm_attempt, engine, base, task=task, lessons=lessons
                 )
-            baseline, baseline_commit = measure_baseline(engine, base, meanwhile), base
+            placed = ahead.placed if ahead is not None else None
+            baseline = measure_baseline(engine, base, meanwhile, placed)
+            baseline_commit = base
         if ahead is not None:
             if (ready := ahead.result()) is not None:
                 engine.ready_context = ready

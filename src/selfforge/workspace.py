@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 STATE_DIR = ".selfforge"
 TMP_BRANCH_PREFIX = "selfforge/tmp/"
 KEEP_BRANCH_PREFIX = "selfforge/"
+# The worktrees a run keeps for the next one: checking out a new commit there rewrites
+# only the files that differ, and the index sees the others unchanged (a fresh checkout
+# writes every file: most of a small run's time on a repository of a thousand files).
+# Every other slot (parallel candidates, undo) goes when its command ends.
+KEPT_SLOTS = frozenset({"baseline", "attempt"})
 
 
 @dataclass
@@ -176,8 +181,7 @@ class Workspace:
         """An earlier run died here: its lock record or worktrees are still around."""
         if self.lock_is_held():
             return False
-        leftovers = self.worktrees.exists() and any(self.worktrees.iterdir())
-        return bool(self.lock_holder()) or leftovers
+        return bool(self.lock_holder()) or bool(self._unkept())
 
     def lock_is_held(self) -> bool:
         if not self.lock_path.exists():
@@ -204,13 +208,12 @@ class Workspace:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
                 found.killed_groups.append(pgid)
-        registered = self._registered_here()
         shutil.rmtree(self.scratch, ignore_errors=True)  # the dead run's git templates
-        if self.worktrees.exists():
-            for leftover in self.worktrees.iterdir():
-                shutil.rmtree(leftover, ignore_errors=True)
-                found.worktrees.append(str(leftover))
-        if registered or found.worktrees:
+        # The kept slots are reset when next used, like after any run; the rest go.
+        for leftover in self._unkept():
+            shutil.rmtree(leftover, ignore_errors=True)
+            found.worktrees.append(str(leftover))
+        if found.worktrees or self._registered_missing():
             git.git("worktree", "prune", cwd=self.root, check=False)  # forgets the removed
         branches = self._temp_branches()  # made by selfforge before worktrees were detached
         if branches:
@@ -219,12 +222,14 @@ class Workspace:
         found.control_groups = len(remove_leftover_groups())  # any repository's dead run's
         return found
 
-    def _registered_here(self) -> bool:
-        """Git still lists a worktree under our folder (read from its admin files)."""
+    def _registered_missing(self) -> bool:
+        """Git still lists a worktree under our folder that is gone (read from its admin
+        files): a prune forgets it."""
         ours = str(self.worktrees.resolve()) + os.sep
         for gitdir in (self.common_dir / "worktrees").glob("*/gitdir"):
             with contextlib.suppress(OSError):
-                if str(Path(gitdir.read_text().strip()).resolve()).startswith(ours):
+                dot_git = Path(gitdir.read_text().strip())
+                if str(dot_git.resolve()).startswith(ours) and not dot_git.exists():
                     return True
         return False
 
@@ -267,12 +272,16 @@ class Workspace:
     def _checkout(self, path: Path, commit: str) -> Path:
         self.worktrees.mkdir(parents=True, exist_ok=True)
         if self._is_our_worktree(path):
-            git.git("checkout", "-q", "-f", "--detach", commit, cwd=path)
-            git.git("clean", "-q", "-ffdx", cwd=path)
-            remove_special_files(path)  # a FIFO the last check left (git ignores them)
-        else:
-            shutil.rmtree(path, ignore_errors=True)
-            git.git("worktree", "add", "-q", "--detach", str(path), commit, cwd=self.root)
+            try:
+                git.git("checkout", "-q", "-f", "--detach", commit, cwd=path)
+                git.git("clean", "-q", "-ffdx", cwd=path)
+                remove_special_files(path)  # a FIFO the last check left (git ignores them)
+                return path
+            except GitError:
+                pass  # a killed git's lock, a file a check made unremovable: made afresh
+        shutil.rmtree(path, ignore_errors=True)
+        # -f: a path git still lists but whose folder is gone (removed by hand) is taken.
+        git.git("worktree", "add", "-q", "-f", "--detach", str(path), commit, cwd=self.root)
         return path
 
     def prepare_worktree(self, slot: str, commit: str) -> Path:
@@ -295,13 +304,26 @@ class Workspace:
         return text.startswith("gitdir:") and (admin / "HEAD").is_file()
 
     def remove_worktrees(self) -> None:
-        """End of a run: remove every worktree of ours (and any temporary branch an older
-        selfforge made); one prune forgets them all."""
+        """End of a command: remove its worktrees but the kept slots (``KEPT_SLOTS``), which
+        the next run resets; one prune forgets what went. ``selfforge clean`` removes all."""
         with self._worktree_lock:
-            if self.worktrees.exists():
-                for path in self.worktrees.iterdir():
-                    shutil.rmtree(path, ignore_errors=True)
-            git.git("worktree", "prune", cwd=self.root, check=False)
+            gone = self._unkept()
+            for path in gone:
+                shutil.rmtree(path, ignore_errors=True)
+            self._untouched.clear()
+            if gone:
+                git.git("worktree", "prune", cwd=self.root, check=False)
+
+    def _unkept(self) -> list[Path]:
+        """Our worktree folders other than the kept slots (and a kept one git no longer
+        knows, which is made afresh anyway)."""
+        if not self.worktrees.exists():
+            return []
+        return [
+            path
+            for path in sorted(self.worktrees.iterdir())
+            if path.name not in KEPT_SLOTS or not self._is_our_worktree(path)
+        ]
 
     # --- landing -----------------------------------------------------------------------
 

@@ -163,8 +163,8 @@ def clean(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would go."),
 ) -> None:
-    """Remove what runs left: stale worktrees, the judge's throwaway git dirs, and the
-    kept selfforge/… branches already merged (--branches: every one)."""
+    """Remove what runs left: the worktrees kept for the next run, the judge's throwaway
+    git dirs, and the kept selfforge/… branches already merged (--branches: every one)."""
     from selfforge.clean import clean as do_clean
 
     done = do_clean(Workspace(repo), branches=branches, dry_run=dry_run)

@@ -1,0 +1,116 @@
+"""A run keeps its baseline's and attempt's worktrees for the next run: checking out a new
+commit there rewrites only the files that differ (a fresh checkout writes every file, most
+of a small run's time on a repository of a thousand files). What the last run, a killed
+one or a person left in them never reaches a check, and a broken one is made again."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import (
+    CALC,
+    FIX_ADD,
+    TEST_CALC,
+    cli,
+    directives,
+    git,
+    left_worktrees,
+    log_json,
+    make_repo,
+)
+
+ADD_DIV = """calc.py
+<<<<<<< SEARCH
+def mul(a, b):
+    return a * b
+=======
+def mul(a, b):
+    return a * b
+
+
+def div(a, b):
+    return a / b
+>>>>>>> REPLACE
+"""
+
+# Left in a worktree, either breaks every check that would see it.
+POISON_CONFTEST = 'raise RuntimeError("left in the worktree by an earlier run")\n'
+BROKEN_MUL = CALC.replace("return a * b", "return a + b")
+
+
+def _first_run(tmp_path: Path, script) -> Path:
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    first = cli("run", "--repo", str(repo), "--model", script(propose=[FIX_ADD]))
+    assert first.returncode == 0, first.stderr
+    assert "return a + b" in (repo / "calc.py").read_text()
+    assert left_worktrees(repo) == (["attempt", "baseline"], 2)
+    return repo
+
+
+def _user_commits(repo: Path) -> None:
+    """The user's own commit between runs: the next run measures a new baseline."""
+    (repo / "NOTES.md").write_text("notes\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-q", "-m", "notes")
+
+
+def _second_run(repo: Path, script) -> str:
+    second = cli("run", "--repo", str(repo), "--model", script(propose=[ADD_DIV]))
+    assert second.returncode == 0, second.stderr + second.stdout
+    last = log_json(repo)[-1]
+    assert (last["outcome"], last["landed"]) == ("accepted", True), last
+    assert "def div(a, b):" in (repo / "calc.py").read_text()  # judged, passed, landed
+    assert git(repo, "status", "--porcelain") == ""
+    return second.stdout
+
+
+def test_the_next_run_reuses_the_kept_worktrees_and_sees_nothing_left_in_them(
+    tmp_path: Path, script
+) -> None:
+    repo = _first_run(tmp_path, script)
+    kept = repo / ".selfforge" / "worktrees"
+    status = cli("status", "--repo", str(repo), check=True).stdout
+    assert "stopped without cleaning up" not in status  # kept worktrees are no leftover
+    unchanged = (kept / "attempt" / "test_calc.py").stat()
+    for slot in ("attempt", "baseline"):  # what a person or an earlier check left there
+        (kept / slot / "conftest.py").write_text(POISON_CONFTEST)
+        (kept / slot / "calc.py").write_text(BROKEN_MUL)
+    _user_commits(repo)
+
+    out = _second_run(repo, script)
+
+    assert "recovered" not in out
+    again = (kept / "attempt" / "test_calc.py").stat()
+    # Reused, not made again: a file no commit changed was not rewritten.
+    assert (again.st_ino, again.st_mtime_ns) == (unchanged.st_ino, unchanged.st_mtime_ns)
+    for slot in ("attempt", "baseline"):
+        assert not (kept / slot / "conftest.py").exists()
+    assert left_worktrees(repo) == (["attempt", "baseline"], 2)
+
+
+def test_a_broken_or_deleted_kept_worktree_is_made_again(tmp_path: Path, script) -> None:
+    repo = _first_run(tmp_path, script)
+    admin = repo / ".git" / "worktrees"
+    (admin / "attempt" / "index.lock").write_text("")  # a git process killed in it
+    shutil.rmtree(repo / ".selfforge" / "worktrees" / "baseline")  # deleted by hand
+    _user_commits(repo)
+
+    _second_run(repo, script)
+
+    assert left_worktrees(repo) == (["attempt", "baseline"], 2)  # made again, none doubled
+    assert sorted(p.name for p in admin.iterdir()) == ["attempt", "baseline"]
+
+
+def test_clean_removes_the_kept_worktrees_and_says_so(tmp_path: Path, script) -> None:
+    repo = _first_run(tmp_path, script)
+    listed = cli("clean", "--dry-run", "--repo", str(repo), check=True).stdout
+    for slot in ("attempt", "baseline"):
+        assert f"would remove worktree .selfforge/worktrees/{slot} (kept for the next run)" in (
+            listed
+        )
+    assert left_worktrees(repo) == (["attempt", "baseline"], 2)  # a dry run removes nothing
+    cli("clean", "--repo", str(repo), check=True)
+    assert left_worktrees(repo) == ([], 0)
+    _user_commits(repo)
+    _second_run(repo, script)  # and the next run makes them again
