@@ -138,11 +138,11 @@ class Ahead:
     the history read from the repository, the attempt's worktree checked out, then its
     index and (for a known task) its context, while the run sets up, looks up or measures
     the baseline. Its worktree is made once the baseline's is (``placed``): the baseline's
-    checks wait for theirs, nothing waits for the attempt's yet. ``result`` waits for it. ``close`` waits only for a worktree being made
-    (the run then removes them all) and stops the rest: an interrupted run is not held
-    up by an index being built, and what that thread then meets is ignored. Anything it
-    raises is ignored: the attempt does that work itself. (Its ``git worktree add`` and
-    the baseline's take turns: ``Workspace`` serializes worktree operations.)"""
+    checks wait for theirs, nothing waits for the attempt's yet. ``result`` waits for it.
+    ``close`` waits only for a worktree being made and stops the rest: an interrupted run
+    is not held up by an index being built, and what that thread then meets is ignored.
+    Anything it raises is ignored: the attempt does that work itself. (Its ``git worktree
+    add`` and the baseline's take turns: ``Workspace`` serializes worktree operations.)"""
 
     def __init__(
         self,
