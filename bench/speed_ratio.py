@@ -4,15 +4,18 @@ Clones REPO, commits a selfforge.toml with its test command, and measures in the
 minutes:
 
     plain  one run of the test command, as a user would start it (median of --runs)
-    cold   `selfforge run --task` landing a one-line change with no state yet (no cached
-           baseline, no index: .selfforge removed): Python start-up, baseline, the
-           candidate's checks, landing
-    warm   the same for the next one-line change, the baseline cached by the first
+    first  `selfforge run --task` landing a one-line change with no state at all (a first
+           run: .selfforge removed, so no cached baseline, no index, no worktrees):
+           Python start-up, baseline, the candidate's checks, landing
+    moved  the same after a commit of the user's since the last run (the common cold
+           case: the baseline is not cached for the new tree; the state is kept)
+    warm   the same for the next one-line change, the baseline cached by the last
 
---samples times each (cold, plain, warm, plain, cold, ...: each judged change divided by
-the plain runs just before and after it), and prints the median ratios with every
-sample's, and the median time a judged change adds beyond its test runs (the ratio moves
-with the machine's speed; that time much less). Targets: warm <= 1.3x, cold <= 2.2x.
+--samples times each (first, plain, warm, plain, moved, plain, first, ...: each judged
+change divided by the plain runs just before and after it), and prints the median ratios
+with every sample's, and the median time a judged change adds beyond its test runs (the
+ratio moves with the machine's speed; that time much less). Targets: warm <= 1.3x, cold
+(first, moved) <= 2.2x.
 
     python bench/speed_ratio.py --repo CLONE [--test-cmd "python -m pytest -q"] [--runs 3]
         [--resident] [--own-directives]
@@ -49,6 +52,11 @@ IDENTITY = {
     "GIT_COMMITTER_NAME": "b",
     "GIT_COMMITTER_EMAIL": "b@b",
 }
+
+
+KINDS = ("first", "warm", "moved")
+LABELS = {"first": "cold, first", "warm": "warm", "moved": "cold, moved"}
+SUITES = {"first": 2, "warm": 1, "moved": 2}  # test-suite runs in a judged change of each
 
 
 def _git(root: Path, *args: str) -> str:
@@ -96,6 +104,13 @@ def _toml(data: dict[str, dict[str, object]]) -> str:
         lines.append(f"[{section}]")
         lines += [f"{key} = {json.dumps(value)}" for key, value in values.items()]
     return "\n".join(lines) + "\n"
+
+
+def user_commit(clone: Path, n: int) -> None:
+    """A commit of the user's between runs (a note file): HEAD's tree is new."""
+    (clone / "BENCH_NOTES.md").write_text(f"note {n}\n")
+    _git(clone, "add", "BENCH_NOTES.md")
+    _git(clone, "commit", "-qm", f"note {n}")
 
 
 def plain(clone: Path, test_cmd: str, runs: int) -> float:
@@ -164,10 +179,9 @@ def main() -> None:
     parser.add_argument("--resident", action="store_true", help="through a resident selfforge")
     parser.add_argument("--own-directives", action="store_true", help="keep selfforge.toml")
     args = parser.parse_args()
-    colds: list[float] = []
-    warms: list[float] = []
-    cold_extra: list[float] = []
-    warm_extra: list[float] = []
+    ratios: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    extra: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    notes: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="sf-speed-") as tmp:
         clone, path = prepare(args.repo.resolve(), Path(tmp), args.test_cmd, args.own_directives)
         base = plain(clone, args.test_cmd, args.runs)
@@ -175,19 +189,21 @@ def main() -> None:
         try:
             # Each judged change against the plain runs just before and after it: the
             # machine's speed drifts by more than the overhead being measured.
-            before = base
-            for n in range(args.samples):
-                shutil.rmtree(clone / ".selfforge", ignore_errors=True)  # no state: cold
-                cold, cold_note = judged(clone, path, 2 * n + 1, Path(tmp), env)
-                between = plain(clone, args.test_cmd, 1)
-                warm, warm_note = judged(clone, path, 2 * n + 2, Path(tmp), env)
-                next_plain = plain(clone, args.test_cmd, 1)
-                colds.append(cold / statistics.mean([before, between]))
-                warms.append(warm / statistics.mean([between, next_plain]))
-                # The time beyond the test runs: what the ratio is made of, in seconds.
-                cold_extra.append(cold - 2 * statistics.mean([before, between]))
-                warm_extra.append(warm - statistics.mean([between, next_plain]))
-                before = next_plain
+            before, n = base, 0
+            for _ in range(args.samples):
+                for kind in KINDS:
+                    n += 1
+                    if kind == "first":
+                        shutil.rmtree(clone / ".selfforge", ignore_errors=True)  # no state
+                    elif kind == "moved":
+                        user_commit(clone, n)
+                    took, notes[kind] = judged(clone, path, n, Path(tmp), env)
+                    after = plain(clone, args.test_cmd, 1)
+                    suite = statistics.mean([before, after])
+                    ratios[kind].append(took / suite)
+                    # The time beyond the test runs: what the ratio is made of, in seconds.
+                    extra[kind].append(took - SUITES[kind] * suite)
+                    before = after
         finally:
             if env:
                 stop_resident(env)
@@ -195,15 +211,17 @@ def main() -> None:
     how = "through a resident selfforge" if args.resident else "each command on its own"
     print(f"repository: {args.repo.name}; test command: {args.test_cmd}; edited: {path}; {how}")
     runs = f"median of {args.runs}, before {base:.2f}, after {after:.2f}"
-    print(f"plain suite   {statistics.mean([base, after]):6.2f} s  ({runs})")
-    for name, ratios, note in (("cold", colds, cold_note), ("warm", warms, warm_note)):
-        each = ", ".join(f"{r:.2f}" for r in ratios)
-        print(f"judged, {name}  {statistics.median(ratios):4.2f}x  (each: {each}; last: {note})")
+    print(f"plain suite          {statistics.mean([base, after]):6.2f} s  ({runs})")
+    for kind in KINDS:
+        each = ", ".join(f"{r:.2f}" for r in ratios[kind])
+        median = statistics.median(ratios[kind])
+        print(f"judged, {LABELS[kind]:<12} {median:4.2f}x  (each: {each}; last: {notes[kind]})")
     # The ratio moves with the machine's speed; the time a judged change adds does not.
-    print(
-        f"beyond the test runs: cold +{statistics.median(cold_extra):.2f} s (two suites), "
-        f"warm +{statistics.median(warm_extra):.2f} s (one suite)"
+    suites = {1: "one suite", 2: "two suites"}
+    beyond = ", ".join(
+        f"{LABELS[k]} +{statistics.median(extra[k]):.2f} s ({suites[SUITES[k]]})" for k in KINDS
     )
+    print(f"beyond the test runs: {beyond}")
     print(f"load average  {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 

@@ -114,3 +114,24 @@ def test_clean_removes_the_kept_worktrees_and_says_so(tmp_path: Path, script) ->
     assert left_worktrees(repo) == ([], 0)
     _user_commits(repo)
     _second_run(repo, script)  # and the next run makes them again
+
+
+def test_a_copied_repository_never_works_in_the_original_s_kept_worktrees(
+    tmp_path: Path, script
+) -> None:
+    """A repository copied with its .selfforge (cp -r, a backup restored) holds worktrees
+    whose git admin folders are the original's: the copy's run makes its own."""
+    original = _first_run(tmp_path, script)
+    admin = original / ".git" / "worktrees"
+    before = {p.name: (p / "HEAD").read_text() for p in admin.iterdir()}
+    listed = git(original, "worktree", "list")
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy, symlinks=True)
+
+    _second_run(copy, script)  # its commits are made in the copy's git, and land there
+
+    assert {p.name: (p / "HEAD").read_text() for p in admin.iterdir()} == before
+    assert git(original, "worktree", "list") == listed
+    for slot in ("attempt", "baseline"):  # the copy's worktrees belong to the copy's git
+        text = (copy / ".selfforge" / "worktrees" / slot / ".git").read_text()
+        assert str(copy / ".git" / "worktrees") in text

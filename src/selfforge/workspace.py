@@ -294,14 +294,22 @@ class Workspace:
         return path
 
     def _is_our_worktree(self, path: Path) -> bool:
-        """``path`` is a worktree git still knows (its admin folder is there), read from
-        the files rather than asked of git: one subprocess less per attempt."""
+        """``path`` is a worktree of this repository that git still knows: its admin
+        folder is there, under this repository's git dir, and names ``path`` back (a
+        repository copied or moved with its .selfforge holds worktrees of the old one's).
+        Read from the files rather than asked of git: one subprocess less per attempt."""
         dot_git = path / ".git"
-        if not dot_git.is_file():
+        try:
+            text = dot_git.read_text(errors="replace").strip() if dot_git.is_file() else ""
+            if not text.startswith("gitdir:"):
+                return False
+            # Relative paths (worktree.useRelativePaths) are from the file that holds them.
+            admin = (path / text.removeprefix("gitdir:").strip()).resolve()
+            back = (admin / (admin / "gitdir").read_text().strip()).resolve()
+        except OSError:
             return False
-        text = dot_git.read_text(errors="replace").strip()
-        admin = Path(text.removeprefix("gitdir:").strip())
-        return text.startswith("gitdir:") and (admin / "HEAD").is_file()
+        mine = admin.parent == (self.common_dir / "worktrees").resolve()
+        return mine and back == dot_git.resolve() and (admin / "HEAD").is_file()
 
     def remove_worktrees(self) -> None:
         """End of a command: remove its worktrees but the kept slots (``KEPT_SLOTS``), which
