@@ -163,25 +163,41 @@ def pagerank(
         return {}
     teleport = _normalised(personalization or {}, nodes)
     inbound, dangling_at = _inbound_links(nodes, edges, damping)
-    pull = [
-        (itemgetter(*srcs) if len(srcs) > 1 else None, srcs, shares) for srcs, shares in inbound
-    ]
-    jump = [teleport[n] for n in nodes]
-    rank = jump
+    # A file with no link in or out (a data file, a README) holds (teleport share) x
+    # (this round's base) in every round: those are summed as one number, not iterated
+    # one by one (most of a repository with test data is such files).
+    dangling = set(dangling_at)
+    linked = [i for i, (srcs, _) in enumerate(inbound) if srcs or i not in dangling]
+    at = {old: new for new, old in enumerate(linked)}
+    pull = []
+    for i in linked:
+        srcs, shares = [at[src] for src in inbound[i][0]], inbound[i][1]
+        pull.append((itemgetter(*srcs) if len(srcs) > 1 else None, srcs, shares))
+    dangling_linked = [at[i] for i in dangling_at if i in at]
+    jump = [teleport[nodes[i]] for i in linked]
+    alone = sum(teleport[nodes[i]] for i in dangling_at if i not in at)
+    rank, alone_rank, base = jump, alone, 1.0
     for _ in range(iterations):
         # Rank held by nodes without out-links goes back through the teleport vector.
-        base = 1 - damping + damping * sum(rank[i] for i in dangling_at)
+        held = sum(rank[i] for i in dangling_linked) + alone_rank
+        base = 1 - damping + damping * held
         new = []
         for t, (many, srcs, shares) in zip(jump, pull, strict=True):
             if many is not None:
                 new.append(base * t + sum(map(mul, many(rank), shares)))
             else:  # itemgetter of one index returns the item, not a tuple
                 new.append(base * t + (rank[srcs[0]] * shares[0] if srcs else 0.0))
-        delta = sum(map(abs, map(sub, new, rank)))
-        rank = new
+        delta = sum(map(abs, map(sub, new, rank))) + abs(base * alone - alone_rank)
+        rank, alone_rank = new, base * alone
         if delta < tolerance:
             break
-    return dict(zip(nodes, rank, strict=True))
+    result = dict.fromkeys(nodes, 0.0)
+    for i, value in zip(linked, rank, strict=True):
+        result[nodes[i]] = value
+    for i in dangling_at:
+        if i not in at:
+            result[nodes[i]] = base * teleport[nodes[i]]
+    return result
 
 
 def _inbound_links(

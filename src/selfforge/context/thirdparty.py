@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import functools
 import itertools
 import re
 import tomllib
@@ -111,13 +112,7 @@ def _gitattributes(path: Path) -> list[str]:
 
 
 def _toml_list(path: Path, *keys: tuple[str, ...]) -> list[str]:
-    text = _read(path)
-    if not text:
-        return []
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return []
+    data = _parsed_toml(_read(path))
     found: list[str] = []
     for key in keys:
         value: object = data
@@ -128,6 +123,16 @@ def _toml_list(path: Path, *keys: tuple[str, ...]) -> list[str]:
         elif isinstance(value, str):
             found += value.split()
     return found
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_toml(text: str) -> dict[str, object]:
+    """A config file's TOML, parsed once per content (every context build reads it);
+    never changed by the callers."""
+    try:
+        return tomllib.loads(text) if text else {}
+    except tomllib.TOMLDecodeError:
+        return {}
 
 
 def _ini_lists(path: Path, sections: tuple[str, ...]) -> list[str]:
