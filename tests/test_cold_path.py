@@ -339,7 +339,7 @@ def test_the_baseline_s_worktree_is_made_before_the_one_prepared_ahead(
 ) -> None:
     """A first run checks out two trees; the baseline's checks wait for theirs and nothing
     waits for the attempt's yet: the baseline's goes first (on a large tree each takes
-    seconds). With the baseline cached, the attempt's is made without waiting."""
+    seconds). Once kept, the attempt's is reset without waiting for the baseline's."""
     from selfforge.baselines import Ahead, measure_baseline
 
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
@@ -370,6 +370,11 @@ def test_the_baseline_s_worktree_is_made_before_the_one_prepared_ahead(
     ws.remove_worktrees()  # kept: the next ones are reset, not added
     calls.calls.clear()
     cached = Ahead(ws, base, 32_000)
+    # The baseline's worktree is there: the attempt's is reset at once, not after it.
+    deadline = time.monotonic() + 10
+    while not any("checkout" in c for c in calls.calls) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert any("checkout" in c for c in calls.calls)
     assert measure_baseline(engine, base, placed=cached.placed) == observed  # from the cache
     cached.result()
     cached.close()

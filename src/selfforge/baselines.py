@@ -137,8 +137,9 @@ class Ahead:
     """A run's first attempt, prepared in a thread from the moment the run holds its lock:
     the history read from the repository, the attempt's worktree checked out, then its
     index and (for a known task) its context, while the run sets up, looks up or measures
-    the baseline. Its worktree is made once the baseline's is (``placed``): the baseline's
-    checks wait for theirs, nothing waits for the attempt's yet. ``result`` waits for it.
+    the baseline. When the baseline has no worktree yet (a first run), the attempt's is
+    made once the baseline's is (``placed``): the baseline's checks wait for theirs and
+    nothing waits for the attempt's yet; otherwise at once. ``result`` waits for it.
     ``close`` waits only for a worktree being made and stops the rest: an interrupted run
     is not held up by an index being built, and what that thread then meets is ignored.
     Anything it raises is ignored: the attempt does that work itself. (Its ``git worktree
@@ -165,7 +166,8 @@ class Ahead:
         with contextlib.suppress(Exception):
             git.tree_of(ws.root, commit)  # the baseline cache's key asks for it next
             load_history(ws.root, commit, ws.state)
-            self._placed.wait()
+            if not ws.has_worktree("baseline"):  # a first run checks out both trees anew
+                self._placed.wait()
             with self._making:
                 if self._closed:
                     return

@@ -293,6 +293,10 @@ class Workspace:
         self._untouched[slot] = commit
         return path
 
+    def has_worktree(self, slot: str) -> bool:
+        """The worktree ``slot`` is there to be reset (kept by an earlier run, or made)."""
+        return self._is_our_worktree(self.worktrees / slot)
+
     def _is_our_worktree(self, path: Path) -> bool:
         """``path`` is a worktree of this repository that git still knows: its admin
         folder is there, under this repository's git dir, and names ``path`` back (a
