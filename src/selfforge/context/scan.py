@@ -54,7 +54,29 @@ def scan(job: ScanJob) -> Scanned:
 
 def scan_all(jobs: list[ScanJob]) -> Iterator[Scanned]:
     """Scan results in job order, yielded as they come so the caller can store them
-    while workers are still parsing."""
+    while workers are still parsing.
+
+    Files the index knew are hashed here first: most still hash the same (a checkout
+    rewrote them, or their time is too close to the last indexing to trust), and hashing
+    a thousand is cheaper than starting the workers; only what needs parsing decides
+    whether workers are started."""
+    known: dict[int, Scanned] = {}
+    fresh: list[ScanJob] = []
+    for i, job in enumerate(jobs):
+        if job.old_hash is not None:
+            src = read_source(Path(job.root) / job.path)
+            digest = hashlib.blake2b(src, digest_size=16).hexdigest() if src is not None else None
+            if digest is None or digest == job.old_hash:
+                known[i] = Scanned(job.path, digest, None)
+                continue
+        fresh.append(job)
+    parsed = _parse_all(fresh)
+    for i in range(len(jobs)):
+        yield known[i] if i in known else next(parsed)
+    yield from parsed  # nothing left: ends the workers' pool, if any, here
+
+
+def _parse_all(jobs: list[ScanJob]) -> Iterator[Scanned]:
     workers = min(os.cpu_count() or 1, 4)
     if len(jobs) < PARALLEL_THRESHOLD or workers < 2:
         yield from (scan(job) for job in jobs)
