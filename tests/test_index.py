@@ -137,6 +137,35 @@ def test_many_files_index_in_parallel_and_match_a_serial_run(tmp_path: Path) -> 
     assert len(index.definitions()) == 160
 
 
+def test_a_fresh_checkout_of_many_known_files_is_checked_without_starting_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files whose time cannot vouch for them (a checkout rewrote them all, or they are
+    too close to the last indexing) are hashed in-process: starting workers costs more
+    than hashing a thousand. A file whose bytes did change among them is parsed again."""
+    from selfforge.context import scan
+
+    files = {f"m/mod{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(200)}
+    repo = _git_repo(tmp_path / "big", files)
+    index = open_index(repo / ".selfforge")
+    index.update(repo)
+    started: list[int] = []
+    real = scan.ProcessPoolExecutor
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        started.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scan, "ProcessPoolExecutor", counted)
+    for path in files:  # what a fresh checkout does: every file rewritten, same bytes
+        (repo / path).write_text(files[path])
+    (repo / "m/mod7.py").write_text("def renamed(x):\n    return x\n")
+    stats = index.update(repo)
+    assert stats.parsed == 1 and stats.unchanged == 199 and started == []
+    assert "renamed" in {d.name for d in index.definitions()}
+    assert "f7" not in {d.name for d in index.definitions()}
+
+
 def test_not_a_git_repository_is_a_usage_error(tmp_path: Path) -> None:
     index = open_index(tmp_path / ".selfforge")
     with pytest.raises(UsageError, match="not a git repository"):
