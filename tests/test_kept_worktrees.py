@@ -135,3 +135,21 @@ def test_a_copied_repository_never_works_in_the_original_s_kept_worktrees(
     for slot in ("attempt", "baseline"):  # the copy's worktrees belong to the copy's git
         text = (copy / ".selfforge" / "worktrees" / slot / ".git").read_text()
         assert str(copy / ".git" / "worktrees") in text
+
+
+def test_the_gate_for_other_agents_keeps_its_worktree_too(tmp_path: Path) -> None:
+    """`selfforge check` on each change an agent makes: the next check resets the kept
+    worktree instead of writing every file again."""
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    kept = repo / ".selfforge" / "worktrees"
+    fixed = CALC.replace("return a - b", "return a + b", 1)
+    for n, text in enumerate((fixed, fixed + "\n\ndef div(a, b):\n    return a / b\n")):
+        (repo / "calc.py").write_text(text)
+        git(repo, "commit", "-qam", f"change {n}")
+        checked = cli("check", "--repo", str(repo), "HEAD")
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        if n == 0:
+            unchanged = (kept / "check" / "test_calc.py").stat()
+    again = (kept / "check" / "test_calc.py").stat()
+    assert (again.st_ino, again.st_mtime_ns) == (unchanged.st_ino, unchanged.st_mtime_ns)
+    assert left_worktrees(repo) == (["baseline", "check"], 2)

@@ -4,9 +4,9 @@ Leftovers are the worktrees a run keeps for the next one (``.selfforge/worktrees
 copy of the tree each, made again when needed) and any a killed run left, the judge's
 throwaway git dirs of a killed run (under ``.selfforge/tmp``), the control groups of
 checks whose run was killed, and the ``selfforge/…`` branches kept for changes that did
-not land by fast-forward. A kept branch already merged into your branch is removed; one that is
-not is only listed unless ``--branches`` is given, and every removed branch is printed
-with its commit, so it can be made again.
+not land by fast-forward. A kept branch already merged into your branch is removed; one
+that is not is only listed unless ``--branches`` is given, and every removed branch is
+printed with its commit, so it can be made again.
 """
 
 from __future__ import annotations

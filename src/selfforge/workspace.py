@@ -34,8 +34,9 @@ KEEP_BRANCH_PREFIX = "selfforge/"
 # The worktrees a run keeps for the next one: checking out a new commit there rewrites
 # only the files that differ, and the index sees the others unchanged (a fresh checkout
 # writes every file: most of a small run's time on a repository of a thousand files).
-# Every other slot (parallel candidates, undo) goes when its command ends.
-KEPT_SLOTS = frozenset({"baseline", "attempt"})
+# `selfforge check` (the gate for other agents) judges in its own. Every other slot
+# (parallel candidates, undo) goes when its command ends.
+KEPT_SLOTS = frozenset({"baseline", "attempt", "check"})
 
 
 @dataclass
