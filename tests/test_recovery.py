@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import (
     CALC,
     FIX_ADD,
@@ -109,3 +111,30 @@ def test_a_second_run_waits_for_nobody_and_names_the_lock_holder(tmp_path: Path,
     finally:
         first.kill()
         first.wait()
+
+
+@pytest.mark.parametrize("ours", [False, True])
+def test_recovery_stops_a_dead_runs_check_never_a_stranger_with_its_group_number(
+    tmp_path: Path, ours: bool
+) -> None:
+    """A crashed run's lock names its check's process group; by the next run (after a
+    reboot, or once pids wrapped) that number may lead someone else's group — an editor,
+    a shell. Recovery kills the group only if its leader is the one that run started
+    (``ours``: the record made while it ran), never the stranger's."""
+    from selfforge.workspace import Workspace, started
+
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    group = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        ws = Workspace(repo)
+        ws.prepare()
+        when = started(group.pid) if ours else "another-boot:12345"
+        record = {"pid": 999_999_999, "command": "selfforge run", "child_pgid": group.pid}
+        ws.lock_path.write_text(json.dumps({**record, "child_started": when}))
+        with ws.locked("selfforge run"):
+            found = ws.recover()
+        assert (group.pid in found.killed_groups) is ours
+        assert group_running(group.pid) is not ours
+    finally:
+        group.kill()
+        group.wait()

@@ -77,6 +77,28 @@ class Recovery:
         return "recovered: " + "; ".join(parts) + "; your branch and files were not touched"
 
 
+def started(pid: int) -> str | None:
+    """When process ``pid`` started (the boot's id and clock ticks since boot), or None
+    when there is no such process (or no /proc to ask)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    return f"{boot}:{fields[19]}" if len(fields) > 19 else None
+
+
+def _still_ours(pgid: int, recorded: object) -> bool:
+    """Whether process group ``pgid`` can still be the dead run's check. The kernel gives
+    no new process a number some group still uses, so: no process of that number, and
+    any group of it is ours (its leader died, its members did not); a process of that
+    number that started at another time is a stranger's that got the number later (after
+    a reboot, or once pids wrapped), and its group is never touched."""
+    now = started(pgid)
+    return now is None or now == recorded
+
+
 @dataclass
 class LandResult:
     landed: bool  # fast-forwarded onto the user's branch
@@ -161,10 +183,12 @@ class Workspace:
         os.pwrite(self._lock_fd, data, 0)
 
     def note_child_group(self, pgid: int | None) -> None:
-        """Remember a running check's process group so recovery can stop it if we die."""
+        """Remember a running check's process group so recovery can stop it if we die,
+        with when its leader started: the number may be a stranger's by then."""
         if self._lock_fd is None:
             return
         self._record["child_pgid"] = pgid
+        self._record["child_started"] = started(pgid) if pgid else None
         self._write_lock()
 
     def lock_holder(self) -> dict[str, object] | None:
@@ -204,8 +228,14 @@ class Workspace:
         Call while holding the lock: ``stale_record`` then holds what a dead holder left.
         """
         found = Recovery()
-        pgid = (self.stale_record or {}).get("child_pgid")
-        if isinstance(pgid, int) and pgid > 1 and pgid != os.getpgid(0):
+        record = self.stale_record or {}
+        pgid = record.get("child_pgid")
+        if (
+            isinstance(pgid, int)
+            and pgid > 1
+            and pgid != os.getpgid(0)
+            and _still_ours(pgid, record.get("child_started"))
+        ):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
                 found.killed_groups.append(pgid)
