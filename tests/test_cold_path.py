@@ -21,7 +21,7 @@ from selfforge.attempt import Attempt
 from selfforge.baselines import prewarm_attempt
 from selfforge.config import load_directives
 from selfforge.context import build_context
-from selfforge.engine import make_engine
+from selfforge.engine import Engine, make_engine
 from selfforge.journal import Journal
 from selfforge.judge import integrity_lang, sandbox
 from selfforge.judge.verdict import Observed
@@ -137,9 +137,9 @@ def test_a_resident_compiles_every_prompt_template_before_any_command() -> None:
     assert cached == {f"{name}.j2" for name in names}
 
 
-def test_a_known_task_s_context_is_built_while_the_baseline_runs_and_used_only_if_it_fits(
-    tmp_path: Path,
-) -> None:
+def _engine(tmp_path: Path) -> tuple[str, Workspace, Journal, Engine]:
+    """A run's engine on a small repository (a scripted model with no replies): its HEAD,
+    workspace, open journal and engine."""
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
     base = git(repo, "rev-parse", "HEAD").strip()
     ws = Workspace(repo)
@@ -152,6 +152,13 @@ def test_a_known_task_s_context_is_built_while_the_baseline_runs_and_used_only_i
     engine = make_engine(
         ws, load_directives(repo), journal, from_spec(f"script:{spec}"), SilentReporter(), run_id
     )
+    return base, ws, journal, engine
+
+
+def test_a_known_task_s_context_is_built_while_the_baseline_runs_and_used_only_if_it_fits(
+    tmp_path: Path,
+) -> None:
+    base, ws, journal, engine = _engine(tmp_path)
     task, lessons = "Fix add in calc.py", ["check the sign"]
     engine.lessons_for = lambda _task: list(lessons)
 
@@ -342,18 +349,7 @@ def test_the_baseline_s_worktree_is_made_before_the_one_prepared_ahead(
     seconds). Once kept, the attempt's is reset without waiting for the baseline's."""
     from selfforge.baselines import Ahead, measure_baseline
 
-    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
-    base = git(repo, "rev-parse", "HEAD").strip()
-    ws = Workspace(repo)
-    journal = Journal(ws.state / "journal.db")
-    run_id = journal.start_run(
-        pid=1, base_branch="main", base_commit=base, model="script", goals=[], land_mode="merge"
-    )
-    spec = tmp_path / "script.json"
-    spec.write_text("{}")
-    engine = make_engine(
-        ws, load_directives(repo), journal, from_spec(f"script:{spec}"), SilentReporter(), run_id
-    )
+    base, ws, journal, engine = _engine(tmp_path)
     calls = GitCalls(monkeypatch)
 
     def made() -> list[str]:
