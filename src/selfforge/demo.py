@@ -52,6 +52,7 @@ def make_project(where: Path | None = None, lang: str = "python") -> Path:
         if any(root.iterdir()):
             raise UsageError(f"--dir {root} is not empty; name a new or empty folder")
     _copy(resources.files("selfforge") / "demo_data" / LANGS[lang][0], root)
+    _render_directives(root)
     env = {**_FALLBACK_IDENTITY, "PATH": _path()}
     for args in (
         ["init", "-q", "-b", "main"],
@@ -62,14 +63,30 @@ def make_project(where: Path | None = None, lang: str = "python") -> Path:
     return root
 
 
+# What an installer or an earlier run may have added beside the demo's files: pip
+# compiles the project's .py files to __pycache__ (bytes no text reader takes), and no
+# sample project should start with another's caches.
+CACHES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+
+
 def _copy(source: Any, target: Path) -> None:
+    """The sample project byte for byte, caches left out. Contents only, no modes: an
+    installed package may be read-only, and the project must not be."""
     for item in source.iterdir():
+        if item.name in CACHES or item.name.endswith((".pyc", ".pyo")):
+            continue
         if item.is_dir():
             (target / item.name).mkdir(exist_ok=True)
             _copy(item, target / item.name)
         elif item.is_file():
-            text = item.read_text(encoding="utf-8")
-            (target / item.name).write_text(text.replace("{python}", _quoted_python()))
+            (target / item.name).write_bytes(item.read_bytes())
+
+
+def _render_directives(root: Path) -> None:
+    """The demo's checks name this interpreter (``{python}`` in its directives)."""
+    directives = root / "selfforge.toml"
+    text = directives.read_text(encoding="utf-8")
+    directives.write_text(text.replace("{python}", _quoted_python()), encoding="utf-8")
 
 
 def run_demo(
