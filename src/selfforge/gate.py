@@ -179,6 +179,7 @@ def _judge(
         "-m",
         f"check {change.label}",
         cwd=attempt.wt,
+        env=git.identity_env(attempt.wt),  # a machine with no git identity can be judged
     ).strip()
     git.git("checkout", "-q", "-f", "--detach", commit, cwd=attempt.wt)
     changed = git.name_status(attempt.wt, change.base, commit)
