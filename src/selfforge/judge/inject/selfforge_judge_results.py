@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import math
 import os
 import socket
 
@@ -183,10 +184,22 @@ def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
             "id": report.nodeid,
             "when": report.when,
             "outcome": outcome,
-            "duration": report.duration,
+            "duration": _seconds(report.duration),
             "msg": message[:1000],
         }
     )
+
+
+def _seconds(duration: object) -> float | None:
+    """pytest's measure of a test, or None (unknown) when the test moved the clock it
+    reads: freezegun's frozen perf_counter gives +-1e9 s, a mock may give NaN or a Mock
+    that json cannot write (the record, and so the run, would be lost)."""
+    if not isinstance(duration, (int, float)) or isinstance(duration, bool):
+        return None
+    with contextlib.suppress(OverflowError):
+        if math.isfinite(duration):
+            return float(duration)
+    return None
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:  # type: ignore[no-untyped-def]
