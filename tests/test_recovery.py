@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -29,13 +28,16 @@ from conftest import (
 )
 
 # Sleeps only inside an attempt's worktree (not the baseline's), when asked to (SLOW_TEST
-# reaches the sandbox because the directives list it).
-SLOW_TEST = """
+# reaches the sandbox because the directives list it), and first says so: a marker file in
+# that worktree, the point a test waits for before it kills the run.
+SLOW_MARKER = "slow-test-started"
+SLOW_TEST = f"""
 import os, time
 from pathlib import Path
 
 def test_slow_in_attempts():
     if Path.cwd().name.startswith("attempt") and os.environ.get("SLOW_TEST"):
+        Path("{SLOW_MARKER}").write_text(str(os.getpid()))
         time.sleep(float(os.environ["SLOW_TEST"]))
 """
 
@@ -45,6 +47,12 @@ def _lock_record(repo: Path) -> dict:
         return json.loads((repo / ".selfforge" / "run.lock").read_text() or "{}")
     except (FileNotFoundError, json.JSONDecodeError):
         return {}
+
+
+def _found(root: Path, name: str) -> list[Path]:
+    """Files called ``name`` under ``root``; os.walk passes over folders a running check
+    removes while it looks (rglob would raise)."""
+    return [Path(top) / name for top, _, files in os.walk(root) if name in files]
 
 
 def test_sigkill_during_tests_then_recovery_lands_the_fix(tmp_path: Path, script) -> None:
@@ -61,15 +69,17 @@ def test_sigkill_during_tests_then_recovery_lands_the_fix(tmp_path: Path, script
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    worktrees = repo / ".selfforge" / "worktrees"
-    wait_for(lambda: any(worktrees.glob("attempt*")) and _lock_record(repo).get("child_pgid"))
-    time.sleep(0.5)  # well inside the slow test
+    # Killed while the attempt's tests run: once its slow test has started (wherever the
+    # run keeps its worktrees), not after a guessed while: the baseline may still be running
+    # then on a loaded machine, before any attempt exists to be interrupted.
+    markers: list[Path] = []
+    wait_for(lambda: markers.extend(_found(repo, SLOW_MARKER)) or markers)
     orphan_group = _lock_record(repo)["child_pgid"]
     proc.send_signal(signal.SIGKILL)
     proc.wait()
 
     assert snapshot(repo) == before  # nothing of the user's changed
-    assert any(worktrees.glob("attempt*"))  # the dead run left its worktree behind
+    assert markers[0].parent.is_dir()  # the dead run left its worktree behind
 
     status = cli("status", "--repo", str(repo), check=True).stdout
     assert "stopped without cleaning up" in status and "running:    no" in status
