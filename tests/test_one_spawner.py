@@ -60,7 +60,9 @@ def test_it():
 
 @pytest.fixture
 def home() -> Path:
-    place = Path(tempfile.mkdtemp(prefix="selfforge-bench-home-", dir=Path.home() / ".cache"))
+    """A folder in the user's home (hidden from every check): in HOME itself, the one
+    folder there every machine has (a fresh HOME has no ~/.cache)."""
+    place = Path(tempfile.mkdtemp(prefix="selfforge-bench-home-", dir=Path.home()))
     (place / ".bashrc").write_text("# the user's own\n")
     yield place
     shutil.rmtree(place, ignore_errors=True)
