@@ -1,7 +1,8 @@
-"""Home by allowlist, credentials masked (#21.5): a toolchain folder under the home is
-shown to checks (its programs run), but the credential files inside it read empty, and
-the scrubber masks their values wherever they would be shown. Control: without the
-masking, the check reads the credential."""
+"""Home by allowlist, credentials masked (#21.5, #33.7): a toolchain folder under the home
+is shown to checks by its exact folder (its programs run) and nothing beside it is; where
+a folder is shown whole (the user's ``[sandbox] readable``), the credential files inside
+it read empty, and the scrubber masks their values wherever they would be shown.
+Control: without the masking, the check reads the credential."""
 
 from __future__ import annotations
 
@@ -35,18 +36,28 @@ def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(place, ignore_errors=True)
 
 
-def _check(home: Path, tmp_path: Path, token: str) -> str:
+def _check(home: Path, tmp_path: Path, token: str, shown: tuple[Path, ...] = ()) -> str:
     (home / ".cargo" / "credentials.toml").write_text(f'[registry]\ntoken = "{token}"\n')
     tree, checkout = tmp_path / "tree", tmp_path / "checkout"
     tree.mkdir()
     checkout.mkdir()
     command = f"sf-tool; cat {home}/.cargo/credentials.toml; echo end"
-    return run_command(command, tree, 60, CheckSpace(repo=checkout)).full_output
+    space = CheckSpace(repo=checkout, readable=shown)
+    return run_command(command, tree, 60, space).full_output
+
+
+def test_beside_a_shown_toolchain_folder_nothing_of_home_is_there(
+    home: Path, tmp_path: Path
+) -> None:
+    token = "cio" + secrets.token_hex(16)
+    out = _check(home, tmp_path, token)  # ~/.cargo/bin is on PATH: only it is shown
+    assert "tool ran" in out and "end" in out
+    assert token not in out and "No such file" in out
 
 
 def test_a_toolchain_runs_but_its_credentials_read_empty(home: Path, tmp_path: Path) -> None:
     token = "cio" + secrets.token_hex(16)
-    out = _check(home, tmp_path, token)
+    out = _check(home, tmp_path, token, shown=(home / ".cargo",))
     assert "tool ran" in out and "end" in out
     assert token not in out
     assert mask(f"leaked: {token}") == "leaked: ***"  # the scrubber knows the masked file
@@ -57,5 +68,5 @@ def test_control_without_masking_the_check_reads_the_credential(
 ) -> None:
     monkeypatch.setattr(sandbox, "credentials_in", lambda roots, depth=4: ())
     token = "cio" + secrets.token_hex(16)
-    out = _check(home, tmp_path, token)
+    out = _check(home, tmp_path, token, shown=(home / ".cargo",))
     assert "tool ran" in out and token in out

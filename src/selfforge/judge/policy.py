@@ -1,7 +1,8 @@
 """The sandbox policy of one check: what it may write, what is hidden from it, what is
-shown again (toolchains under home), what is masked (credentials among those), and the
-binds it needs (the results channel, a throwaway git dir, provided dependencies). The
-parts every check of a run shares are worked out once, and can be started ahead."""
+shown again (toolchains under home, by exact folder: ``home.py``), what is masked
+(credentials among those), and the binds it needs (the results channel, a throwaway git
+dir, provided dependencies). The parts every check of a run shares are worked out once,
+and can be started ahead."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from selfforge.judge import check_git, sandbox
+from selfforge.judge.home import programs
 
 if TYPE_CHECKING:
     from selfforge.judge.channel import Channel
@@ -90,10 +92,20 @@ def _places(
 
 
 def _executables(command: str) -> list[Path]:
-    """Absolute executables a command names (an anchored ``.venv/bin/python``)."""
+    """Absolute executables a command names (an anchored ``.venv/bin/python``), and the
+    programs it names that PATH finds under home (their installation is shown)."""
     found = []
-    for word in re.split(r"[\s;&|()]+", command):
-        word = word.strip("'\"")
+    words = [w.strip("'\"") for w in re.split(r"[\s;&|()]+", command)]
+    for word in words:
         if word.startswith("/") and os.access(word, os.X_OK) and not os.path.isdir(word):
             found.append(Path(word))
-    return found
+    return [*found, *programs(words, Path.home().resolve())]
+
+
+def shown_in_home(space: CheckSpace, command: str) -> tuple[Path, ...]:
+    """What of the user's home a check of ``command`` is shown, read-only (doctor lists
+    it); ``space.readable`` holds the runner's own needs where it has one."""
+    _, readable = _places(space, tuple(_executables(command)))
+    user = Path.home().resolve()
+    inside = {p.resolve() for p in readable if p.exists()}
+    return tuple(sorted(p for p in inside if p != user and user in p.parents))

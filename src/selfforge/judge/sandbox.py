@@ -177,23 +177,26 @@ def runtime_roots(
     """Toolchains a check needs even where they live in a hidden place (read-only).
 
     The interpreters this process and the check commands use, their virtualenvs and base
-    installations, and the PATH entries under the home directory (pyenv, ~/.local/bin).
-    Nothing that contains a ``protect``ed place (the checkout, its .git, selfforge's
-    config) is ever shown: a toolchain inside the checkout is shown on its own.
+    installations, and each PATH entry under the home directory: by the exact folder or
+    the installation it belongs to (``home.installation``), never the top folder of home
+    that holds it. Nothing that contains a ``protect``ed place (the checkout, its .git,
+    selfforge's config) or home itself is ever shown: a toolchain inside the checkout is
+    shown on its own.
     """
+    from selfforge.judge import home as homes
+
     home = Path.home().resolve()
     protect = [p.resolve() for p in protect]
-    roots = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.exec_prefix)}
+    roots: set[Path] = set()
+    for prefix in {sys.base_prefix, sys.prefix, sys.exec_prefix}:
+        roots |= homes.python_prefix(Path(prefix).resolve(), home)
     for exe in executables:
-        roots |= _venv_roots(exe)
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        path = Path(entry).resolve() if entry and Path(entry).is_absolute() else None
-        if path is None or not _under(path, home) or path == home:
-            continue
-        top = home / path.relative_to(home).parts[0]
-        roots.add(top if not any(_under(p, top) for p in protect) else path)
+        roots |= homes.executable_roots(exe, home)
+    for entry in homes.path_entries(home):
+        shown = homes.installation(entry, home)
+        roots |= {entry} if any(_under(p, r) for p in protect for r in shown) else shown
     safe = {r.resolve() for r in roots if r.exists()}
-    return tuple(sorted(r for r in safe if not any(_under(p, r) for p in protect)))
+    return tuple(sorted(r for r in safe if not any(_under(p, r) for p in (*protect, home))))
 
 
 # What a shown home folder may hold that is a credential, never a toolchain's need.
@@ -203,7 +206,10 @@ CREDENTIAL_NAMES = {
 }  # fmt: skip
 CREDENTIAL_PATTERNS = ("credentials*", "*.token", "*token.json", "*.pem", "*.key", "id_rsa*",
                        "id_ed25519*", "id_ecdsa*", "auth.json")  # fmt: skip
-_SKIP = {"registry", "git", "toolchains", "node_modules", "pkg", "site-packages", "lib", "share"}
+# Package caches and installed code: never walked (a folder of them is shown as a whole
+# for a runner's cache: cargo's registry, Go's module cache, rustup's toolchains).
+_SKIP = {"registry", "git", "toolchains", "node_modules", "pkg", "mod", "site-packages", "lib",
+         "share"}  # fmt: skip
 _CREDENTIAL = re.compile("|".join(fnmatch.translate(p) for p in CREDENTIAL_PATTERNS))
 
 
@@ -226,7 +232,7 @@ def _credentials_in(roots: tuple[Path, ...], depth: int) -> tuple[Path, ...]:
     home = Path.home().resolve()
     found: list[Path] = []
     for root in roots:
-        if root == home or not _under(root, home):
+        if root == home or not _under(root, home) or root.name in _SKIP:
             continue
         stack = [(root, 0)]
         while stack:
@@ -247,24 +253,6 @@ def _credentials_in(roots: tuple[Path, ...], depth: int) -> tuple[Path, ...]:
         if path.is_file():
             remember_file(path)
     return tuple(found)
-
-
-def _venv_roots(exe: Path) -> set[Path]:
-    """A venv executable's venv and the installation its pyvenv.cfg points at."""
-    roots: set[Path] = set()
-    for parent in exe.absolute().parents:
-        cfg = parent / "pyvenv.cfg"
-        if cfg.is_file():
-            roots.add(parent)
-            for line in cfg.read_text(errors="replace").splitlines():
-                key, _, value = line.partition("=")
-                if key.strip() == "home" and value.strip():
-                    roots.add(Path(value.strip()).parent)
-            break
-    real = exe.resolve()
-    if real.exists():
-        roots.add(real.parent.parent if real.parent.name == "bin" else real.parent)
-    return roots
 
 
 def _outermost(paths: Iterable[Path]) -> list[Path]:

@@ -1,7 +1,8 @@
 """Test runners beyond pytest and unittest: one small adapter per runner.
 
 Each adapter says how to make its runner report per-test results (flags or environment),
-which toolchain folders and variables the sandbox needs for it, how to narrow a run to
+which toolchain folders and variables the sandbox needs for it (``home_needs``: exactly
+what of the user's home), how to narrow a run to
 some tests, and how to read the outcomes back into the judge's ``TestReport``. Pytest
 and unittest stay in ``runner.py`` (pytest reports through the judge's own channel).
 
@@ -55,6 +56,12 @@ class Adapter:
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         raise NotImplementedError
+
+    def home_needs(self) -> tuple[Path, ...]:
+        """What of the user's home this runner needs shown, read-only, each by its exact
+        folder or file (nothing else of home is visible to a check): the PATH entries
+        and the interpreter are shown already (``judge/home.py``)."""
+        return ()
 
     def can_select(self) -> bool:
         return False

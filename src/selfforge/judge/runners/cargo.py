@@ -5,8 +5,8 @@ Test ids are ``<target source>::<test path>`` (``src/lib.rs::tests::adds``,
 ``tests/it.rs::integration``, doc tests under ``doc``). A crate that does not compile
 counts as a module that failed to collect. libtest prints one summary per binary; the
 per-test lines must add up to it, or the results are untrusted (code under test can
-write to the same stream). Runs offline with the user's rustup and cargo homes shown
-read-only (credentials masked by the sandbox).
+write to the same stream). Runs offline with what it needs of the user's rustup and cargo
+homes shown read-only (``home_needs``).
 """
 
 from __future__ import annotations
@@ -40,16 +40,19 @@ class CargoTest(Adapter):
         names = sorted({t.split("::", 1)[1] for t in only or [] if "::" in t})
         if names:
             command += (" " if " -- " in command else " -- ") + "--exact " + " ".join(names)
-        home = Path.home()
-        rustup = Path(os.environ.get("RUSTUP_HOME") or home / ".rustup")
-        cargo = Path(os.environ.get("CARGO_HOME") or home / ".cargo")
         env = {"CARGO_TERM_COLOR": "never", "CARGO_NET_OFFLINE": "true", "RUST_BACKTRACE": "0"}
-        readable = []
-        for key, path in (("RUSTUP_HOME", rustup), ("CARGO_HOME", cargo)):
+        for key, path in zip(("RUSTUP_HOME", "CARGO_HOME"), _homes(), strict=True):
             if path.is_dir():
                 env[key] = str(path)
-                readable.append(path)
-        return Prepared(command, env, tuple(readable))
+        return Prepared(command, env, self.home_needs())
+
+    def home_needs(self) -> tuple[Path, ...]:
+        """rustup's toolchains and settings, cargo's programs and its downloaded crates
+        (registry, git checkouts); not cargo's config or credentials."""
+        rustup, cargo = _homes()
+        wanted = (rustup / "toolchains", rustup / "settings.toml")
+        wanted += (cargo / "bin", cargo / "registry", cargo / "git")
+        return tuple(p for p in wanted if p.exists())
 
     def can_select(self) -> bool:
         return True
@@ -62,6 +65,13 @@ class CargoTest(Adapter):
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return parse_libtest(output)
+
+
+def _homes() -> tuple[Path, Path]:
+    """rustup's and cargo's homes, as the user's environment or their defaults say."""
+    home = Path.home()
+    rustup = Path(os.environ.get("RUSTUP_HOME") or home / ".rustup")
+    return rustup, Path(os.environ.get("CARGO_HOME") or home / ".cargo")
 
 
 def parse_libtest(output: str) -> TestReport | None:

@@ -40,11 +40,14 @@ class GoTest(Adapter):
             "GOTOOLCHAIN": "local",
             "GOTELEMETRY": "off",
         }
-        readable: tuple[Path, ...] = ()
         if (modcache := _module_cache()) is not None:
             env["GOMODCACHE"] = str(modcache)
-            readable = (modcache,)
-        return Prepared(command, env, readable, output_kb=GO_OUTPUT_KB)
+        return Prepared(command, env, self.home_needs(), output_kb=GO_OUTPUT_KB)
+
+    def home_needs(self) -> tuple[Path, ...]:
+        """The module cache (go itself is a PATH entry, or in /usr/lib/go)."""
+        modcache = _module_cache()
+        return (modcache,) if modcache is not None else ()
 
     def can_select(self) -> bool:
         return True

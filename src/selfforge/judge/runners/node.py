@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 from selfforge.judge.results import NODE_REPORTER, PLUGIN_DIR, TestReport
@@ -33,7 +34,18 @@ class NodeTest(Adapter):
             "npm_config_audit": "false",
             "NO_COLOR": "1",
         }
-        return Prepared(command, env)
+        return Prepared(command, env, self.home_needs())
+
+    def home_needs(self) -> tuple[Path, ...]:
+        """The installation of the node PATH finds (nvm's ``versions/node/vX``), also
+        when ``node`` is a link into it from elsewhere."""
+        from selfforge.judge.home import installation
+
+        found, home = shutil.which("node"), Path.home().resolve()
+        real = Path(found).resolve() if found else None
+        if real is None or home not in real.parents:
+            return ()  # a system node (/usr/bin): visible as it is
+        return tuple(sorted(installation(real.parent, home)))
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return parse_node(output, tree)
