@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,53 @@ def test_the_directives_example_is_accepted(tmp_path: Path) -> None:
     directives = parse_directives(example, tmp_path / "selfforge.toml")
     assert directives.goals.items[0] == "All tests pass"
     assert directives.roles.enabled[1] == "propose"
+
+
+# Counts each tier's tests at collection, before the tier's -m deselects any (tryfirst).
+_COUNT_TIERS = """
+import json, sys
+import pytest
+
+class Tiers:
+    counts = {"fast": 0, "slow": 0}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            marks = {mark.name for mark in item.iter_markers()}
+            if "realmodel" not in marks:
+                self.counts["slow" if "slow" in marks else "fast"] += 1
+
+code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider"], plugins=[Tiers()])
+open(sys.argv[1], "w").write(json.dumps(Tiers.counts))
+sys.exit(code)
+"""
+# Where the README states each tier's size: the Development section and the suite's row
+# under Performance.
+_TIER_SIZES = {
+    "fast": [r"fast one \(about ([\d,]+) tests", r"fast tier: \*\*([\d,]+) tests\*\*"],
+    "slow": [
+        r"`-m slow` runs the rest \(about ([\d,]+) tests",
+        r"slow tier \([^)]*\): \*\*([\d,]+) tests\*\*",
+    ],
+}
+
+
+def test_the_readme_states_each_tiers_size_within_ten_percent(tmp_path: Path) -> None:
+    """The suite's size changes with the code: the README's counts are checked here, not
+    trusted (its times are measurements, dated where they are stated)."""
+    out = tmp_path / "tiers.json"
+    collected = subprocess.run(
+        [sys.executable, "-c", _COUNT_TIERS, str(out)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
+    counts = json.loads(out.read_text())
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for tier, patterns in _TIER_SIZES.items():
+        for pattern in patterns:
+            [stated] = re.findall(pattern, readme)
+            stated_n, actual = int(stated.replace(",", "")), counts[tier]
+            assert abs(stated_n - actual) <= actual / 10, (
+                f"README.md says {stated_n} tests in the {tier} tier ({pattern!r}); the suite "
+                f"collects {actual}: update the README"
+            )
