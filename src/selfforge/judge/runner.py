@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge.judge import check_git, runners, sandbox
+from selfforge.judge import buildcache, check_git, runners, sandbox
 from selfforge.judge.channel import Channel
 from selfforge.judge.imports import import_roots, project_modules
 from selfforge.judge.limits import Guard, Limits
@@ -69,6 +69,9 @@ class CheckSpace:
     # check's tree, and the variables pointing at them ("{tree}" is the check's tree)
     provided: tuple[tuple[str, str], ...] = ()
     provided_env: tuple[tuple[str, str], ...] = ()
+    # a run of a trusted commit (the baseline's): the only kind that writes the
+    # repository's build caches (buildcache.py); every other check sees a copy
+    trusted: bool = False
 
     @property
     def sandboxed(self) -> bool:
@@ -100,18 +103,22 @@ def run_command(
     """Run a shell command on the tree ``cwd``; ``head`` is the commit the tree holds.
     A ``channel``'s secret descriptor is passed on (to selfforge's plugin)."""
     with contextlib.ExitStack() as stack:
+        caches = buildcache.for_check(space, cwd, command, check_git.scratch_dir(cwd))
+        stack.callback(caches.remove)
         if space.sandboxed:
             sandbox.require()
             env = sandbox.check_env(space.env_names)
             argv = ["/bin/sh", "-c", command]
             if not sandbox.inside():
                 policy = check_policy(space, cwd, command, channel, head)
-                prelude = check_git.prelude(policy.binds)
+                policy = dataclasses.replace(policy, binds=(*policy.binds, *caches.binds))
+                prelude = check_git.prelude(policy.binds) + caches.prelude
                 argv = sandbox.bwrap_argv(policy, ["/bin/sh", "-c", prelude + command], cwd)
         else:
             env = scrub_env(os.environ)
             argv = ["/bin/sh", "-c", command]
         env.update(extra_env or {})
+        env.update(caches.env)
         env.update({k: v.replace("{tree}", str(cwd)) for k, v in space.provided_env})
         guard = Guard(space.limits)
         stack.callback(guard.cleanup)

@@ -4,7 +4,9 @@ a wrapper (``make test``, a script) reports the same way.
 Test ids are ``<package import path>::<TestName>`` (subtests ``TestName/case``). A
 package that fails to build, or fails outside any test (``TestMain``, a panic in
 ``init``), counts as a module that failed to collect. Runs offline: ``GOPROXY=off``,
-a private build cache, the user's module cache shown read-only.
+the repository's build cache (judge/buildcache.py; a private one where none is shared),
+the user's module cache shown read-only. ``-count=1``: the shared cache also holds test
+results, and every judged run (a flaky rerun above all) must run its tests.
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ class GoTest(Adapter):
     language = "go"
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
-        flags = ["-json"]
+        flags = ["-json", "-count=1"]
         names = sorted({t.split("::", 1)[1].split("/")[0] for t in only or [] if "::" in t})
         if names:
             flags.append("-run=^(" + "|".join(re.escape(n) for n in names) + ")$")
         env = {
             "GOFLAGS": " ".join(flags),
-            "GOCACHE": f"{scratch}/go-build",
+            "GOCACHE": f"{scratch}/go-build",  # where no cache is shared
             "GOPROXY": "off",
             "GOTOOLCHAIN": "local",
             "GOTELEMETRY": "off",
