@@ -1,11 +1,13 @@
 """The baseline: the checks on the unmodified commit, and proof that they can judge.
 
 Before any model call, the test command must run, collect tests, report per-test
-results, and import the tree under test. A command that cannot start, a pytest usage or
-internal error, an empty selection, a run without per-test results, or tests that import
-the project from somewhere else stop the run with the command, what happened and the
-fix. A module that fails to collect does not erase the baseline: its tests count as
-failing (a candidate may fix it, never add one).
+results, and import the tree under test. A command or toolchain that cannot start
+(recognized by its runner's own words: judge/unrunnable.py), a pytest usage or internal
+error, an empty selection, a run without per-test results, a suite of which nothing
+builds or imports (unless only the tests fail to, written before the code they call),
+or tests that import the project from somewhere else stop the run with the command,
+what happened and the fix. A module that fails to collect while others run does not
+erase the baseline: its tests count as failing (a candidate may fix it, never add one).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from selfforge.judge.imports import outside
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CheckSpace, CommandResult, run_command, run_tests
+from selfforge.judge.unrunnable import cannot_start, nothing_builds
 from selfforge.judge.verdict import Observed
 
 PYTEST_STATUS = {2: "was interrupted", 3: "hit an internal error", 4: "was used wrongly"}
@@ -68,6 +71,9 @@ def _problem(
     where = f"the test command `{command}`"
     fix = "fix [checks] test in selfforge.toml"
     last = (result.output.strip().splitlines() or [""])[-1].strip()
+    nothing_ran = result.exit_code != 0 and (report is None or not report.collected)
+    if nothing_ran and (why := cannot_start(result.full_output)):
+        return f"{where} cannot start: {why}"
     if result.exit_code in (126, 127):
         return f"{where} could not run ({last}); install what it needs or {fix}"
     if result.timed_out:
@@ -98,7 +104,9 @@ def _problem(
     if report.exitstatus in PYTEST_STATUS:
         return f"{where}: pytest {PYTEST_STATUS[report.exitstatus]} ({last}); {fix}"
     if not report.collected and not report.collect_errors:
-        return f"{where} collected no tests; point it at your tests or {fix}"
+        return f"{where} collected no tests ({last}); point it at your tests or {fix}"
+    if not report.collected and (why := nothing_builds(report, result.full_output, tree)):
+        return f"{where}: nothing runs on the unmodified code: {why}"
     wrong = outside(tree, report.imports)
     if wrong:
         name, origin = next(iter(wrong.items()))

@@ -1,0 +1,169 @@
+"""What a baseline on which nothing ran means: a toolchain that does not start, or a
+suite of which nothing builds or imports. Each is told in the runner's own words (its
+first relevant lines) with the fix, before any model call: a run that went on would
+ask the model for a change that no test can judge.
+
+Only a run that reported no test outcome at all is read here: a test's own output may
+hold the same words in a suite that runs. A suite that does not build because only its
+tests call code not written yet (tests first) is judgeable: the criterion then asks for
+the whole crate, package or module once it builds (judge/criterion.py).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from selfforge.judge.results import WHOLE_SUITE, TestReport
+
+_RUSTUP_FIX = (
+    "rustup has no default toolchain inside the check: run `rustup default stable`, or set "
+    '[sandbox] env = ["RUSTUP_TOOLCHAIN"] and export it'
+)
+_OFFLINE = "the check has no network"
+# (what the runner prints, the fix); the first that matches wins. {0} is the pattern's
+# first group. Most specific first: the generic "not found" comes last.
+_CANNOT_START: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.M), fix)
+    for pattern, fix in (
+        (r"rustup could not choose a version of \S+ to run|no default toolchain", _RUSTUP_FIX),
+        (
+            r"toolchain '([^']+)' is not installed",
+            "run `rustup toolchain install {0}` (named by rust-toolchain.toml or "
+            f"RUSTUP_TOOLCHAIN; {_OFFLINE} to install it)",
+        ),
+        (
+            r"could not find `Cargo\.toml`",
+            'run cargo where Cargo.toml is: [checks] test = "cd DIR && cargo test"',
+        ),
+        (
+            r"go: cannot find main module|go\.mod file not found|does not contain main module",
+            'run go test where go.mod is ([checks] test = "cd DIR && go test ./..."), '
+            "or create one with `go mod init`",
+        ),
+        (
+            r"(?:go\.mod|module) requires go >= ?(\S+)",
+            "install Go {0} or newer: the check runs the local go (GOTOOLCHAIN=local, "
+            f"{_OFFLINE} to fetch another)",
+        ),
+        (
+            r"missing go\.sum entry|module lookup disabled by GOPROXY=off|"
+            r"no required module provides package|cannot find module providing package",
+            "run `go mod download` in the repository: the check is offline and reads "
+            "your module cache",
+        ),
+        (
+            r"[Mm]issing script:? \"?([\w:.-]+)",
+            'add the "{0}" script to package.json, or fix [checks] test in selfforge.toml',
+        ),
+        (
+            r"(?:^|[\s:'‘])(node|nodejs)['’]?: (?:command )?not found|['‘](node)['’]: No such file",
+            "install Node.js so that `node` is on PATH inside the check, or name its full "
+            "path in [checks] test",
+        ),
+        (
+            r"^(?:[^:\n]*: )?(?:line )?(?:\d+: )?([\w.+/-]+): (?:command )?not found\s*$|"
+            r"^env: ['‘]([^'’]+)['’]: No such file",
+            "`{0}` is not on PATH inside the check: install it (or run [checks] setup), "
+            "or name its full path in [checks] test",
+        ),
+    )
+)
+
+
+def cannot_start(output: str) -> str | None:
+    """The runner's words and the fix when its toolchain or tool did not start."""
+    for pattern, fix in _CANNOT_START:
+        m = pattern.search(output)
+        if m is None:
+            continue
+        groups = [g for g in m.groups() if g]
+        return f"{_lines_at(output, m.start())}; {fix.format(*groups)}"
+    return None
+
+
+def _lines_at(output: str, at: int) -> str:
+    """The line at ``at``, with rustup's or cargo's ``help:`` line after it."""
+    start = output.rfind("\n", 0, at) + 1
+    lines = output[start:].splitlines()[:2]
+    said = lines[0].strip()[:300]
+    if len(lines) > 1 and lines[1].strip().startswith("help:"):
+        said += " " + lines[1].strip()[:200]
+    return said
+
+
+_RUST_ERROR = re.compile(r"^error(?:\[E\d+\])?: (?!could not compile)(.*)$", re.M)
+_RUST_AT = re.compile(r"^\s*--> (\S+?):(\d+):\d+", re.M)
+_GO_AT = re.compile(r"^(?:vet: )?(\S+\.go):(\d+):\d+: (.*)$", re.M)
+_CFG_TEST = re.compile(r"^\s*#\[cfg\(test\)\]", re.M)
+
+
+def nothing_builds(report: TestReport, output: str, tree: Path) -> str | None:
+    """Why nothing of the suite runs, with the fix; None when only tests written before
+    their code fail to build or import (what a task is for)."""
+    if WHOLE_SUITE in report.collect_errors:
+        return _rust(report, output, tree)
+    if any(".py" in module for module in report.collect_errors):
+        return _python(report, output)
+    return _go(report, output)  # its modules are import paths
+
+
+def _rust(report: TestReport, output: str, tree: Path) -> str | None:
+    places = [(m.group(1), int(m.group(2))) for m in _RUST_AT.finditer(output)]
+    if places and all(_in_rust_tests(tree, path, line) for path, line in places):
+        return None
+    error = _RUST_ERROR.search(output)
+    said = error.group(0).strip() if error else report.collect_errors[WHOLE_SUITE]
+    where = f" at {places[0][0]}:{places[0][1]}" if places else ""
+    return (
+        f"the crate does not compile ({said[:300]}{where}); make `cargo test` build on "
+        "your branch first: selfforge judges a change by the tests that run before it"
+    )
+
+
+def _in_rust_tests(tree: Path, path: str, line: int) -> bool:
+    """An integration test or bench, or a line under a source file's ``#[cfg(test)]``."""
+    from selfforge.treefiles import NotReadable, read_text
+
+    rel = Path(path)
+    if rel.is_absolute():
+        try:
+            rel = rel.resolve().relative_to(tree.resolve())
+        except (ValueError, OSError):
+            return False
+    if rel.parts and rel.parts[0] in ("tests", "benches"):
+        return True
+    try:
+        text = read_text(tree, rel.as_posix())
+    except (NotReadable, ValueError):
+        return False
+    first = _CFG_TEST.search(text)
+    return first is not None and line > text.count("\n", 0, first.start()) + 1
+
+
+def _go(report: TestReport, output: str) -> str | None:
+    places = list(_GO_AT.finditer(output))
+    if places and all(m.group(1).endswith("_test.go") for m in places):
+        return None
+    said = places[0].group(0).strip() if places else next(iter(report.collect_errors.values()))
+    count = len(report.collect_errors)
+    which = "the package does" if count == 1 else f"none of the {count} packages does"
+    return (
+        f"{which} not build ({said[:300]}); make `go test` build on your branch first: "
+        "selfforge judges a change by the tests that run before it"
+    )
+
+
+_PY_ERROR = re.compile(r"^E\s+(\w*(?:Error|Exception)\b.*)$", re.M)
+
+
+def _python(report: TestReport, output: str) -> str | None:
+    errors = [m.group(1).strip() for m in _PY_ERROR.finditer(output)]
+    if errors and all("cannot import name" in e for e in errors):
+        return None  # the tests ask for names the code has not yet
+    module, first = next(iter(report.collect_errors.items()))
+    said = errors[0] if errors else first
+    return (
+        f"every test module fails to import ({module}: {said[:300]}); install what the "
+        "tests import where the test command runs, or fix [checks] test in selfforge.toml"
+    )
