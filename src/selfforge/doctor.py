@@ -198,6 +198,34 @@ def check_toolchain(root: Path, directives: Any | None) -> Finding | None:
     return Finding("ok", "toolchain", detail)
 
 
+def check_home(root: Path, directives: Any | None) -> Finding | None:
+    """What of the home folder the sandbox shows the test and lint checks, read-only:
+    the exact folders of their toolchains and their runner's needs, nothing else."""
+    from dataclasses import replace
+
+    from selfforge.judge import policy, runners
+    from selfforge.judge.runner import anchor_command
+
+    checks = getattr(directives, "checks", None)
+    commands = [anchor_command(c, root) for c in (checks.test, checks.lint) if c] if checks else []
+    space = _space("test", commands[0], root, directives) if commands else None
+    if space is None or isinstance(space, Finding) or not space.sandboxed:
+        return None
+    shown: set[Path] = set()
+    for command in commands:
+        adapter = runners.detect(command, root, checks.runner, checks.junit or "")
+        needs = adapter.home_needs() if adapter is not None else ()
+        here = replace(space, readable=(*space.readable, *needs))
+        shown |= set(policy.shown_in_home(here, command))
+    home = Path.home().resolve()
+    names = ", ".join("~/" + p.relative_to(home).as_posix() for p in sorted(shown))
+    return Finding(
+        "ok",
+        "home in the sandbox",
+        f"shown read-only: {names or 'nothing'}; nothing else of {home} is visible to checks",
+    )
+
+
 def check_lint(
     command: str, root: Path, timeout_s: float, directives: Any | None = None
 ) -> Finding:

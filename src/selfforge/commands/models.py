@@ -75,7 +75,13 @@ def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
 
 def diagnose(repo: Path, model: str | None) -> list[Finding]:
     from selfforge import git
-    from selfforge.doctor import check_repo_state, check_sandbox, check_toolchain, check_venv
+    from selfforge.doctor import (
+        check_home,
+        check_repo_state,
+        check_sandbox,
+        check_toolchain,
+        check_venv,
+    )
 
     findings = [_check_git(repo)]
     if findings[0].status == "fail":
@@ -90,6 +96,8 @@ def diagnose(repo: Path, model: str | None) -> list[Finding]:
     findings.append(check_sandbox(directives))
     if (toolchain := check_toolchain(root, directives)) is not None:
         findings.append(toolchain)
+    if (home := check_home(root, directives)) is not None:
+        findings.append(home)
     return findings
 
 
