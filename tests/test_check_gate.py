@@ -58,18 +58,26 @@ def test_a_good_commit_from_elsewhere_is_accepted_and_journaled(repo: Path) -> N
     ("files", "reason"),
     [
         ({"calc.py": FIXED.replace("a * b", "a + b")}, "test_mul"),  # breaks mul()
-        (
+        (  # breaks mul() and skips its test: the base's test judges the code
             {
+                "calc.py": FIXED.replace("a * b", "a + b"),
                 "test_calc.py": TEST_CALC.replace(
-                    "def test_sub", "import pytest\n\n\n@pytest.mark.skip\ndef test_sub"
-                )
+                    "def test_mul", "import pytest\n\n\n@pytest.mark.skip\ndef test_mul"
+                ),
             },
-            "test_calc.py",
+            "test_calc.py::test_mul: passed → failed",
         ),
-        ({"test_calc.py": TEST_CALC.replace("== 5", "== -1")}, "edits existing test file"),
-        (
-            {"calc.py": FIXED, "conftest.py": "def pytest_runtest_logreport(report):\n    pass\n"},
-            "conftest.py",
+        (  # the failing test rewritten to match the bug: its base version still fails
+            {"test_calc.py": TEST_CALC.replace("== 5", "== -1")},
+            "failing test(s) changed, not fixed: test_calc.py::test_add",
+        ),
+        (  # a conftest that forces every outcome to pass, and a broken mul()
+            {
+                "calc.py": FIXED.replace("a * b", "a + b"),
+                "conftest.py": "def pytest_runtest_logreport(report):\n"
+                "    report.outcome = 'passed'\n",
+            },
+            "test_calc.py::test_mul",
         ),
         (
             {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge import integrity
+from selfforge.judge import contract, integrity
 from selfforge.judge.verdict import PASS
 
 from conftest import cli, directives, log_json, make_repo
@@ -74,15 +74,33 @@ def test_collection_infrastructure_from_the_candidate_is_refused(
 
 
 @pytest.mark.parametrize("case", ["imports-a-test", "imports-a-test-by-name", "tests-init"])
-def test_control_without_the_gate_the_payload_lands(
+def test_control_without_the_gate_and_the_contract_the_payload_lands(
     case: str, tmp_path: Path, script: Callable[..., str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(integrity, "collection_gate", lambda *a: PASS)
+    monkeypatch.setattr(integrity, "collection_gate", lambda *a, **k: PASS)
+    # The test contract alone refuses these too (the judging run has the base's tests,
+    # not the payload's): bypass it as well, to show what the two defences stop.
+    monkeypatch.setattr(
+        contract, "judged_commit", lambda tree, base, commit, *a: contract.Judged(commit)
+    )
     repo = _repo(tmp_path)
     reply, _ = CASES[case]
     cli("run", "--repo", str(repo), "--task", "Fix add()", "--model", script(propose=[reply]))
     [attempt] = log_json(repo)
     assert attempt["outcome"] == "accepted", attempt["reason"]  # the wrong add() "passes"
+    assert "return a - b" in (repo / "calc.py").read_text()
+
+
+@pytest.mark.parametrize("case", ["imports-a-test", "imports-a-test-by-name", "tests-init"])
+def test_without_the_gate_the_test_contract_still_refuses_the_payload(
+    case: str, tmp_path: Path, script: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integrity, "collection_gate", lambda *a, **k: PASS)
+    repo = _repo(tmp_path)
+    reply, _ = CASES[case]
+    cli("run", "--repo", str(repo), "--task", "Fix add()", "--model", script(propose=[reply]))
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "rejected", attempt["reason"]
     assert "return a - b" in (repo / "calc.py").read_text()
 
 

@@ -64,9 +64,16 @@ test = "true"
 @pytest.mark.parametrize(
     ("reply", "reason_part"),
     [
-        (DELETE_FAILING_TEST, "edits existing test file test_calc.py"),
-        (SKIP_FAILING_TEST, "edits existing test file test_calc.py"),
-        (WEAKEN_ASSERTION, "edits existing test file test_calc.py"),
+        # The base's version of the deleted test still judges the code, with its message.
+        (
+            DELETE_FAILING_TEST,
+            "no progress: none of the target tests passes yet (test_calc.py::test_add: failed (assert -1 == 5))",
+        ),
+        (SKIP_FAILING_TEST, "adds a skip, xfail or trivially true assertion in test_calc.py"),
+        (
+            WEAKEN_ASSERTION,
+            "failing test(s) changed, not fixed: test_calc.py::test_add: its base version still fails (assert -1 == 5)",
+        ),
         (CONFTEST_FORCES_PASS, "conftest.py"),
         (CHANGE_TEST_COMMAND, "selfforge.toml"),
     ],
@@ -81,20 +88,20 @@ def test_gaming_the_checks_is_rejected(calc_repo: Path, script, reply: str, reas
     assert git(calc_repo, "rev-parse", "HEAD") == head
 
 
-def test_with_test_edits_allowed_skips_and_dropped_tests_are_still_caught(
-    tmp_path: Path, script
-) -> None:
+def test_allow_test_edits_no_longer_loosens_anything_and_says_so(tmp_path: Path, script) -> None:
     extra = "\n[safety]\nallow_test_edits = true\n"
     for reply, reason in (
         (SKIP_FAILING_TEST, "adds a skip"),
-        (DELETE_FAILING_TEST, "collected tests dropped from 3 to 2"),
+        (DELETE_FAILING_TEST, "(assert -1 == 5)"),
+        (WEAKEN_ASSERTION, "changed, not fixed"),
     ):
         repo = make_repo(
-            tmp_path / reason[:8].replace(" ", "_"),
+            tmp_path / reason[:8].replace(" ", "_").replace("(", ""),
             {"calc.py": CALC, "test_calc.py": TEST_CALC},
             directives(extra=extra),
         )
-        cli("run", "--repo", str(repo), "--model", script(propose=[reply]), check=True)
+        proc = cli("run", "--repo", str(repo), "--model", script(propose=[reply]), check=True)
+        assert "allow_test_edits no longer loosens anything" in proc.stderr
         [attempt] = log_json(repo)
         assert attempt["outcome"] == "rejected"
         assert reason in attempt["reason"]
@@ -198,7 +205,8 @@ def test_mul_is_addition():
     cli("run", "--repo", str(calc_repo), "--model", script(propose=[failing]), check=True)
     [attempt] = log_json(calc_repo)
     assert attempt["outcome"] == "rejected"
-    assert "new test(s) fail" in attempt["reason"] and "test_mul_is_addition" in attempt["reason"]
+    reason = attempt["reason"]
+    assert "fail in the change's own suite" in reason and "test_mul_is_addition" in reason
 
 
 def test_a_new_test_file_that_breaks_the_suite_it_joins_is_rejected(
@@ -222,7 +230,7 @@ def test_setup():
     cli("run", "--repo", str(calc_repo), "--model", script(propose=[breaker]), check=True)
     [attempt] = log_json(calc_repo)
     assert attempt["outcome"] == "rejected", attempt
-    assert "new test files run with them" in attempt["reason"]
+    assert "fail in the change's own suite: test_calc.py::test_mul" in attempt["reason"]
     assert "test_calc.py::test_mul" in attempt["reason"]
     assert not (calc_repo / "test_aa_setup.py").exists()
 

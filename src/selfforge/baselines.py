@@ -19,7 +19,7 @@ from selfforge.context import ContextBundle
 from selfforge.context.build import build_context, prewarm
 from selfforge.context.history import load_history
 from selfforge.judge import baseline as judge_baseline
-from selfforge.judge import baseline_cache, runners
+from selfforge.judge import baseline_cache, contract, runners
 from selfforge.judge.verdict import Observed
 from selfforge.workspace import Workspace
 
@@ -193,9 +193,9 @@ class Ahead:
 
 def keep_baseline(engine: Engine, base: str, commit: str, observed: Observed) -> None:
     """A landed change's own checks are the next run's baseline when they saw the whole
-    new tree: no new test file (the judging run leaves those out)."""
-    added = git.git("diff", "--name-only", "--diff-filter=A", base, commit, cwd=engine.ws.root)
-    if any(engine.rule.is_test_path(p) for p in added.split()):
+    new tree: no test changed (the judging run takes the base's tests)."""
+    changed = git.git("diff", "--name-only", "--no-renames", base, commit, cwd=engine.ws.root)
+    if any(contract.is_infrastructure(p, engine.rule) for p in changed.splitlines()):
         return
     d = engine.d
     digest = baseline_cache.key(engine.ws.root, commit, d.checks, d.sandbox, engine.space)

@@ -131,7 +131,7 @@ class Land(_Section):
 
 class Safety(_Section):
     protected: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
-    allow_test_edits: bool = False
+    allow_test_edits: bool = False  # no effect since the test contract; warns when set
     # manifests and lockfiles (package.json dependencies, go.mod, Cargo.toml, lockfiles)
     allow_dependency_changes: bool = False
 

@@ -3,6 +3,7 @@ the ``Engine`` every attempt (and ``selfforge check``) works with."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from selfforge import git
@@ -44,6 +45,13 @@ def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpa
     )
 
 
+ALLOW_TEST_EDITS_WARNING = (
+    "warning: [safety] allow_test_edits no longer loosens anything: the base's tests, in "
+    "their base version, judge every change's code, and a change may add tests anywhere; "
+    "remove the key"
+)
+
+
 def make_engine(
     ws: Workspace,
     loaded: LoadedDirectives,
@@ -58,6 +66,8 @@ def make_engine(
     """What every attempt of a run (or a `check`) shares; the check commands anchored to
     the user's checkout."""
     d = loaded.directives
+    if d.safety.allow_test_edits:
+        sys.stderr.write(ALLOW_TEST_EDITS_WARNING + "\n")
     for kind in ("test", "lint"):
         command = getattr(d.checks, kind)
         if command:

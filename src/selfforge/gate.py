@@ -13,7 +13,8 @@ never rewritten; a patch lands as one commit.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from selfforge import git
@@ -59,11 +60,25 @@ class CheckResult:
     landed: bool = False
     branch: str | None = None
     commit: str | None = None
+    review: list[str] = field(default_factory=list)  # what a person must look at
+
+    @property
+    def verdict(self) -> str:
+        """accepted | rejected | needs_review (every gate passed; a person decides)."""
+        if self.review:
+            return "needs_review"
+        return "accepted" if self.accepted else "rejected"
+
+    @property
+    def exit_code(self) -> int:
+        return {"accepted": 0, "rejected": 1, "needs_review": 3}[self.verdict]
 
     def to_json(self) -> dict[str, object]:
         return {
-            "verdict": "accepted" if self.accepted else "rejected",
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
             "reason": self.reason,
+            "review": self.review,
             "attempt_id": self.attempt_id,
             "run_id": self.run_id,
             "change": self.change.label,
@@ -125,8 +140,11 @@ def check(
     land: bool = False,
     model: Model | None = None,
     no_sandbox: bool = False,
+    changes: list[str] | None = None,
 ) -> CheckResult:
-    """Judge one change; journal it as an attempt; land it when asked and accepted."""
+    """Judge one change; journal it as an attempt; land it when asked and accepted.
+    ``changes``: tests the change is meant to change (with those its commits name in a
+    ``Selfforge-Changes:`` trailer): their base versions may fail; a person reviews."""
     d = loaded.directives
     roles = ["propose"] + (["critique", "review"] if model is not None else [])
     d.roles.enabled = [r for r in d.roles.enabled if r in roles] or ["propose"]
@@ -152,7 +170,7 @@ def check(
         )
         status, why = "failed", "stopped by an unexpected error"
         try:
-            result = _judge(engine, change, patch, task, land, head)
+            result = _judge(engine, change, patch, task, land, head, changes or [])
             status, why = "finished", result.reason
             return result
         except SelfforgeError as exc:
@@ -164,7 +182,13 @@ def check(
 
 
 def _judge(
-    e: Engine, change: Change, patch: str | None, task: str | None, land: bool, head: str
+    e: Engine,
+    change: Change,
+    patch: str | None,
+    task: str | None,
+    land: bool,
+    head: str,
+    changes: list[str],
 ) -> CheckResult:
     baseline = measure_baseline(e, change.base)
     label = task or _subject(e.ws.root, change) or f"check {change.label}"
@@ -197,10 +221,15 @@ def _judge(
         changed=changed,
         diff=git.diff(attempt.wt, change.base, commit),
         criterion=attempt.criterion,
+        declared=tuple([*changes, *declared_in(e.ws.root, change)]),
     )
     attempt.candidate = candidate
-    verdict = run_pipeline(candidate, attempt.judge())
+    verdict = run_pipeline(candidate, replace(attempt.judge(), person=True))
     attempt.observed = candidate.observed
+    if verdict.needs_review:
+        result = attempt.result("needs_review", verdict.reason, commit=None)
+        attempt.finish(result)
+        return _result(result, e, change, changed, review=verdict.details)
     if not verdict.ok:
         result = attempt.result("rejected", verdict.reason, commit=None)
     elif land:
@@ -214,9 +243,8 @@ def _judge(
 def _apply_patch(wt: Path, patch: str, change: Change) -> str:
     if not patch.strip():
         raise CannotJudge("the patch is empty: pipe a diff (git diff | selfforge check -)")
-    proc = git.call("apply", "--index", "--whitespace=nowarn", "-", cwd=wt, input_text=patch)
-    if proc.returncode != 0:
-        detail = (proc.stderr.strip().splitlines() or ["it does not apply"])[0]
+    detail = _apply_any_prefix(wt, _diffs_of(patch))
+    if detail is not None:
         raise CannotJudge(
             f"the patch does not apply to HEAD ({detail}); make it against HEAD "
             "(git diff HEAD) or commit it and check the commit"
@@ -224,6 +252,43 @@ def _apply_patch(wt: Path, patch: str, change: Change) -> str:
     tip = git.commit_index(wt, change.base, "selfforge check: patch")
     change.tip = change.land_tip = tip
     return tip
+
+
+def _apply_any_prefix(wt: Path, patch: str) -> str | None:
+    """Stage ``patch`` in ``wt``; None when it applied, else git's first complaint. Paths
+    with a/ b/ prefixes (git diff, format-patch, diff -ru old/ new/) first, then without
+    (diff -u file.orig file, git diff --no-prefix). A failed git apply changes nothing,
+    so the second try starts from the same tree."""
+    details = []
+    for strip in ("-p1", "-p0"):
+        proc = git.call(
+            "apply", "--index", "--whitespace=nowarn", strip, "-", cwd=wt, input_text=patch
+        )
+        if proc.returncode == 0:
+            return None
+        details.append((proc.stderr.strip().splitlines() or ["it does not apply"])[0])
+    # the first unless it could not even find the file names (a patch without prefixes)
+    return details[1] if "filename" in details[0] or "No such file" in details[0] else details[0]
+
+
+# A message of `git format-patch` (mbox): its first line, and the line that ends the
+# commit message (what follows is the diff, git am's split).
+_MBOX_FROM = re.compile(r"^From [0-9a-f]{40,64} Mon Sep 17 00:00:00 2001$", re.M)
+_MESSAGE_END = re.compile(r"^---$", re.M)
+
+
+def _diffs_of(patch: str) -> str:
+    """The diffs of a patch; of an mbox from ``git format-patch``, without each message's
+    headers and commit message (a message may quote diff lines git apply would read)."""
+    starts = [m.start() for m in _MBOX_FROM.finditer(patch)]
+    if not starts or patch[: starts[0]].strip():
+        return patch
+    diffs = []
+    for start, end in zip(starts, [*starts[1:], len(patch)], strict=True):
+        message = patch[start:end]
+        split = _MESSAGE_END.search(message)
+        diffs.append(message[split.end() + 1 :] if split else message)
+    return "".join(diffs)
 
 
 def _land(
@@ -254,8 +319,29 @@ def _subject(root: Path, change: Change) -> str:
     return "; ".join(s for s in subjects if s.strip())[:300]
 
 
+TRAILER_CHANGES = "Selfforge-Changes"
+
+
+def declared_in(root: Path, change: Change) -> list[str]:
+    """The tests a change's commits say they change on purpose: each
+    ``Selfforge-Changes: tests/test_a.py::test_x, TestY`` trailer of their messages."""
+    if not change.tip:
+        return []
+    out = git.git(
+        "log",
+        f"--format=%(trailers:key={TRAILER_CHANGES},valueonly,separator=%x2C)",
+        f"{change.base}..{change.tip}",
+        cwd=root,
+    )
+    return [name.strip() for name in out.replace("\n", ",").split(",") if name.strip()]
+
+
 def _result(
-    result: AttemptResult, e: Engine, change: Change, changed: dict[str, str]
+    result: AttemptResult,
+    e: Engine,
+    change: Change,
+    changed: dict[str, str],
+    review: list[str] | None = None,
 ) -> CheckResult:
     checks = e.journal.checks(result.attempt_id)
     steps = [
@@ -273,6 +359,7 @@ def _result(
         landed=result.landed,
         branch=result.branch,
         commit=result.commit,
+        review=list(review or []),
     )
 
 

@@ -26,7 +26,7 @@ from selfforge.journal_schema import (
 __all__ = ["OUTCOMES", "AttemptRecord", "Journal", "Totals"]
 
 SCHEMA_VERSION = len(MIGRATIONS)
-OUTCOMES = ("accepted", "rejected", "no_edits", "error")
+OUTCOMES = ("accepted", "rejected", "no_edits", "error", "needs_review")  # the last: check only
 RUN_COLUMNS = (
     "id, started_at, ended_at, status, pid, base_branch, base_commit, model, goals, "
     "land_mode, stop_reason"

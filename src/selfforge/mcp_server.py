@@ -38,8 +38,9 @@ except ImportError:  # the extra is not installed: `selfforge mcp` says how to g
 
 INSTRUCTIONS = (
     "selfforge judges code changes: `check` runs the project's tests, lint and integrity "
-    "rules in a sandbox on a commit, range, branch or patch and says accepted or rejected "
-    "with reasons (a change that skips, edits or weakens tests, or adds test hooks, is "
+    "rules in a sandbox on a commit, range, branch or patch and says accepted, rejected or "
+    "needs_review with reasons (the base's tests, in their base version, judge the change's "
+    "code: a change that weakens, skips or deletes a test to hide a regression is "
     "rejected). `run_task` lets selfforge attempt one task itself. `log` and `show` read "
     "the journal of every attempt."
 )
@@ -106,11 +107,15 @@ def build(repo: Path, allow_land: bool) -> Any:
         patch: str | None = None,
         task: str | None = None,
         land: bool = False,
+        changes: list[str] | None = None,
     ) -> dict[str, Any]:
         """Judge a change: a commit, an A..B range or a branch (`change`), or a unified diff
-        on top of HEAD (`patch`). Returns the verdict (accepted/rejected), its reason, each
-        step and the journal's attempt id. `land` fast-forwards the user's branch when
-        accepted, only if the server was started with --allow-land."""
+        on top of HEAD (`patch`). Returns the verdict (accepted, rejected, or needs_review:
+        every gate passed but a person must look at what `review` lists) with exit_code
+        0, 1 or 3, its reason, each step and the journal's attempt id. `changes`: tests the
+        change means to change (their base versions may fail; the verdict is then
+        needs_review). `land` fast-forwards the user's branch when accepted, only if the
+        server was started with --allow-land."""
         if land and not allow_land:
             raise ToolError(
                 f"{REFUSED}: the user did not start the server with --allow-land; call "
@@ -129,6 +134,7 @@ def build(repo: Path, allow_land: bool) -> Any:
                 patch=patch,
                 task=task,
                 land=land,
+                changes=changes,
             )
             return result.to_json()
 

@@ -56,11 +56,23 @@ def check_command(
     no_sandbox: bool = typer.Option(
         False, "--no-sandbox", help="Run checks without the sandbox (with your rights)."
     ),
+    changes: list[str] = typer.Option(
+        None,
+        "--changes",
+        help="A test the change means to change (its id, file or name; repeatable): its "
+        "base version may fail, and the verdict is 'needs review'. A commit can say the "
+        "same with a 'Selfforge-Changes: TEST, ...' trailer.",
+    ),
 ) -> None:
     """Judge an existing change with run's pipeline, sandbox and directives; no model
-    needed. Exit 0 accepted, 1 rejected, 2 could not judge (the reason and the fix)."""
+    needed. The base's tests, in their base version, judge the change's code; the
+    change's own tests must pass too. Exit 0 accepted, 1 rejected, 2 could not judge (the
+    reason and the fix), 3 needs review (protected paths, dependencies, build
+    configuration, a declared behaviour change: every other gate passed)."""
     try:
-        result = _check(repo, change, patch, task, land, review, model, as_json, no_sandbox)
+        result = _check(
+            repo, change, patch, task, land, review, model, as_json, no_sandbox, changes or []
+        )
     except SelfforgeError as exc:
         if as_json:
             print(json.dumps({"verdict": "error", "reason": exc.message}))
@@ -69,13 +81,19 @@ def check_command(
     if as_json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        mark = "[green]accepted[/]" if result.accepted else "[red]rejected[/]"
+        mark = {
+            "accepted": "[green]accepted[/]",
+            "rejected": "[red]rejected[/]",
+            "needs_review": "[yellow]needs review[/]",
+        }[result.verdict]
         console.print(f"{mark}: {escape(result.reason)}")
+        for item in result.review:
+            console.print(f"  - {escape(item)}")
         console.print(
             f"[dim]journaled as attempt {result.attempt_id}: selfforge show {result.attempt_id}[/]"
         )
     _step_summary(result)
-    raise typer.Exit(0 if result.accepted else 1)
+    raise typer.Exit(result.exit_code)
 
 
 def _check(
@@ -88,6 +106,7 @@ def _check(
     model: str | None,
     as_json: bool,
     no_sandbox: bool,
+    changes: list[str],
 ) -> CheckResult:
     from selfforge.config import load_directives
     from selfforge.gate import check
@@ -118,6 +137,7 @@ def _check(
         land=land,
         model=the_model,
         no_sandbox=no_sandbox,
+        changes=changes,
     )
 
 
@@ -126,12 +146,18 @@ def _step_summary(result: CheckResult) -> None:
     where = os.environ.get("GITHUB_STEP_SUMMARY")
     if not where:
         return
-    verdict = "✅ accepted" if result.accepted else "❌ rejected"
+    verdict = {
+        "accepted": "✅ accepted",
+        "rejected": "❌ rejected",
+        "needs_review": "👀 needs review",
+    }[result.verdict]
     lines = [
         f"### selfforge check `{result.change.label}`: {verdict}",
         "",
         f"**Reason:** {result.reason}",
         "",
+        *(f"- {item}" for item in result.review),
+        *([""] if result.review else []),
         "| step | result |",
         "|---|---|",
         *(f"| {s['name']} | {'pass' if s['passed'] else 'fail'} |" for s in result.steps),

@@ -61,8 +61,14 @@ def run_gate(result: CommandResult, report: TestReport | None) -> Verdict:
     return PASS
 
 
-def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) -> Verdict:
-    """No regression, no fewer tests, no new collection error, and progress when asked."""
+def tests_gate(
+    baseline: Observed,
+    candidate: Observed,
+    criterion: Criterion,
+    excused: frozenset[str] = frozenset(),
+) -> Verdict:
+    """No regression, no fewer tests, no new collection error, and progress when asked.
+    ``excused``: tests the change declares it changes on purpose (a person reviews them)."""
     result = candidate.tests_result
     if result is None:
         return PASS
@@ -76,10 +82,10 @@ def tests_gate(baseline: Observed, candidate: Observed, criterion: Criterion) ->
     if added:
         reason = f"the change makes {added[0]} fail to import: {cand.collect_errors[added[0]]}"
         return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}", added)
-    verdict = regression_gate(base, cand, baseline.flaky | candidate.flaky, result.output)
+    verdict = regression_gate(base, cand, baseline.flaky | candidate.flaky | excused, result.output)
     if not verdict.ok:
         return verdict
-    if cand.collected < base.collected:
+    if cand.collected < base.collected - len(excused):
         reason = f"integrity: collected tests dropped from {base.collected} to {cand.collected}"
         return Verdict(False, reason, reason + "; do not remove or deselect tests.")
     return exit_code_gate(baseline, result)
@@ -227,6 +233,61 @@ def _state(report: TestReport, test: str) -> str:
         return "no longer collected"
     message = report.messages.get(test)
     return f"{outcome} ({message})" if message else outcome
+
+
+_FAILING = ("failed", "error")
+
+
+def own_suite_gate(
+    baseline: Observed,
+    judged: TestReport | None,
+    own: TestReport | None,
+    result: CommandResult,
+    *,
+    person: bool,
+    declared: frozenset[str] = frozenset(),
+    flaky: frozenset[str] | set[str] = frozenset(),
+) -> Verdict:
+    """The change's own suite — its tests as it left them, as the user's own command will
+    run them from now on — after the base's tests judged its code (``judged``): no test
+    fails there that did not fail on the base already; a test the base's version shows
+    failing is not hidden by the change's version of it (passing, skipped or xfailed: a
+    changed test is no fix) unless the change declares it changes that behaviour; and, for
+    a model's proposal, no test that passes is skipped or removed."""
+    verdict = run_gate(result, own)
+    if not verdict.ok or baseline.tests is None or judged is None or own is None:
+        if verdict.ok and own is None and result.exit_code not in (0, None):
+            reason = f"the change's own tests fail (exit {result.exit_code})"
+            return Verdict(False, reason, f"{reason}:\n{result.output}")
+        return verdict
+    base = baseline.tests.outcomes
+    failing, hidden, dropped = [], [], []
+    for t in sorted(set(own.outcomes) | set(judged.outcomes)):
+        if t in flaky:
+            continue
+        mine, there, was = own.outcome(t), judged.outcome(t), base.get(t)
+        still_failing = was in _FAILING and there in _FAILING
+        if mine in _FAILING and not still_failing:
+            failing.append(f"{t}: {mine}" + (f" ({own.messages[t]})" if t in own.messages else ""))
+        elif still_failing and mine not in _FAILING and mine is not None and t not in declared:
+            why = judged.messages.get(t, there)
+            hidden.append(f"{t}: its base version still fails ({why}); the change's is {mine}")
+        elif there == "passed" and mine in ("skipped", "xfailed", None) and not person:
+            dropped.append(f"{t}: passes, and the change makes it {mine or 'gone'}")
+    if failing:
+        reason = f"{len(failing)} test(s) fail in the change's own suite: " + "; ".join(failing[:3])
+        return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}", failing)
+    if hidden:
+        reason = (
+            f"{len(hidden)} failing test(s) changed, not fixed: "
+            + "; ".join(hidden[:3])
+            + " (a change meant to change tested behaviour names the tests it changes)"
+        )
+        return Verdict(False, reason, reason + "; fix the code, not the tests.", hidden)
+    if dropped:
+        reason = "integrity: the change skips or removes tests that pass: " + "; ".join(dropped[:3])
+        return Verdict(False, reason, reason + "; do not skip or delete existing tests.", dropped)
+    return PASS
 
 
 def new_tests_gate(baseline: Observed, report: TestReport | None, result: CommandResult) -> Verdict:

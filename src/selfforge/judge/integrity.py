@@ -45,42 +45,46 @@ def protected_gate(changed: dict[str, str], protected: list[str]) -> Verdict:
     return Verdict(False, reason, reason + "; reach the goal without changing them.", problems)
 
 
-def tests_integrity_gate(
-    changed: dict[str, str], diff: str, rule: TestRule, *, allow_test_edits: bool
-) -> Verdict:
-    """Adding tests is welcome; editing, deleting or skipping existing ones is not
-    (unless the directives allow test edits: then only deleting and weakening count)."""
-    problems = []
-    for path, status in sorted(changed.items()):
-        if not rule.is_test_path(path) or status.startswith("A"):
-            continue
-        if status.startswith("D"):
-            problems.append(f"deletes test file {path}")
-        elif not allow_test_edits:
-            problems.append(f"edits existing test file {path}")
+def tests_integrity_gate(changed: dict[str, str], diff: str, rule: TestRule) -> Verdict:
+    """For a model's proposal: adding tests is welcome, in new files or in existing ones;
+    deleting a test file, or adding a skip, xfail or trivially true assertion to a test
+    file the base has, is not. (The judging run takes the base's tests whatever a change
+    does to them; this keeps a model from landing tests weaker than it found them.)"""
     from selfforge.judge.integrity_lang import weakening
 
+    problems = []
+    for path, status in sorted(changed.items()):
+        if rule.is_test_path(path) and status.startswith("D"):
+            problems.append(f"deletes test file {path}")
     for path, text in split_diff(diff).items():
-        if rule.is_test_path(path) and _WEAKENING.search(text):
+        if not rule.is_test_path(path) or not changed.get(path, "").startswith("M"):
+            continue  # a new test file's skips and xfails are its author's to make
+        if _WEAKENING.search(text):
             problems.append(f"adds a skip, xfail or trivially true assertion in {path}")
-        elif rule.is_test_path(path) and (problem := weakening(path, text, True)):
+        elif problem := weakening(path, text, True):
             problems.append(problem)
     if not problems:
         return PASS
     reason = "integrity: the change " + "; ".join(problems)
     feedback = (
-        reason + ". Tests are the judge: fix the code, not the tests. New test files are "
+        reason + ". Tests are the judge: fix the code, not the tests. New tests are "
         "welcome; do not delete, skip, or weaken existing tests."
     )
     return Verdict(False, reason, feedback, problems)
 
 
-def reporting_gate(changed: dict[str, str], diff: str, rule: TestRule) -> Verdict:
+def reporting_gate(
+    changed: dict[str, str], diff: str, rule: TestRule, *, person: bool = False
+) -> Verdict:
     """Nothing that could change how results are reported: start-up files, pytest
-    plugins, ``.pth`` files, or code outside the tests reaching into the test runner."""
+    plugins, ``.pth`` files, or code outside the tests reaching into the test runner. A
+    person's change may change test infrastructure (a ``conftest.py``): the judging run
+    takes the base's."""
     problems = []
     for path in sorted(changed):
         name = PurePosixPath(path).name
+        if person and rule.is_test_path(path):
+            continue
         if name in _STARTUP_FILES or name.endswith(".pth"):
             problems.append(f"changes {path}, which runs around the tests")
     for path, text in split_diff(diff).items():
@@ -107,7 +111,9 @@ _DYNAMIC_IMPORT = re.compile(
 _PLUGINS = re.compile(r"^\+.*\bpytest_plugins\b", re.M)
 
 
-def collection_gate(worktree: Path, changed: dict[str, str], diff: str, rule: TestRule) -> Verdict:
+def collection_gate(
+    worktree: Path, changed: dict[str, str], diff: str, rule: TestRule, *, person: bool = False
+) -> Verdict:
     """Nothing that test collection runs may come from the candidate: an ``__init__.py``
     with code in a test package (it runs before every test module below it),
     ``pytest_plugins``, and code outside the tests that imports a test module (that
@@ -115,10 +121,12 @@ def collection_gate(worktree: Path, changed: dict[str, str], diff: str, rule: Te
     problems = []
     for path, status in sorted(changed.items()):
         init = PurePosixPath(path).name == "__init__.py" and not status.startswith("D")
+        if person and rule.is_test_path(path):
+            continue  # test infrastructure: the judging run takes the base's
         if init and _in_test_package(worktree, path, rule) and _has_code(worktree / path):
             problems.append(f"changes {path}, which test collection runs")
     for path, text in split_diff(diff).items():
-        if _PLUGINS.search(text):
+        if _PLUGINS.search(text) and not (person and rule.is_test_path(path)):
             problems.append(f"loads pytest plugins (pytest_plugins) in {path}")
         if rule.is_test_path(path) or not path.endswith(".py"):
             continue

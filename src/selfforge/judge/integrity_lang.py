@@ -34,7 +34,6 @@ WEAKENING = re.compile(
 # A top-level inline test module of a Rust source, as rustfmt lays it out: the attribute,
 # `mod name {`, and the `}` alone on a line that closes it.
 INLINE_TESTS = re.compile(r"(?m)^#\[cfg\(test\)\]\n(?:#\[.*\]\n)*mod \w+ \{\n(?:.*\n)*?\}\n")
-_HUNK = re.compile(r"^@@ -(\d+)")
 # A Go package's TestMain runs its tests and chooses the exit code: infrastructure.
 GO_TEST_MAIN = re.compile(r"^\+func TestMain\(", re.M)
 # Removed lines that take a Rust test out (unit tests live in the sources, not test files).
@@ -51,7 +50,7 @@ TEST_CONFIG = (
 )  # fmt: skip
 MANIFESTS = (
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
-    "go.mod", "go.sum", "go.work", "go.work.sum", "Cargo.lock", "Cargo.toml",
+    "go.sum", "go.work", "go.work.sum", "Cargo.lock",
 )  # fmt: skip
 _PACKAGE_TEST_KEYS = ("jest", "mocha", "ava", "c8", "nyc", "vitest")
 _DEPENDENCY_KEYS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
@@ -88,59 +87,76 @@ def weakening(path: str, text: str, is_test: bool) -> str | None:
     return None
 
 
-def inline_test_edit(path: str, base_text: str, file_diff: str) -> str | None:
-    """The problem when a Rust source's diff changes or removes lines of an inline test
-    module the base has (adding tests to it is fine): an existing test edited, as in a
-    test file."""
-    spans = []
-    for m in INLINE_TESTS.finditer(base_text):
-        first = base_text.count("\n", 0, m.start()) + 1
-        spans.append((first, first + m.group().count("\n") - 1))
-    if not spans:
-        return None
-    old, in_hunk = 0, False
-    for line in file_diff.splitlines():
-        if m := _HUNK.match(line):
-            old, in_hunk = int(m.group(1)), True
-        elif in_hunk and line[:1] in (" ", "-"):
-            if line[:1] == "-" and any(a <= old <= b for a, b in spans):
-                return f"edits an existing test in the inline test module of {path} (line {old})"
-            old += 1
-    return None
-
-
-def language_gate(
-    tree: Path,
-    base: str,
-    changed: dict[str, str],
-    diff: str,
-    *,
-    allow_deps: bool,
-    allow_test_edits: bool = False,
-) -> Verdict:
-    """Test configuration, snapshots and build scripts never; manifests and lockfiles
-    only when the directives allow dependency changes; existing inline Rust tests only
-    when they allow test edits."""
+def language_gate(tree: Path, base: str, changed: dict[str, str], diff: str) -> Verdict:
+    """For a model's proposal: the runners' configuration, snapshots, a Go TestMain,
+    skips and removed or edited inline Rust tests are refused (the judging run takes the
+    base's tests either way; a model has no business changing them)."""
     problems = []
     for path, status in sorted(changed.items()):
-        if _matches(path, TEST_CONFIG) and not (status.startswith("A") and path.endswith(".snap")):
+        new_snapshot = status.startswith("A") and path.endswith(".snap")
+        if _matches(path, TEST_CONFIG) and not _matches(path, BUILD_CONFIG) and not new_snapshot:
             problems.append(f"changes {path}, which decides how the tests run")
-        elif PurePosixPath(path).name == "package.json":
-            problems += _package_json(tree, base, path, allow_deps)
-        elif PurePosixPath(path).name == "Cargo.toml":
-            problems += _cargo_toml(tree, base, path, allow_deps)
-        elif _matches(path, MANIFESTS) and not allow_deps:
-            problems.append(_dependency(path))
+        elif PurePosixPath(path).name == "package.json" and _package_tests(tree, base, path):
+            problems.append(f"changes the test settings or scripts in {path}")
     for path, text in split_diff(diff).items():
         if path.endswith("_test.go") and GO_TEST_MAIN.search(text):
             problems.append(f"adds a TestMain in {path}, which decides how the tests run")
         elif path.endswith(".rs") and (problem := weakening(path, text, False)):
             problems.append(problem)
-        elif path.endswith(".rs") and not allow_test_edits and changed.get(path, "")[:1] == "M":
-            was = _show(tree, base, path)
-            if was is not None and (problem := inline_test_edit(path, was, text)):
-                problems.append(problem)
     return _refusal(problems, "how the change is judged is not the change's to decide")
+
+
+def dependency_gate(tree: Path, base: str, changed: dict[str, str], *, allow_deps: bool) -> Verdict:
+    """Real dependency changes (``require`` blocks, lockfiles, ``[dependencies]``,
+    ``package.json`` dependencies; not go.mod's ``go`` or ``toolchain`` line or a comment)
+    and build configuration (``build.rs``, ``.cargo/config``, the Rust toolchain file):
+    what the sandbox cannot install offline or what decides how the code is built."""
+    problems = []
+    for path, _status in sorted(changed.items()):
+        name = PurePosixPath(path).name
+        if _matches(path, BUILD_CONFIG):
+            problems.append(f"changes {path}, which decides how the code is built")
+        elif name == "package.json":
+            problems += [] if allow_deps else _package_deps(tree, base, path)
+        elif name == "Cargo.toml":
+            problems += _cargo_toml(tree, base, path, allow_deps)
+        elif name == "go.mod":
+            if not allow_deps and _go_requirements(_show(tree, base, path)) != _go_requirements(
+                _read(tree, path)
+            ):
+                problems.append(_dependency(path))
+        elif _matches(path, MANIFESTS) and not allow_deps:
+            problems.append(_dependency(path))
+    return _refusal(problems, "a person decides on dependencies and how the code is built")
+
+
+BUILD_CONFIG = ("build.rs", ".cargo/config", ".cargo/config.toml", "rust-toolchain",
+                "rust-toolchain.toml")  # fmt: skip
+_GO_DIRECTIVE = re.compile(r"^\s*(require|replace|exclude|retract)\b\s*(\(?)(.*)$")
+
+
+def _go_requirements(text: str | None) -> list[str]:
+    """go.mod's require, replace, exclude and retract lines, comments and spacing aside:
+    the ``go`` and ``toolchain`` lines and the module path are no dependency change."""
+    if text is None:
+        return []
+    found, block = [], None
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if not line:
+            continue
+        if block is not None:
+            if line == ")":
+                block = None
+            else:
+                found.append(f"{block} {' '.join(line.split())}")
+            continue
+        if m := _GO_DIRECTIVE.match(line):
+            if m.group(2) == "(":
+                block = m.group(1)
+            else:
+                found.append(f"{m.group(1)} {' '.join(m.group(3).split())}")
+    return sorted(found)
 
 
 def _matches(path: str, patterns: tuple[str, ...]) -> bool:
@@ -170,15 +186,16 @@ def _dependency(path: str) -> str:
     )
 
 
-def _package_json(tree: Path, base: str, path: str, allow_deps: bool) -> list[str]:
+def _package_tests(tree: Path, base: str, path: str) -> bool:
     before, after = _json(_show(tree, base, path)), _json(_read(tree, path))
-    problems = []
-    scripts = ("scripts",)
-    if any(_get(before, k) != _get(after, k) for k in (*_PACKAGE_TEST_KEYS, *scripts)):
-        problems.append(f"changes the test settings or scripts in {path}")
-    if not allow_deps and any(_get(before, k) != _get(after, k) for k in _DEPENDENCY_KEYS):
-        problems.append(_dependency(path))
-    return problems
+    return any(_get(before, k) != _get(after, k) for k in (*_PACKAGE_TEST_KEYS, "scripts"))
+
+
+def _package_deps(tree: Path, base: str, path: str) -> list[str]:
+    before, after = _json(_show(tree, base, path)), _json(_read(tree, path))
+    if any(_get(before, k) != _get(after, k) for k in _DEPENDENCY_KEYS):
+        return [_dependency(path)]
+    return []
 
 
 def _cargo_toml(tree: Path, base: str, path: str, allow_deps: bool) -> list[str]:

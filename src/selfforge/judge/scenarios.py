@@ -63,7 +63,7 @@ KNOWN_BAD: tuple[Scenario, ...] = (
             "def test_add():",
             "import pytest\n\n\n@pytest.mark.skip\ndef test_add():",
         ),
-        expect="edits existing test file pkg/test_calc.py",
+        expect="adds a skip, xfail or trivially true assertion in pkg/test_calc.py",
     ),
     Scenario(
         "no-progress",
@@ -132,7 +132,7 @@ KNOWN_BAD: tuple[Scenario, ...] = (
             f"import os\n\n\ndef test_reads_selfforge_environment():\n"
             f"    assert os.environ.get({PROBE_VAR!r}) == {PROBE_VALUE!r}",
         ),
-        expect="new test(s) fail: pkg/test_probe.py",
+        expect="fail in the change's own suite: pkg/test_probe.py",
     ),
 )
 

@@ -14,9 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.config import Directives
-from selfforge.judge import gates, integrity, integrity_lang, runners, syntax, tree_safety
+from selfforge.judge import (
+    contract,
+    gates,
+    integrity,
+    integrity_lang,
+    runners,
+    syntax,
+    tree_safety,
+)
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.record import Recorder, first_line
+from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CheckSpace, is_pytest
 from selfforge.judge.selfcheck import smoke_run
 from selfforge.judge.testruns import (
@@ -50,6 +59,8 @@ class Candidate:
     observed: Observed = field(default_factory=Observed)
     findings: list[str] = field(default_factory=list)
     concerns: str = ""
+    declared: tuple[str, ...] = ()  # tests the change says it changes on purpose
+    review: list[str] = field(default_factory=list)  # what a person must look at
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,9 @@ class Judge:
     record: Recorder
     state_dir: Path
     self_target: bool = False
+    # A person's change (``selfforge check``): what needs a person (protected paths,
+    # dependencies, a declared behaviour change) is listed for review, not refused.
+    person: bool = False
 
 
 Stage = Callable[[Candidate, Judge], Verdict]
@@ -75,6 +89,20 @@ def run_pipeline(c: Candidate, j: Judge) -> Verdict:
         verdict = stage(c, j)
         if not verdict.ok:
             return verdict
+    if c.review:
+        reason = "needs review: " + "; ".join(c.review[:3])
+        return Verdict(False, reason, reason, list(c.review), needs_review=True)
+    return PASS
+
+
+def for_person(c: Candidate, j: Judge, verdict: Verdict) -> Verdict:
+    """A refusal of what needs a person: listed for review in a person's check (it is
+    not a rejection of a teammate's commit), refused for a model's proposal."""
+    if verdict.ok or not j.person:
+        return shown(j, "integrity", verdict)
+    items = [d for d in verdict.details if d] or [verdict.reason]
+    c.review.extend(f"the change {d}" if not d.startswith("the change") else d for d in items)
+    j.record.step("integrity", True, "needs review: " + "; ".join(items[:3]))
     return PASS
 
 
@@ -98,32 +126,35 @@ def check_syntax(c: Candidate, j: Judge) -> Verdict:
 def check_protected(c: Candidate, j: Judge) -> Verdict:
     # The directives first: their reason names the keys (selfforge.toml is a protected
     # path too); then the protected globs; then symlinks out and nested repositories.
-    verdict = tree_safety.directives_gate(c.tree, c.base, c.commit, c.changed)
+    # The first two need a person in a person's change; the last never lands.
+    verdict = for_person(c, j, tree_safety.directives_gate(c.tree, c.base, c.commit, c.changed))
     if verdict.ok:
-        verdict = integrity.protected_gate(c.changed, list(j.protected))
+        verdict = for_person(c, j, integrity.protected_gate(c.changed, list(j.protected)))
     if verdict.ok:
-        verdict = tree_safety.links_gate(c.tree, c.base, c.commit)
-    return shown(j, "integrity", verdict)
+        verdict = shown(j, "integrity", tree_safety.links_gate(c.tree, c.base, c.commit))
+    return verdict
 
 
 def check_tests_integrity(c: Candidate, j: Judge) -> Verdict:
-    allow = j.directives.safety.allow_test_edits
-    verdict = integrity.tests_integrity_gate(c.changed, c.diff, j.rule, allow_test_edits=allow)
-    if verdict.ok and not allow:
+    deps = j.directives.safety.allow_dependency_changes
+    verdict = integrity_lang.dependency_gate(c.tree, c.base, c.changed, allow_deps=deps)
+    verdict = for_person(c, j, verdict)
+    if not verdict.ok or j.person:
+        # A person's tests and test infrastructure are judged by the contract itself: the
+        # judging run takes the base's versions (judge/contract.py).
+        return verdict
+    verdict = integrity.tests_integrity_gate(c.changed, c.diff, j.rule)
+    if verdict.ok:
         verdict = integrity.test_config_gate(c.tree, c.base, c.changed)
     if verdict.ok:
-        deps = j.directives.safety.allow_dependency_changes
-        verdict = integrity_lang.language_gate(
-            c.tree, c.base, c.changed, c.diff, allow_deps=deps, allow_test_edits=allow
-        )
+        verdict = integrity_lang.language_gate(c.tree, c.base, c.changed, c.diff)
     return shown(j, "integrity", verdict)
 
 
 def check_reporting(c: Candidate, j: Judge) -> Verdict:
-    verdict = integrity.reporting_gate(c.changed, c.diff, j.rule)
-    verdict = (
-        verdict if not verdict.ok else integrity.collection_gate(c.tree, c.changed, c.diff, j.rule)
-    )
+    verdict = integrity.reporting_gate(c.changed, c.diff, j.rule, person=j.person)
+    if verdict.ok:
+        verdict = integrity.collection_gate(c.tree, c.changed, c.diff, j.rule, person=j.person)
     return shown(j, "integrity", verdict)
 
 
@@ -179,10 +210,18 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     command = j.directives.checks.test
     if not command:
         return PASS
-    # New test files are judged apart: in the judging run they could patch the code
-    # under test (or pytest itself) from inside the process; a Go test file's init(), a
-    # Mocha file loaded first, likewise. Other runners cannot leave a file out, so the
-    # runs that judge the code (the first pass, the suite, the reruns) go without them.
+    # The contract (judge/contract.py): the base's tests, in their base version and with
+    # the base's test infrastructure, judge the candidate's code. What the change does to
+    # tests cannot weaken them there; a test it adds is not there (in a pytest process, a
+    # Go test's init(), a Mocha file loaded first, it could patch the code under test).
+    judged = contract.judged_commit(c.tree, c.base, c.commit, c.changed, j.rule)
+    if judged.unpaired:
+        item = "changes inline Rust tests that cannot be paired with the base's: " + ", ".join(
+            judged.unpaired
+        )
+        if not j.person:
+            return shown(j, "integrity", Verdict(False, f"integrity: the change {item}", item))
+        c.review.append(item)
     pytest = is_pytest(command)
     adapter = None if pytest else runners.detect(command, c.tree, j.space.runner, j.space.junit)
     if pytest:
@@ -194,35 +233,66 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         focused = focused_tests(c, j, new_tests, adapter)
     if focused:
         result, report = run_test_command(
-            c, j, "tests:affected", command, only=focused, ignore=None if pytest else new_tests
+            c, j, "tests:affected", command, only=focused, commit=judged.commit
         )
         verdict = focused_verdict(j.baseline, report, result)
         j.record.step("tests:affected", verdict.ok, summary_text(report, result), result=result)
         if not verdict.ok:
             return verdict
-    result, report = run_test_command(c, j, "tests", command, ignore=new_tests)
+    result, report = run_test_command(c, j, "tests", command, commit=judged.commit)
     c.observed.tests, c.observed.tests_result = report, result
     reruns = pytest or adapter is not None
     if reruns and report is not None and gates.run_gate(result, report).ok:
-        mark_flaky(c, j, command, ignore=None if pytest else new_tests)
-    verdict = gates.tests_gate(j.baseline, c.observed, c.criterion)
+        mark_flaky(c, j, command, commit=judged.commit)
+    declared = _declared(c, j)
+    verdict = gates.tests_gate(j.baseline, c.observed, c.criterion, excused=declared)
     j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)
-    if verdict.ok and new_tests:
-        # The suite as the user's own command will run it from now on, new files in: their
-        # tests must pass, and they must not break a test that just passed without them
-        # (a test module that patches shared state at import, a Mocha file loaded first).
-        result, report = run_test_command(c, j, "tests:new", command)
-        verdict = gates.new_tests_gate(j.baseline, report, result)
-        if verdict.ok and report is not None and c.observed.tests is not None:
-            verdict = gates.regression_gate(
-                c.observed.tests, report, c.observed.flaky, result.output, with_new_tests=True
-            )
-        j.record.step("tests:new", verdict.ok, summary_text(report, result), result=result)
+    if verdict.ok and not judged.is_candidate:
+        # The suite as the user's own command will run it from now on: the change's own
+        # tests, new and changed ones in.
+        own_result, own = run_test_command(c, j, "tests:new", command)
+        verdict = gates.own_suite_gate(
+            j.baseline,
+            report,
+            own,
+            own_result,
+            person=j.person,
+            declared=declared,
+            flaky=j.baseline.flaky | c.observed.flaky,
+        )
+        j.record.step("tests:new", verdict.ok, summary_text(own, own_result), result=own_result)
     if not verdict.ok:
         return verdict
+    if declared:
+        shown_ = [f"{t} ({_state(report, t)} in its base version)" for t in sorted(declared)]
+        c.review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))
     progress = gates.progress_gate(j.baseline, c.observed, c.criterion)
     j.record.step("progress", progress.ok, progress.reason or c.criterion.describe())
     return progress
+
+
+def _declared(c: Candidate, j: Judge) -> frozenset[str]:
+    """The test ids the change declares it changes: each declared name matches a test id
+    exactly, the file or class that holds it, or its last part."""
+    if not c.declared:
+        return frozenset()
+    known = set(j.baseline.tests.outcomes) if j.baseline.tests is not None else set()
+    return frozenset(t for t in known if any(names_test(d, t) for d in c.declared))
+
+
+def names_test(name: str, test: str) -> bool:
+    name = name.strip()
+    return bool(name) and (
+        test == name
+        or test.startswith(name + "::")
+        or test.endswith(("::" + name, "/" + name))
+        or test.split("::")[-1].split("[")[0] == name
+    )
+
+
+def _state(report: TestReport | None, test: str) -> str:
+    outcome = report.outcome(test) if report is not None else None
+    return outcome or "not collected"
 
 
 def review(c: Candidate, j: Judge) -> Verdict:

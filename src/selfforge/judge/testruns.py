@@ -146,9 +146,16 @@ def focused_verdict(
     )
 
 
-def mark_flaky(c: Candidate, j: Judge, command: str, ignore: list[str] | None = None) -> None:
-    """Rerun the tests whose outcome changed, on both trees; what varies is flaky. The
-    files ``ignore`` names stay out of the reruns as they stayed out of the run."""
+def mark_flaky(
+    c: Candidate,
+    j: Judge,
+    command: str,
+    ignore: list[str] | None = None,
+    commit: str | None = None,
+) -> None:
+    """Rerun the tests whose outcome changed, on both trees (the judged one, ``commit``,
+    the candidate's own unless told); what varies is flaky. The files ``ignore`` names
+    stay out of the reruns as they stayed out of the run."""
     base, cand = j.baseline.tests, c.observed.tests
     reruns = j.directives.checks.reruns
     if base is None or cand is None or reruns <= 0:
@@ -166,11 +173,11 @@ def mark_flaky(c: Candidate, j: Judge, command: str, ignore: list[str] | None = 
     flaky: set[str] = set()
     # Both on the candidate's own tree, restored to each commit in turn (no second
     # checkout), the candidate first: a test that flips on every run shows as flaky.
-    for commit, first in ((c.commit, cand), (c.base, base)):
+    for tree_at, first in ((commit or c.commit, cand), (c.base, base)):
         suspects: set[str] = set()
         for _ in range(reruns):
             _, again = run_test_command(
-                c, j, "tests:rerun", command, only=changed, ignore=ignore, commit=commit
+                c, j, "tests:rerun", command, only=changed, ignore=ignore, commit=tree_at
             )
             outcomes = again.outcomes if again else {}
             suspects |= {t for t in changed if outcomes.get(t) != first.outcomes.get(t)}
@@ -178,7 +185,7 @@ def mark_flaky(c: Candidate, j: Judge, command: str, ignore: list[str] | None = 
             # Run alone, a test may pass where, in the suite's order, it fails every time
             # (state an earlier test left): only the whole suite again tells flaky from
             # that. A rerun that reports nothing makes nothing flaky.
-            _, whole = run_test_command(c, j, "tests:rerun", command, ignore=ignore, commit=commit)
+            _, whole = run_test_command(c, j, "tests:rerun", command, ignore=ignore, commit=tree_at)
             if whole is not None:
                 flaky |= {t for t in suspects if whole.outcomes.get(t) != first.outcomes.get(t)}
     restore(c.tree, c.commit)

@@ -26,6 +26,7 @@ class Verdict:
     reason: str = ""
     feedback: str = ""  # for the model's repair round
     details: list[str] = field(default_factory=list)
+    needs_review: bool = False  # every gate passed; a person must look at what it lists
 
 
 PASS = Verdict(True, "all gates passed")

@@ -1,0 +1,181 @@
+"""The test contract: the base's tests, in their base version and with the base's test
+infrastructure, run against the candidate's code.
+
+Whatever a change does to test files — adds a test method to an existing file, renames a
+fixture, weakens an assertion, skips or deletes a test — the run that judges the code
+sees the tests as they were on the base: every test path (test modules, ``conftest.py``,
+helpers and data in test folders, snapshots, ``testdata/``), the runners' configuration
+files, the pytest or JS runner settings of a file that mixes them with other settings,
+and a Rust source's inline ``#[cfg(test)]`` modules. A test the change adds is absent
+there; it runs in the candidate's own suite, after. So a change can neither weaken the
+tests that judge it nor claim progress through infrastructure it brings along.
+
+``judged_commit`` builds that tree as a commit (parent: the base) with a private index:
+nothing in the user's repository or the candidate's worktree changes.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from selfforge import git
+from selfforge.judge.integrity_lang import BUILD_CONFIG, INLINE_TESTS, TEST_CONFIG, _matches
+from selfforge.testpaths import TestRule
+
+# Build configuration (BUILD_CONFIG) is code, not test infrastructure: the judging run
+# keeps the candidate's version; a person reviews a change to it (``run`` refuses one).
+RUNNER_CONFIG = (*(p for p in TEST_CONFIG if p not in BUILD_CONFIG), "pytest.ini", ".pytest.ini")
+# Files that mix a test runner's settings with the project's own: the base's version is
+# judged with when (and only when) those settings changed.
+_MIXED = ("pyproject.toml", "setup.cfg", "tox.ini", "package.json")
+_PACKAGE_TEST_KEYS = ("jest", "mocha", "ava", "c8", "nyc", "vitest", "scripts")
+_NO_OBJECT = "0" * 40
+
+
+def is_build_config(path: str) -> bool:
+    return _matches(path, BUILD_CONFIG)
+
+
+def is_infrastructure(path: str, rule: TestRule) -> bool:
+    """Test code or what decides how tests run: the judging run takes the base's."""
+    return rule.is_test_path(path) or (_matches(path, RUNNER_CONFIG) and not is_build_config(path))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The tree the judging run sees, and how it differs from the candidate's."""
+
+    commit: str
+    restored: tuple[str, ...] = ()  # paths given their base version (or removed)
+    spliced: tuple[str, ...] = ()  # Rust sources given the base's inline test modules
+    unpaired: tuple[str, ...] = ()  # Rust sources whose inline tests could not be paired
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_candidate(self) -> bool:
+        return not self.restored and not self.spliced
+
+
+def judged_commit(
+    tree: Path, base: str, commit: str, changed: dict[str, str], rule: TestRule
+) -> Judged:
+    """The candidate's code with the base's tests and test infrastructure, as a commit."""
+    restored = sorted(
+        p
+        for p in changed
+        if is_infrastructure(p, rule)
+        or (PurePosixPath(p).name in _MIXED and _mixed(tree, base, commit, p))
+    )
+    spliced: dict[str, str] = {}
+    unpaired = []
+    for path, status in sorted(changed.items()):
+        if not path.endswith(".rs") or path in restored or status[:1] == "D":
+            continue
+        before, after = _show(tree, base, path), _show(tree, commit, path)
+        text = with_inline_tests_of(after or "", before or "")
+        if text is None:
+            unpaired.append(path)
+        elif text != after:
+            spliced[path] = text
+    if not restored and not spliced:
+        return Judged(commit, unpaired=tuple(unpaired))
+    sha = _write(tree, base, commit, restored, spliced)
+    return Judged(sha, tuple(restored), tuple(sorted(spliced)), tuple(unpaired))
+
+
+def with_inline_tests_of(code: str, tests: str) -> str | None:
+    """``code`` (a Rust source) with the inline test modules of ``tests`` in place of its
+    own; None when the two do not pair up (rustfmt's layout is assumed, as elsewhere)."""
+    mine, theirs = INLINE_TESTS.findall(code), INLINE_TESTS.findall(tests)
+    if mine == theirs:
+        return code
+    if not theirs:
+        return INLINE_TESTS.sub("", code)
+    if not mine:
+        return code.rstrip("\n") + "\n\n" + "\n".join(theirs)
+    if len(mine) != len(theirs):
+        return None
+    pieces = INLINE_TESTS.split(code)
+    return "".join(p + (theirs[i] if i < len(theirs) else "") for i, p in enumerate(pieces))
+
+
+def _write(tree: Path, base: str, commit: str, restored: list[str], spliced: dict[str, str]) -> str:
+    """A commit of ``commit``'s tree with ``restored`` paths as on ``base`` and the
+    ``spliced`` texts, through an index of its own."""
+    at_base = _entries(tree, base, restored)
+    fd, index = tempfile.mkstemp(prefix="selfforge-judged-", suffix=".index")
+    os.close(fd)
+    os.unlink(index)  # read-tree writes it anew
+    env = {"GIT_INDEX_FILE": index}
+    try:
+        git.git("read-tree", commit, cwd=tree, env=env)
+        lines = [at_base.get(p, f"0 {_NO_OBJECT}\t{p}") for p in restored]
+        modes = _entries(tree, commit, list(spliced))
+        for path, text in spliced.items():
+            blob = git.git("hash-object", "-w", "--stdin", cwd=tree, input_text=text).strip()
+            mode = modes.get(path, "100644 x").split(" ", 1)[0]
+            lines.append(f"{mode} {blob}\t{path}")
+        git.git("update-index", "-z", "--index-info", cwd=tree, env=env,
+                input_text="".join(line + "\0" for line in lines))  # fmt: skip
+        sha = git.git("write-tree", cwd=tree, env=env).strip()
+    finally:
+        Path(index).unlink(missing_ok=True)
+    message = "selfforge: the candidate's code with the base's tests"
+    env = git.identity_env(tree)
+    out = git.git("commit-tree", sha, "-p", base, "-m", message, cwd=tree, env=env)
+    return git.remember_tree(out.strip(), sha)
+
+
+def _entries(tree: Path, rev: str, paths: list[str]) -> dict[str, str]:
+    """``mode sha<TAB>path`` of each of ``paths`` that ``rev`` holds."""
+    if not paths:
+        return {}
+    out = git.git("ls-tree", "-z", rev, "--", *paths, cwd=tree)
+    found = {}
+    for entry in out.split("\0"):
+        if "\t" not in entry:
+            continue
+        meta, path = entry.split("\t", 1)
+        mode, _kind, sha = meta.split()
+        found[path] = f"{mode} {sha}\t{path}"
+    return found
+
+
+def _show(tree: Path, rev: str, path: str) -> str | None:
+    proc = git.call("show", f"{rev}:{path}", cwd=tree)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _mixed(tree: Path, base: str, commit: str, path: str) -> bool:
+    """Did the test runner's settings in a mixed file change?"""
+    return runner_settings(path, _show(tree, base, path)) != runner_settings(
+        path, _show(tree, commit, path)
+    )
+
+
+def runner_settings(path: str, text: str | None) -> object:
+    """The part of a mixed file that decides how tests run (pytest's table or section,
+    pytest plugins declared as entry points, a package.json's runner keys and scripts)."""
+    if text is None:
+        return None
+    name = PurePosixPath(path).name
+    try:
+        if name == "pyproject.toml":
+            data = tomllib.loads(text)
+            points = data.get("project", {}).get("entry-points", {}).get("pytest11")
+            return (data.get("tool", {}).get("pytest"), points)
+        if name == "package.json":
+            data = json.loads(text)
+            return {k: data.get(k) for k in _PACKAGE_TEST_KEYS} if isinstance(data, dict) else data
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(text)
+    except (tomllib.TOMLDecodeError, ValueError, configparser.Error):
+        return "unparsable"
+    sections = ("pytest", "tool:pytest")
+    return {s: dict(parser[s]) for s in sections if parser.has_section(s)}
