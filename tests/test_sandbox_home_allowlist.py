@@ -122,6 +122,44 @@ def test_doctor_lists_what_of_home_is_shown(tmp_path: Path) -> None:
     assert "~/.local/share" not in line and "~/.local," not in line
 
 
+def _tool(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_each_path_entry_is_shown_by_its_folder_or_its_installation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from selfforge.judge import policy, sandbox
+
+    home = _home(tmp_path).resolve()
+    nvm = home / ".nvm" / "versions" / "node" / "v20.1.0"
+    _tool(nvm / "bin" / "node")
+    (home / ".nvm" / "nvm.sh").write_text("# nvm itself, not needed\n")
+    pyenv = home / ".pyenv"
+    _tool(pyenv / "libexec" / "pyenv")
+    _tool(pyenv / "shims" / "python")
+    (pyenv / "versions" / "3.12.1").mkdir(parents=True)
+    pipx = home / ".local" / "share" / "pipx" / "venvs" / "black"
+    (pipx / "pyvenv.cfg").parent.mkdir(parents=True)
+    (pipx / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (home / ".local" / "bin" / "black").symlink_to(_tool(pipx / "bin" / "black"))
+    entries = [nvm / "bin", pyenv / "shims", home / ".local" / "bin"]
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", os.pathsep.join([*map(str, entries), os.environ["PATH"]]))
+
+    shown = set(sandbox.runtime_roots(policy._executables("black --check .")))
+    inside = {p.relative_to(home).as_posix() for p in shown if home in p.parents}
+    assert inside == {
+        ".nvm/versions/node/v20.1.0",  # the installation, not nvm
+        *(f".pyenv/{part}" for part in ("libexec", "shims", "versions")),  # what shims run
+        ".local/bin",  # the folder, not ~/.local
+        ".local/share/pipx/venvs/black",  # the venv the program there links into
+    }
+
+
 # --- Rust and Go: the runner's own needs, nothing else of home --------------------------
 
 RUST_LIB = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"
