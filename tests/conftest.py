@@ -275,17 +275,10 @@ def journal_test_runs(repo: Path) -> list[tuple[str, dict]]:
         return [(name, json.loads(summary)) for name, summary in rows]
 
 
-def trees_dir(repo: Path) -> Path:
-    """Where selfforge keeps its copies of ``repo``'s code: in the checkout's git dir."""
-    return Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "selfforge"
-
-
 def left_worktrees(repo: Path) -> tuple[list[str], int]:
-    """The worktree folders a run left in the git dir (only the slots a run keeps for the
-    next one should be there) and how many worktrees git lists besides the checkout; none
-    is ever in the checkout's .selfforge, where the user's own tools would find it."""
-    assert not (repo / ".selfforge" / "worktrees").exists()
-    folder = trees_dir(repo) / "worktrees"
+    """The worktree folders a run left under .selfforge (only the slots a run keeps for
+    the next one should be there) and how many worktrees git lists besides the checkout."""
+    folder = repo / ".selfforge" / "worktrees"
     names = sorted(p.name for p in folder.iterdir()) if folder.exists() else []
     return names, git(repo, "worktree", "list").count("\n") - 1
 

@@ -213,7 +213,7 @@ def test_slow_in_candidates():
 
 def _checks_in(repo: Path, slot: str) -> list[int]:
     """Processes whose command line names this worktree (the sandboxed checks in it)."""
-    where = f"{repo}/.git/selfforge/worktrees/{slot}"
+    where = f"{repo}/.selfforge/worktrees/{slot}"
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:

@@ -1,10 +1,9 @@
 """``selfforge clean``: remove what runs leave behind, and say what.
 
-Leftovers are the worktrees a run keeps for the next one (``selfforge/worktrees`` in the
-git dir: a copy of the tree each, made again when needed) and any a killed run left, the
-judge's throwaway git dirs of a killed run (``selfforge/tmp``), the copies of the code
-an older selfforge kept under ``.selfforge/``, the control groups of checks whose run
-was killed, and the ``selfforge/…`` branches kept for changes that did
+Leftovers are the worktrees a run keeps for the next one (``.selfforge/worktrees``: a
+copy of the tree each, made again when needed) and any a killed run left, the judge's
+throwaway git dirs of a killed run (under ``.selfforge/tmp``), the control groups of
+checks whose run was killed, and the ``selfforge/…`` branches kept for changes that did
 not land by fast-forward. A kept branch already merged into your branch is removed; one
 that is not is only listed unless ``--branches`` is given, and every removed branch is
 printed with its commit, so it can be made again.
@@ -14,7 +13,6 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from selfforge import git
 from selfforge.judge.limits import remove_leftover_groups
@@ -39,27 +37,19 @@ def clean(ws: Workspace, *, branches: bool = False, dry_run: bool = False) -> Cl
     with ws.locked("selfforge clean"):
         for path in sorted(ws.worktrees.glob("*")) if ws.worktrees.exists() else []:
             kept = " (kept for the next run)" if path.name in KEPT_SLOTS else ""
-            done.removed.append(f"worktree {_shown(ws, path)}{kept}")
+            done.removed.append(f"worktree {path.relative_to(ws.root)}{kept}")
             if not dry_run:
                 shutil.rmtree(path, ignore_errors=True)
         for path in sorted(ws.scratch.glob("*")) if ws.scratch.exists() else []:
-            done.removed.append(f"scratch {_shown(ws, path)}")
+            done.removed.append(f"scratch {path.relative_to(ws.root)}")
             if not dry_run:
                 shutil.rmtree(path, ignore_errors=True)
-        for path in ws.old_place():
-            done.removed.append(f"{_shown(ws, path)} (an older selfforge's copies of the code)")
         if not dry_run:
-            ws.retire_old_place()
             git.git("worktree", "prune", cwd=ws.root, check=False)
         for group in remove_leftover_groups(dry_run=dry_run):
             done.removed.append(f"control group {group} (a killed run's check)")
         _branches(ws, done, remove_unmerged=branches, dry_run=dry_run)
     return done
-
-
-def _shown(ws: Workspace, path: Path) -> str:
-    """``path`` as the user finds it: from the checkout (the git dir is usually in it)."""
-    return str(path.relative_to(ws.root)) if path.is_relative_to(ws.root) else str(path)
 
 
 def _branches(ws: Workspace, done: Cleaned, *, remove_unmerged: bool, dry_run: bool) -> None:

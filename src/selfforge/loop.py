@@ -277,7 +277,7 @@ def _provide(engine: Engine, base: str) -> None:
     engine.reporter.begin("setup")
     engine.space = judge_setup.provide(
         engine.ws.root,
-        engine.ws.trees,  # its checkouts live with the worktrees, in the git dir
+        engine.ws.state,
         base,
         d.checks.setup,
         engine.space,

@@ -29,12 +29,6 @@ if TYPE_CHECKING:
     from selfforge.journal import Journal
 
 STATE_DIR = ".selfforge"
-# Selfforge's copies of the code (worktrees, the judge's git dirs, setup checkouts) live
-# in this folder of the checkout's own git directory: a test runner, type checker, linter
-# or IDE walking the user's checkout never finds them there (they found the last run's
-# baseline under .selfforge/ and failed on its old tests).
-TREES_DIR = "selfforge"
-OLD_TREES = ("worktrees", "tmp", "setup")  # where they were, under .selfforge/
 TMP_BRANCH_PREFIX = "selfforge/tmp/"
 KEEP_BRANCH_PREFIX = "selfforge/"
 # The worktrees a run keeps for the next one: checking out a new commit there rewrites
@@ -118,7 +112,9 @@ class Workspace:
     def __init__(self, repo: Path) -> None:
         self.root = git.repo_root(repo)
         self.state = self.root / STATE_DIR
+        self.worktrees = self.state / "worktrees"
         self.lock_path = self.state / "run.lock"
+        self.scratch = self.state / "tmp"  # the judge's throwaway git dirs (check_git)
         self._lock_fd: int | None = None
         self.stale_record: dict[str, object] | None = None
         self._record: dict[str, object] = {}  # what this process wrote into the lock file
@@ -134,32 +130,6 @@ class Workspace:
     def common_dir(self) -> Path:
         """The repository's git directory (shared by its worktrees)."""
         return git.common_dir(self.root)
-
-    @functools.cached_property
-    def git_dir(self) -> Path:
-        """This checkout's own git directory: the repository's for a main checkout, its
-        admin folder for a linked one (two checkouts of one repository, each with its
-        own run lock, never share a worktree)."""
-        return git_dir_of(self.root)
-
-    @functools.cached_property
-    def trees(self) -> Path:
-        """Where selfforge's copies of the code live: under the git directory."""
-        return self.git_dir / TREES_DIR
-
-    @property
-    def worktrees(self) -> Path:
-        return self.trees / "worktrees"
-
-    @property
-    def scratch(self) -> Path:
-        """The judge's throwaway git dirs (check_git) and results channels."""
-        return self.trees / "tmp"
-
-    @property
-    def setup_dir(self) -> Path:
-        """``[checks] setup``'s checkouts of the base, with what they installed."""
-        return self.trees / "setup"
 
     def prepare(self) -> None:
         """Create the state directory and keep it out of git, via .git/info/exclude."""
@@ -270,7 +240,6 @@ class Workspace:
                 os.killpg(pgid, signal.SIGKILL)
                 found.killed_groups.append(pgid)
         shutil.rmtree(self.scratch, ignore_errors=True)  # the dead run's git templates
-        self.retire_old_place()  # not a leftover of a dead run: nothing to report
         # The kept slots are reset when next used, like after any run; the rest go.
         for leftover in self._unkept():
             shutil.rmtree(leftover, ignore_errors=True)
@@ -283,23 +252,6 @@ class Workspace:
             found.branches.extend(branches)
         found.control_groups = len(remove_leftover_groups())  # any repository's dead run's
         return found
-
-    def old_place(self) -> list[Path]:
-        """What selfforge before 0.x kept inside the checkout (``.selfforge/worktrees``,
-        ``tmp``, ``setup``): copies of the code the user's own tools walked."""
-        return [p for p in (self.state / n for n in OLD_TREES) if p.is_dir()]
-
-    def retire_old_place(self) -> list[Path]:
-        """Remove the copies of the code an older selfforge kept in the checkout: each
-        worktree through git (its admin folder goes too), then the rest; what went."""
-        gone = self.old_place()
-        for folder in gone:
-            for path in sorted(folder.iterdir()) if folder.name == "worktrees" else []:
-                git.git("worktree", "remove", "-f", "-f", str(path), cwd=self.root, check=False)
-            shutil.rmtree(folder, ignore_errors=True)
-        if gone:
-            git.git("worktree", "prune", cwd=self.root, check=False)
-        return gone
 
     def _registered_missing(self) -> bool:
         """Git still lists a worktree under our folder that is gone (read from its admin
@@ -470,19 +422,6 @@ class Workspace:
             branch = f"{KEEP_BRANCH_PREFIX}{slug}-{n}"
         git.git("branch", branch, commit, cwd=self.root)
         return branch
-
-
-def git_dir_of(root: Path) -> Path:
-    """The git directory of the checkout at ``root``, read from its ``.git`` (a folder,
-    or a file naming one for a linked worktree or a submodule), else asked of git."""
-    dot_git = root / ".git"
-    with contextlib.suppress(OSError):
-        if dot_git.is_dir():
-            return dot_git.resolve()
-        text = dot_git.read_text(errors="replace").strip()
-        if text.startswith("gitdir:"):
-            return (root / text.removeprefix("gitdir:").strip()).resolve()
-    return Path(git.git("rev-parse", "--absolute-git-dir", cwd=root).strip()).resolve()
 
 
 def recover(ws: Workspace, journal: Journal) -> str:

@@ -118,14 +118,13 @@ def _run_other(root: Path, suite: Suite, timeout_s: float, state: Path | None) -
     from selfforge import git
     from selfforge.judge import runner
     from selfforge.judge import setup as judge_setup
-    from selfforge.workspace import TREES_DIR, git_dir_of
 
     space = runner.CheckSpace(
         repo=root, git_common_dir=git.common_dir(root), runner=suite.runner, junit=suite.junit or ""
     )
     if suite.setup:
         head = git.git("rev-parse", "HEAD", cwd=root).strip()
-        where = state or git_dir_of(root) / TREES_DIR  # never a tree the suite walks
+        where = state or root / ".selfforge"
         space = judge_setup.provide(root, where, head, suite.setup, space, timeout_s)
     try:
         ran, report = runner.run_tests(suite.test_cmd, root, timeout_s, space)

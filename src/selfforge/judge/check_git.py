@@ -48,15 +48,12 @@ def _worktree_index(dot_git: Path) -> Path | None:
 
 
 def scratch_dir(tree: Path) -> Path | None:
-    """``selfforge/tmp`` in the git dir of the checkout whose worktree ``tree`` is (see
-    ``Workspace.trees``): what a killed run leaves there, the next run (or ``selfforge
-    clean``) removes; None outside one."""
-    trees = tree.parent.parent
-    if tree.parent.name != "worktrees" or trees.name != "selfforge":
+    """``.selfforge/tmp`` of the repository whose worktree ``tree`` is: what a killed run
+    leaves there, the next run (or ``selfforge clean``) removes; None outside one."""
+    state = tree.parent.parent
+    if tree.parent.name != "worktrees" or state.name != ".selfforge":
         return None
-    if not (trees.parent / "HEAD").is_file():  # not in a git dir: some other folder
-        return None
-    scratch = trees / "tmp"
+    scratch = state / "tmp"
     scratch.mkdir(exist_ok=True)
     return scratch
 

@@ -3,14 +3,13 @@ candidate, and show what it installed to every check read-only.
 
 The command (``npm ci``, ``go mod download``, ``cargo fetch``, ``pip install -r ...``)
 runs in the sandbox with the network allowed, in a checkout of the base commit's files
-only, under ``selfforge/setup/<key>/tree`` in the checkout's git dir (hidden from every
-check like the rest of it; no tool of the user's walks there). Package caches are
-pointed inside that tree (``.selfforge-cache/``). What the command leaves there that git
-does not track (``node_modules/``, ``vendor/``, the caches) is then bound read-only into
-each check's tree at the same place, and the cache variables point at it. The key is the
-command and the manifests and lockfiles of the base commit: a run reuses an install
-until they change, and a candidate cannot change them (a dependency change, refused
-unless ``[safety] allow_dependency_changes``).
+only, under ``.selfforge/setup/<key>/tree`` (hidden from every check like the rest of
+``.selfforge``). Package caches are pointed inside that tree (``.selfforge-cache/``). What
+the command leaves there that git does not track (``node_modules/``, ``vendor/``, the
+caches) is then bound read-only into each check's tree at the same place, and the cache
+variables point at it. The key is the command and the manifests and lockfiles of the
+base commit: a run reuses an install until they change, and a candidate cannot change
+them (a dependency change, refused unless ``[safety] allow_dependency_changes``).
 """
 
 from __future__ import annotations
