@@ -1,0 +1,138 @@
+"""Go's build cache (and cargo's target dir) persist per repository, under its git dir:
+the baseline's trusted runs fill them, a candidate's check reads them through a copy it
+cannot write back; go vet and the tests run once per check. Real go, real sandbox."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import directives, git, make_repo
+
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")
+
+GO_MOD = "module example.com/mathx\n\ngo 1.19\n"
+MATHX = "package mathx\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n"
+MATHX_TEST = """package mathx
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if Add(2, 3) != 5 {
+		t.Fatal("Add")
+	}
+}
+"""
+# A candidate's new test: it finds the trusted cache's entries through its GOCACHE (the
+# check fails if it finds none: nothing was reused), then writes through every link, into
+# its GOCACHE, and straight at the read-only trusted folder.
+POISON_TEST = """package mathx
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestPoison(t *testing.T) {
+	cache := os.Getenv("GOCACHE")
+	links := 0
+	filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type()&fs.ModeSymlink != 0 {
+			links++
+			os.WriteFile(p, []byte("poison"), 0o644)
+			if target, err := os.Readlink(p); err == nil {
+				os.WriteFile(target, []byte("poison"), 0o644)
+				os.Chmod(target, 0o777)
+			}
+		}
+		return nil
+	})
+	os.WriteFile(filepath.Join(cache, "poison"), []byte("x"), 0o644)
+	os.WriteFile("/tmp/.selfforge-trusted/go-build/poison", []byte("x"), 0o644)
+	if links == 0 {
+		t.Fatalf("no entry of the trusted cache in %s", cache)
+	}
+}
+"""
+
+
+def _go_repo(tmp_path: Path, extra: dict[str, str] | None = None) -> Path:
+    files = {"go.mod": GO_MOD, "mathx.go": MATHX, "mathx_test.go": MATHX_TEST, **(extra or {})}
+    return make_repo(tmp_path / "repo", files, directives("go test ./...", lint="go vet ./..."))
+
+
+def _branch(repo: Path, name: str, files: dict[str, str]) -> None:
+    git(repo, "checkout", "-q", "-b", name)
+    for rel, text in files.items():
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", f"change {name}")
+    git(repo, "checkout", "-q", "main")
+
+
+def _check(repo: Path, rev: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "selfforge", "check", "--repo", str(repo), rev, "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.stdout.strip(), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _trusted_go_cache(repo: Path) -> Path:
+    common = git(repo, "rev-parse", "--git-common-dir").strip()
+    return (repo / common).resolve() / "selfforge" / "cache" / "go-build"
+
+
+def _contents(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() or p.is_symlink()
+    }
+
+
+@needs_go
+def test_a_check_reuses_the_trusted_go_cache_and_cannot_write_into_it(tmp_path: Path) -> None:
+    repo = _go_repo(tmp_path)
+    _branch(repo, "a", {"mathx.go": MATHX.replace("a + b", "b + a")})
+    _branch(repo, "b", {"mathx.go": MATHX.replace("a + b", "b + a"), "poison_test.go": POISON_TEST})
+    first = _check(repo, "a")
+    assert first["verdict"] == "accepted", first
+    cache = _trusted_go_cache(repo)
+    before = _contents(cache)
+    assert len(before) > 10  # the baseline's runs filled it
+    assert not any("go-build" in p for p in git(repo, "ls-files", "-o").split())  # not in the tree
+    second = _check(repo, "b")
+    # accepted: the candidate's test found the trusted entries through its GOCACHE
+    assert second["verdict"] == "accepted", second
+    assert _contents(cache) == before  # nothing it wrote reached the trusted cache
+
+
+@needs_go
+def test_go_vet_and_the_tests_run_once_when_the_change_reaches_every_package(
+    tmp_path: Path,
+) -> None:
+    # A suite over 2 s whose tests each take 0.00 s (the time is the binary's start): the
+    # focused first pass once chose every test, then the suite ran them all again.
+    slow_start = (
+        'package mathx\n\nimport "time"\n\nfunc init() { time.Sleep(2100 * time.Millisecond) }\n'
+    )
+    repo = _go_repo(tmp_path, {"start_test.go": slow_start})
+    _branch(repo, "a", {"mathx.go": MATHX.replace("a + b", "b + a")})
+    verdict = _check(repo, "a")
+    assert verdict["verdict"] == "accepted", verdict
+    names = [s["name"] for s in verdict["steps"]]
+    assert names.count("lint") == 1, names
+    assert names.count("tests") == 1 and "tests:affected" not in names, names
