@@ -178,17 +178,29 @@ def is_clean(cwd: Path) -> bool:
 
 
 def identity_env(cwd: Path) -> dict[str, str]:
-    """Environment for commits: the user's identity if set, else selfforge's. A
-    repository found to have one is not asked again in this process."""
+    """Environment for selfforge's commits: selfforge's identity for each field (author
+    and committer, name and email) that neither the environment (GIT_AUTHOR_NAME, EMAIL,
+    ...) nor git's configuration (user.*, author.*, committer.*) gives, so that a
+    machine with none (a fresh CI container, a new user) can commit, and an identity
+    given only in the environment (as CI jobs do) is kept, not overwritten. A repository
+    whose configuration gives every field is not asked again in this process."""
     common = common_dir(cwd)
     if common in _HAS_IDENTITY:
         return {}
-    found = _run(["config", "--get-regexp", r"^user\.(name|email)$"], cwd).stdout.split("\n")
-    keys = {line.split(" ", 1)[0] for line in found if line.strip()}
-    if {"user.name", "user.email"} <= keys:
-        _HAS_IDENTITY.add(common)
-        return {}
-    return dict(_FALLBACK_IDENTITY)
+    pattern = r"^(user|author|committer)\.(name|email)$"
+    found = _run(["config", "--get-regexp", pattern], cwd).stdout.split("\n")
+    configured = {line.split(" ", 1)[0] for line in found if line.strip()}
+    missing, unconfigured = {}, False
+    for variable, fallback in _FALLBACK_IDENTITY.items():
+        role, field = variable.lower().split("_")[1:]  # GIT_AUTHOR_NAME -> author, name
+        if {f"user.{field}", f"{role}.{field}"} & configured:
+            continue
+        unconfigured = True
+        if not os.environ.get(variable) and not (field == "email" and os.environ.get("EMAIL")):
+            missing[variable] = fallback
+    if not unconfigured:
+        _HAS_IDENTITY.add(common)  # the configuration stays; the environment may not
+    return missing
 
 
 _HAS_IDENTITY: set[Path] = set()
