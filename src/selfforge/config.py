@@ -29,7 +29,7 @@ DIRECTIVES_FILE = "selfforge.toml"
 # elsewhere) and the directives file. pyproject.toml's [tool.selfforge] table is guarded
 # by the directives gate (judge/tree_safety.py): the rest of pyproject.toml is not.
 ALWAYS_PROTECTED = (DIRECTIVES_FILE, ".gitattributes", ".gitmodules", ".git")
-DEFAULT_PROTECTED = [".github/**", ".ci/**", ".gitlab-ci.yml", "conftest.py", "**/conftest.py"]
+DEFAULT_PROTECTED = [".github/**", ".ci/**", ".gitlab-ci.yml"]
 
 
 class _Section(BaseModel):
