@@ -173,3 +173,32 @@ def test_an_identity_given_only_in_the_environment_is_the_landed_commits(repo: P
     assert proc.returncode == 0, proc.stdout + proc.stderr
     who = git(repo, "log", "-1", "--format=%an <%ae> / %cn <%ce>")
     assert who.strip() == "CI Bot <ci@example.com> / CI Bot <committer@example.com>"
+
+
+def test_a_pre_commit_hook_judges_the_staged_change_and_leaves_the_index(repo: Path) -> None:
+    """In a hook git sets GIT_INDEX_FILE (relative: .git/index): selfforge's own git calls
+    in its worktrees must not take the user's index for theirs (the check could not even
+    start, and with an absolute path it rewrote the user's index and HEAD)."""
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f'#!/bin/sh\ngit diff --cached | "{sys.executable}" -m selfforge check -\n')
+    hook.chmod(0o755)
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    def commit(text: str) -> subprocess.CompletedProcess[str]:
+        (repo / "calc.py").write_text(text)
+        git(repo, "add", "calc.py")
+        return subprocess.run(
+            ["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com",
+             "commit", "-qm", "Change calc"],
+            cwd=repo, capture_output=True, text=True, env=_stranger_env(repo.parent / "home"),
+        )  # fmt: skip
+
+    refused = commit(FIXED.replace("a * b", "a + b"))
+    assert refused.returncode != 0 and "test_mul" in refused.stdout + refused.stderr
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+    assert git(repo, "status", "--porcelain") == "M  calc.py\n"  # still staged, as it was
+    made = commit(FIXED)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert git(repo, "rev-parse", "HEAD~1").strip() == head
+    assert git(repo, "status", "--porcelain") == ""

@@ -36,6 +36,15 @@ SAFE_CONFIG = (
 )  # fmt: skip
 
 
+# Where a git hook's caller says the repository, work tree and index are (a pre-commit
+# hook gets GIT_INDEX_FILE=.git/index): selfforge names its repository and worktrees by
+# cwd, and with these its git calls in a worktree read or rewrote the user's index and
+# HEAD instead (`git diff --cached | selfforge check -` as a pre-commit hook).
+_REPOSITORY_LOCATION = frozenset(
+    {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_NAMESPACE"}
+)
+
+
 def _run(
     args: tuple[str, ...] | list[str],
     cwd: Path,
@@ -47,7 +56,8 @@ def _run(
     exe = _git_executable()
     if exe is None:
         raise GitError("git is not installed or not on PATH; install git and retry")
-    full_env = {**scrub_env(os.environ), "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    full_env = {k: v for k, v in scrub_env(os.environ).items() if k not in _REPOSITORY_LOCATION}
+    full_env |= {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     full_env.update(env or {})
     return subprocess.run(
         [exe, *SAFE_CONFIG, *args],
