@@ -144,7 +144,10 @@ def test_recovery_stops_a_dead_runs_check_never_a_stranger_with_its_group_number
         with ws.locked("selfforge run"):
             found = ws.recover()
         assert (group.pid in found.killed_groups) is ours
-        assert group_running(group.pid) is not ours
+        if ours:  # SIGKILL is delivered, not yet acted on: on a loaded machine it takes a while
+            wait_for(lambda: not group_running(group.pid))
+        else:
+            assert group_running(group.pid)
     finally:
         group.kill()
         group.wait()
