@@ -33,7 +33,7 @@ def installation(folder: Path, home: Path) -> set[Path]:
     if not _under(folder, home) or folder == home:
         return {folder.parent if folder.name == "bin" else folder}
     parent = folder.parent
-    if (parent / "libexec" / "pyenv").is_file():
+    if os.path.isfile(parent / "libexec" / "pyenv"):
         return {parent / part for part in PYENV_PARTS}
     if folder.name == "bin" and parent != home and is_installation(parent):
         return {parent, *venv_base(parent, home)}
@@ -41,7 +41,8 @@ def installation(folder: Path, home: Path) -> set[Path]:
 
 
 def is_installation(root: Path) -> bool:
-    if any((root / marker).exists() for marker in INSTALL_MARKERS):
+    # os.path's tests: a place this user may not search (another's home) is not there
+    if any(os.path.exists(root / marker) for marker in INSTALL_MARKERS):
         return True
     return bool(INSTALL_PARENTS & {root.parent.name, root.parent.parent.name})
 
@@ -60,10 +61,10 @@ def executable_roots(exe: Path, home: Path) -> set[Path]:
     roots: set[Path] = set()
     real = exe.resolve()
     for path in (exe.absolute(), real):
-        venv = next((p for p in path.parents if (p / "pyvenv.cfg").is_file()), None)
+        venv = next((p for p in path.parents if os.path.isfile(p / "pyvenv.cfg")), None)
         if venv is not None:
             roots |= {venv, *venv_base(venv, home)}
-    if real.exists():
+    if os.path.exists(real):
         roots |= installation(real.parent, home)
     return roots
 

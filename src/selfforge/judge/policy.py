@@ -107,5 +107,5 @@ def shown_in_home(space: CheckSpace, command: str) -> tuple[Path, ...]:
     it); ``space.readable`` holds the runner's own needs where it has one."""
     _, readable = _places(space, tuple(_executables(command)))
     user = Path.home().resolve()
-    inside = {p.resolve() for p in readable if p.exists()}
+    inside = {p.resolve() for p in readable if os.path.exists(p)}
     return tuple(sorted(p for p in inside if p != user and user in p.parents))

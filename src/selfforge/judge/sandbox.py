@@ -195,7 +195,7 @@ def runtime_roots(
     for entry in homes.path_entries(home):
         shown = homes.installation(entry, home)
         roots |= {entry} if any(_under(p, r) for p in protect for r in shown) else shown
-    safe = {r.resolve() for r in roots if r.exists()}
+    safe = {r.resolve() for r in roots if os.path.exists(r)}  # False where not searchable
     return tuple(sorted(r for r in safe if not any(_under(p, r) for p in (*protect, home))))
 
 
