@@ -73,7 +73,7 @@ def _problem(
     last = (result.output.strip().splitlines() or [""])[-1].strip()
     nothing_ran = result.exit_code != 0 and (report is None or not report.collected)
     if nothing_ran and (why := cannot_start(result.full_output)):
-        return f"{where} cannot start: {why}"
+        return f"{where} could not run: {why}"
     if result.exit_code in (126, 127):
         return f"{where} could not run ({last}); install what it needs or {fix}"
     if result.timed_out:
