@@ -96,7 +96,11 @@ def test_a_skip_added_to_a_test_is_refused_even_where_test_edits_are_allowed(
 
 
 def test_a_change_to_go_mod_is_a_dependency_change(tmp_path: Path, script) -> None:
-    bump = "go.mod\n<<<<<<< SEARCH\ngo 1.19\n=======\ngo 1.18\n>>>>>>> REPLACE\n"
+    # A require line; the go line alone is no dependency change (tests/test_test_contract.py).
+    bump = (
+        "go.mod\n<<<<<<< SEARCH\ngo 1.19\n=======\ngo 1.19\n\n"
+        "require example.com/dep v1.0.0\n>>>>>>> REPLACE\n"
+    )
     repo = _repo(tmp_path)
     _run(repo, script(propose=[FIX + bump]))
     attempt = log_json(repo)[-1]
