@@ -158,6 +158,13 @@ def _inner_pytest_without_plugins() -> None:
     os.environ["SELFFORGE_RESIDENT"] = "0"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _trees_outside_var_tmp(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """selfforge's copies of the code (trees.py) go in a folder of this session's, not in
+    /var/tmp/selfforge-<uid>: the suite leaves nothing behind there."""
+    os.environ["SELFFORGE_TREES"] = str(tmp_path_factory.mktemp("trees"))
+
+
 @pytest.fixture
 def calc_repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
@@ -275,10 +282,21 @@ def journal_test_runs(repo: Path) -> list[tuple[str, dict]]:
         return [(name, json.loads(summary)) for name, summary in rows]
 
 
+def trees_dir(repo: Path) -> Path:
+    """Where selfforge keeps its copies of ``repo``'s code: outside the checkout, in the
+    suite's SELFFORGE_TREES (see ``_trees_outside_var_tmp``)."""
+    from selfforge import trees
+
+    common = git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    return trees.for_repo(Path(git(repo, "rev-parse", "--show-toplevel").strip()), Path(common))
+
+
 def left_worktrees(repo: Path) -> tuple[list[str], int]:
-    """The worktree folders a run left under .selfforge (only the slots a run keeps for
-    the next one should be there) and how many worktrees git lists besides the checkout."""
-    folder = repo / ".selfforge" / "worktrees"
+    """The worktree folders a run left in its trees folder (only the slots a run keeps for
+    the next one should be there) and how many worktrees git lists besides the checkout;
+    none is ever in the checkout's .selfforge, where the user's own tools would find it."""
+    assert not (repo / ".selfforge" / "worktrees").exists()
+    folder = trees_dir(repo) / "worktrees"
     names = sorted(p.name for p in folder.iterdir()) if folder.exists() else []
     return names, git(repo, "worktree", "list").count("\n") - 1
 

@@ -11,7 +11,7 @@ from pytest_httpserver import HTTPServer
 
 from test_runner_node import FIX, NODE_20, TASK
 
-from conftest import cli, directives, git, log_json, make_repo
+from conftest import cli, directives, git, log_json, make_repo, trees_dir
 
 pytestmark = pytest.mark.skipif(not NODE_20, reason="needs node 20 or later")
 
@@ -75,7 +75,8 @@ def test_checks_cannot_write_what_setup_installed(tmp_path: Path, script) -> Non
     )
     repo = _repo(tmp_path)
     _run(repo, script(propose=[poison]))
-    setup_trees = list((repo / ".selfforge" / "setup").glob("*/tree"))
+    setup_trees = list((trees_dir(repo) / "setup").glob("*/tree"))
+    assert not (repo / ".selfforge" / "setup").exists()
     assert len(setup_trees) == 1
     installed = setup_trees[0] / "node_modules" / "twice" / "index.js"
     assert installed.read_text() == "module.exports = (x) => 2 * x;\n"

@@ -1,5 +1,6 @@
-"""Leftovers are cleaned: a killed run's throwaway git dirs live under .selfforge/tmp (not
-/tmp), and `selfforge clean` lists and removes them, stale worktrees and kept branches."""
+"""Leftovers are cleaned: a killed run's throwaway git dirs live in the repository's trees
+folder (``tmp/``, not /tmp), and `selfforge clean` lists and removes them, stale worktrees
+and kept branches."""
 
 from __future__ import annotations
 
@@ -17,7 +18,17 @@ import pytest
 
 from selfforge.judge import limits
 
-from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, make_repo, wait_for
+from conftest import (
+    CALC,
+    FIX_ADD,
+    TEST_CALC,
+    cli,
+    directives,
+    git,
+    make_repo,
+    trees_dir,
+    wait_for,
+)
 
 SLOW_TEST = """
 import os, time
@@ -60,13 +71,14 @@ def _system_templates() -> set[str]:
 
 
 def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
-    short_tmp: Path, script
+    short_tmp: Path, script, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A short path: the results channel's socket goes in the state dir only where its
+    # A short path: the results channel's socket goes in the trees folder only where its
     # path fits in a socket address (108 bytes); pytest's own tmp_path may not.
+    monkeypatch.setenv("SELFFORGE_TREES", str(short_tmp / "trees"))
     repo, proc = _slow_run(short_tmp, script, seconds=60)
-    worktrees = repo / ".selfforge" / "worktrees"
-    scratch_dir = repo / ".selfforge" / "tmp"
+    worktrees = trees_dir(repo) / "worktrees"
+    scratch_dir = trees_dir(repo) / "tmp"
     # the attempt's tests are running: their results channel is open in the scratch dir
     wait_for(lambda: any(worktrees.glob("attempt*/test_slow.py")) and _checking(repo))
     wait_for(lambda: any(scratch_dir.glob("judge-*/sock")))
@@ -75,7 +87,7 @@ def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
     assert groups or limits.enforcement() == "rlimit"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    scratch = sorted((repo / ".selfforge" / "tmp").glob("selfforge-git-*"))
+    scratch = sorted(scratch_dir.glob("selfforge-git-*"))
     assert scratch  # the killed run's templates stayed in the repository's state dir...
     channels = sorted(scratch_dir.glob("judge-*"))
     assert any((c / "sock").is_socket() for c in channels)  # ...and its results channel
@@ -86,8 +98,8 @@ def test_a_killed_runs_leftovers_are_under_the_state_dir_and_clean_removes_them(
         assert not (head.exists() and head.read_text().strip() in ours), template
 
     listed = cli("clean", "--dry-run", "--repo", str(repo), check=True).stdout
-    assert "would remove scratch .selfforge/tmp/selfforge-git-" in listed
-    assert "would remove worktree .selfforge/worktrees/attempt" in listed
+    assert f"would remove scratch {scratch_dir}/selfforge-git-" in listed
+    assert f"would remove worktree {worktrees}/attempt" in listed
     assert all(p.exists() for p in scratch)
     out = cli("clean", "--repo", str(repo), check=True).stdout
     assert "removed scratch" in out and "removed worktree" in out
@@ -140,10 +152,10 @@ def test_clean_removes_merged_kept_branches_and_keeps_unmerged_ones(tmp_path: Pa
 def test_clean_refuses_while_a_run_holds_the_lock(tmp_path: Path, script) -> None:
     repo, proc = _slow_run(tmp_path, script, seconds=30)
     try:
-        wait_for(lambda: any((repo / ".selfforge" / "worktrees").glob("attempt*/test_slow.py")))
+        wait_for(lambda: any((trees_dir(repo) / "worktrees").glob("attempt*/test_slow.py")))
         refused = cli("clean", "--repo", str(repo))
         assert refused.returncode == 1 and "another selfforge run holds" in refused.stderr
-        assert any((repo / ".selfforge" / "worktrees").glob("attempt*"))
+        assert any((trees_dir(repo) / "worktrees").glob("attempt*"))
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()

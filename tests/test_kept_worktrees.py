@@ -18,6 +18,7 @@ from conftest import (
     left_worktrees,
     log_json,
     make_repo,
+    trees_dir,
 )
 
 ADD_DIV = """calc.py
@@ -69,7 +70,7 @@ def test_the_next_run_reuses_the_kept_worktrees_and_sees_nothing_left_in_them(
     tmp_path: Path, script
 ) -> None:
     repo = _first_run(tmp_path, script)
-    kept = repo / ".selfforge" / "worktrees"
+    kept = trees_dir(repo) / "worktrees"
     status = cli("status", "--repo", str(repo), check=True).stdout
     assert "stopped without cleaning up" not in status  # kept worktrees are no leftover
     unchanged = (kept / "attempt" / "test_calc.py").stat()
@@ -93,7 +94,7 @@ def test_a_broken_or_deleted_kept_worktree_is_made_again(tmp_path: Path, script)
     repo = _first_run(tmp_path, script)
     admin = repo / ".git" / "worktrees"
     (admin / "attempt" / "index.lock").write_text("")  # a git process killed in it
-    shutil.rmtree(repo / ".selfforge" / "worktrees" / "baseline")  # deleted by hand
+    shutil.rmtree(trees_dir(repo) / "worktrees" / "baseline")  # deleted by hand
     _user_commits(repo)
 
     _second_run(repo, script)
@@ -106,9 +107,8 @@ def test_clean_removes_the_kept_worktrees_and_says_so(tmp_path: Path, script) ->
     repo = _first_run(tmp_path, script)
     listed = cli("clean", "--dry-run", "--repo", str(repo), check=True).stdout
     for slot in ("attempt", "baseline"):
-        assert f"would remove worktree .selfforge/worktrees/{slot} (kept for the next run)" in (
-            listed
-        )
+        kept = trees_dir(repo) / "worktrees" / slot
+        assert f"would remove worktree {kept} (kept for the next run)" in listed
     assert left_worktrees(repo) == (["attempt", "baseline"], 2)  # a dry run removes nothing
     cli("clean", "--repo", str(repo), check=True)
     assert left_worktrees(repo) == ([], 0)
@@ -133,7 +133,7 @@ def test_a_copied_repository_never_works_in_the_original_s_kept_worktrees(
     assert {p.name: (p / "HEAD").read_text() for p in admin.iterdir()} == before
     assert git(original, "worktree", "list") == listed
     for slot in ("attempt", "baseline"):  # the copy's worktrees belong to the copy's git
-        text = (copy / ".selfforge" / "worktrees" / slot / ".git").read_text()
+        text = (trees_dir(copy) / "worktrees" / slot / ".git").read_text()
         assert str(copy / ".git" / "worktrees") in text
 
 
@@ -141,7 +141,7 @@ def test_the_gate_for_other_agents_keeps_its_worktree_too(tmp_path: Path) -> Non
     """`selfforge check` on each change an agent makes: the next check resets the kept
     worktree instead of writing every file again."""
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
-    kept = repo / ".selfforge" / "worktrees"
+    kept = trees_dir(repo) / "worktrees"
     fixed = CALC.replace("return a - b", "return a + b", 1)
     for n, text in enumerate((fixed, fixed + "\n\ndef div(a, b):\n    return a / b\n")):
         (repo / "calc.py").write_text(text)

@@ -20,6 +20,7 @@ from conftest import (
     log_json,
     make_repo,
     snapshot,
+    trees_dir,
     wait_for,
 )
 
@@ -213,7 +214,7 @@ def test_slow_in_candidates():
 
 def _checks_in(repo: Path, slot: str) -> list[int]:
     """Processes whose command line names this worktree (the sandboxed checks in it)."""
-    where = f"{repo}/.selfforge/worktrees/{slot}"
+    where = f"{trees_dir(repo)}/worktrees/{slot}"
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:

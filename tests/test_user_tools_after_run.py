@@ -1,31 +1,103 @@
 """Issue 34.2: nothing of selfforge's in the user's checkout but what they asked for.
-Right after a run lands a fix, the user's own `node --test` must pass; today it walks the
-worktree the run kept for the next one (the old, buggy baseline) and fails. Marked as
-known failing until selfforge keeps its trees outside the checkout's folder: the git dir
-is no answer (Node 20's `node --test` walks `.git/` too, and Jest finds no test in a tree
-under `.git/`)."""
+Right after a run lands a fix, the user's own test runners, walking their checkout, find
+only their own tests: selfforge's copies of the code (the worktree kept for the next run
+holds the old, buggy baseline) live outside it, in a private folder per user
+(``SELFFORGE_TREES``; the suite's conftest points it at a temp folder). The git dir was
+no answer: Node 20's `node --test` walks `.git/` too, and Jest finds no test under it."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from test_runner_js_frameworks import BIN, FRAMEWORKS, RUNNERS, SPEC
+from test_runner_js_frameworks import EXPECT as JEST_EXPECT
 from test_runner_node import FIX, MATH, NODE_20, PACKAGE, TASK, TESTS
 
-from conftest import cli, directives, log_json, make_repo
-
-pytestmark = pytest.mark.skipif(not NODE_20, reason="needs node 20 or later")
-
-
-@pytest.mark.xfail(
-    strict=True, reason="issue 34.2: the kept worktrees are inside the checkout's folder"
+from conftest import (
+    CALC,
+    FIX_ADD,
+    PYTEST,
+    TEST_CALC,
+    cli,
+    directives,
+    log_json,
+    make_repo,
+    trees_dir,
 )
+
+needs_node = pytest.mark.skipif(not NODE_20, reason="needs node 20 or later")
+
+
+def _landed(repo: Path, model: str, task: str) -> None:
+    cli("run", "--repo", str(repo), "--model", model, "--task", task)
+    assert (log_json(repo)[-1]["outcome"], log_json(repo)[-1]["landed"]) == ("accepted", True)
+    assert (trees_dir(repo) / "worktrees" / "baseline").is_dir()  # kept, but elsewhere
+
+
+@needs_node
 def test_the_users_node_test_passes_right_after_a_run_landed_a_fix(tmp_path: Path, script) -> None:
     files = {"package.json": PACKAGE, "math.js": MATH, "test/math.test.js": TESTS}
     repo = make_repo(tmp_path / "repo", files, directives("node --test"))
-    cli("run", "--repo", str(repo), "--model", script(propose=[FIX]), "--task", TASK)
-    assert (log_json(repo)[-1]["outcome"], log_json(repo)[-1]["landed"]) == ("accepted", True)
+    _landed(repo, script(propose=[FIX]), TASK)
     own = subprocess.run(["node", "--test"], cwd=repo, capture_output=True, text=True)
     assert own.returncode == 0, own.stdout[-2000:]
+
+
+@needs_node
+@pytest.mark.skipif(not (BIN / "jest").exists(), reason=f"needs jest in {RUNNERS}")
+def test_the_users_jest_passes_right_after_a_run_landed_a_fix(tmp_path: Path, script) -> None:
+    """Jest's haste map walks dot-folders (``.selfforge/``): it ran the kept baseline's
+    old test and failed. The check itself ran Jest too: the tree it judged is found."""
+    command, _, extra = FRAMEWORKS["jest"]
+    text = directives(command).replace(
+        "[checks]\n", '[checks]\nrunner = "junit"\njunit = "junit.xml"\n', 1
+    )
+    text += f"\n[sandbox]\nreadable = [{json.dumps(str(RUNNERS))}]\n"
+    files = {
+        "package.json": json.dumps({"name": "m", "version": "1.0.0"}),
+        "math.js": MATH,
+        "test/math.test.js": SPEC.format(**JEST_EXPECT),
+        **extra,
+    }
+    repo = make_repo(tmp_path / "repo", files, text)
+    _landed(repo, script(propose=[FIX]), TASK)
+    own = subprocess.run([str(BIN / "jest"), "--ci"], cwd=repo, capture_output=True, text=True)
+    assert own.returncode == 0, own.stderr[-2000:]
+    assert "Tests:       2 passed, 2 total" in own.stderr
+
+
+def test_the_users_pytest_walking_dot_folders_passes_after_a_run(tmp_path: Path, script) -> None:
+    """A project whose pytest recurses into every folder (``norecursedirs = []``)
+    collected the kept baseline's test_calc.py as well: an import file mismatch."""
+    files = {
+        "calc.py": CALC,
+        "test_calc.py": TEST_CALC,
+        "pytest.ini": "[pytest]\nnorecursedirs = node_modules .git\n",
+    }
+    repo = make_repo(tmp_path / "repo", files, directives())
+    _landed(repo, script(propose=[FIX_ADD]), "Fix add() so test_add passes")
+    own = subprocess.run(
+        [*PYTEST.split(), "-p", "no:cacheprovider"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert own.returncode == 0, own.stdout[-2000:]
+    assert "3 passed" in own.stdout
+
+
+def test_the_checkout_holds_no_copy_of_the_code_after_a_run(tmp_path: Path, script) -> None:
+    """`.selfforge/` keeps the journal, config, index and reports: no worktree, no
+    scratch git dir, no setup checkout."""
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    _landed(repo, script(propose=[FIX_ADD]), "Fix add() so test_add passes")
+    state = sorted(p.name for p in (repo / ".selfforge").iterdir())
+    assert not {"worktrees", "tmp", "setup"} & set(state), state
+    copies = [p for p in repo.rglob("calc.py") if p != repo / "calc.py"]
+    assert copies == []

@@ -1,16 +1,18 @@
 """``selfforge clean``: remove what runs leave behind, and say what.
 
-Leftovers are the worktrees a run keeps for the next one (``.selfforge/worktrees``: a
-copy of the tree each, made again when needed) and any a killed run left, the judge's
-throwaway git dirs of a killed run (under ``.selfforge/tmp``), the control groups of
-checks whose run was killed, and the ``selfforge/…`` branches kept for changes that did
-not land by fast-forward. A kept branch already merged into your branch is removed; one
+Leftovers are the worktrees a run keeps for the next one (``worktrees/`` of the
+repository's trees folder, outside the checkout: see ``trees.py``; a copy of the tree
+each, made again when needed) and any a killed run left, the judge's throwaway git dirs
+of a killed run (``tmp/`` there), ``[checks] setup``'s installs (``setup/``), the control
+groups of checks whose run was killed, and the ``selfforge/…`` branches kept for changes
+that did not land by fast-forward. A kept branch already merged into your branch is removed; one
 that is not is only listed unless ``--branches`` is given, and every removed branch is
 printed with its commit, so it can be made again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from dataclasses import dataclass, field
 
@@ -35,16 +37,16 @@ def clean(ws: Workspace, *, branches: bool = False, dry_run: bool = False) -> Cl
     """Remove leftovers; refuses (LockedError) while a run holds the repository."""
     done = Cleaned()
     with ws.locked("selfforge clean"):
-        for path in sorted(ws.worktrees.glob("*")) if ws.worktrees.exists() else []:
-            kept = " (kept for the next run)" if path.name in KEPT_SLOTS else ""
-            done.removed.append(f"worktree {path.relative_to(ws.root)}{kept}")
-            if not dry_run:
-                shutil.rmtree(path, ignore_errors=True)
-        for path in sorted(ws.scratch.glob("*")) if ws.scratch.exists() else []:
-            done.removed.append(f"scratch {path.relative_to(ws.root)}")
-            if not dry_run:
-                shutil.rmtree(path, ignore_errors=True)
+        for kind, folder in (("worktree", "worktrees"), ("scratch", "tmp"), ("setup", "setup")):
+            for path in sorted((ws.trees / folder).glob("*")):
+                kept = kind == "worktree" and path.name in KEPT_SLOTS
+                done.removed.append(f"{kind} {path}{' (kept for the next run)' if kept else ''}")
+                if not dry_run:
+                    shutil.rmtree(path, ignore_errors=True)
         if not dry_run:
+            for empty in (ws.trees / "worktrees", ws.scratch, ws.trees / "setup", ws.trees):
+                with contextlib.suppress(OSError):
+                    empty.rmdir()  # nothing of this repository's is left in /var/tmp
             git.git("worktree", "prune", cwd=ws.root, check=False)
         for group in remove_leftover_groups(dry_run=dry_run):
             done.removed.append(f"control group {group} (a killed run's check)")

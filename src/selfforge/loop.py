@@ -277,7 +277,7 @@ def _provide(engine: Engine, base: str) -> None:
     engine.reporter.begin("setup")
     engine.space = judge_setup.provide(
         engine.ws.root,
-        engine.ws.state,
+        engine.ws.trees,  # its checkouts live with the worktrees, outside the checkout
         base,
         d.checks.setup,
         engine.space,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from selfforge import git
+from selfforge import git, trees
 from selfforge.errors import GitError, LockedError, UsageError
 from selfforge.judge.limits import remove_leftover_groups
 from selfforge.treefiles import remove_special_files
@@ -112,9 +112,7 @@ class Workspace:
     def __init__(self, repo: Path) -> None:
         self.root = git.repo_root(repo)
         self.state = self.root / STATE_DIR
-        self.worktrees = self.state / "worktrees"
         self.lock_path = self.state / "run.lock"
-        self.scratch = self.state / "tmp"  # the judge's throwaway git dirs (check_git)
         self._lock_fd: int | None = None
         self.stale_record: dict[str, object] | None = None
         self._record: dict[str, object] = {}  # what this process wrote into the lock file
@@ -130,6 +128,20 @@ class Workspace:
     def common_dir(self) -> Path:
         """The repository's git directory (shared by its worktrees)."""
         return git.common_dir(self.root)
+
+    @functools.cached_property
+    def trees(self) -> Path:
+        """Where selfforge's copies of the code live: outside the checkout (trees.py)."""
+        return trees.for_repo(self.root, self.common_dir)
+
+    @property
+    def worktrees(self) -> Path:
+        return self.trees / "worktrees"
+
+    @property
+    def scratch(self) -> Path:
+        """The judge's throwaway git dirs (check_git) and results channels."""
+        return self.trees / "tmp"
 
     def prepare(self) -> None:
         """Create the state directory and keep it out of git, via .git/info/exclude."""
@@ -164,6 +176,8 @@ class Workspace:
         self._record = {"pid": os.getpid(), "command": command, "since": time.time()}
         self._write_lock()
         try:
+            # An older selfforge's copies of the code in .selfforge/: quietly, once.
+            trees.retire_old_place(self.root, self.state, self._is_our_worktree)
             yield
         finally:
             os.ftruncate(fd, 0)
@@ -301,7 +315,6 @@ class Workspace:
             return self._checkout(path, commit)
 
     def _checkout(self, path: Path, commit: str) -> Path:
-        self.worktrees.mkdir(parents=True, exist_ok=True)
         if self._is_our_worktree(path):
             try:
                 git.git("checkout", "-q", "-f", "--detach", commit, cwd=path)
@@ -311,6 +324,11 @@ class Workspace:
             except GitError:
                 pass  # a killed git's lock, a file a check made unremovable: made afresh
         shutil.rmtree(path, ignore_errors=True)
+        if not self.worktrees.exists() and self._registered_missing():
+            # The trees folder was wiped (a reboot empties /var/tmp): git forgets the
+            # worktrees it lists there before they are made again under their names.
+            git.git("worktree", "prune", cwd=self.root, check=False)
+        self.worktrees.mkdir(parents=True, exist_ok=True)
         # -f: a path git still lists but whose folder is gone (removed by hand) is taken.
         git.git("worktree", "add", "-q", "-f", "--detach", str(path), commit, cwd=self.root)
         return path
@@ -331,7 +349,7 @@ class Workspace:
     def _is_our_worktree(self, path: Path) -> bool:
         """``path`` is a worktree of this repository that git still knows: its admin
         folder is there, under this repository's git dir, and names ``path`` back (a
-        repository copied or moved with its .selfforge holds worktrees of the old one's).
+        repository copied or moved with its old trees holds worktrees of the old one's).
         Read from the files rather than asked of git: one subprocess less per attempt."""
         dot_git = path / ".git"
         try:

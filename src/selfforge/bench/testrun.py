@@ -115,7 +115,7 @@ def _run_other(root: Path, suite: Suite, timeout_s: float, state: Path | None) -
     every check (the adapter reads the runner's own output). With a setup, its products
     (``node_modules``) are installed once per set of manifests into ``state`` (judge/
     setup.py, with the network) and shown read-only, as to selfforge's own checks."""
-    from selfforge import git
+    from selfforge import git, trees
     from selfforge.judge import runner
     from selfforge.judge import setup as judge_setup
 
@@ -124,7 +124,7 @@ def _run_other(root: Path, suite: Suite, timeout_s: float, state: Path | None) -
     )
     if suite.setup:
         head = git.git("rev-parse", "HEAD", cwd=root).strip()
-        where = state or root / ".selfforge"
+        where = state or trees.for_repo(root, git.common_dir(root))  # not in the suite's walk
         space = judge_setup.provide(root, where, head, suite.setup, space, timeout_s)
     try:
         ran, report = runner.run_tests(suite.test_cmd, root, timeout_s, space)

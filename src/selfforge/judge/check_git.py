@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from selfforge import git
+from selfforge import git, trees
 from selfforge.judge import sandbox
 
 GIT_INSIDE = "/tmp/.selfforge-git"
@@ -48,12 +48,13 @@ def _worktree_index(dot_git: Path) -> Path | None:
 
 
 def scratch_dir(tree: Path) -> Path | None:
-    """``.selfforge/tmp`` of the repository whose worktree ``tree`` is: what a killed run
-    leaves there, the next run (or ``selfforge clean``) removes; None outside one."""
-    state = tree.parent.parent
-    if tree.parent.name != "worktrees" or state.name != ".selfforge":
+    """``tmp/`` in the trees folder of the repository whose worktree ``tree`` is (see
+    ``selfforge.trees``): what a killed run leaves there, the next run (or ``selfforge
+    clean``) removes; None outside one."""
+    folder = tree.parent.parent
+    if tree.parent.name != "worktrees" or not trees.is_repo_folder(folder):
         return None
-    scratch = state / "tmp"
+    scratch = folder / "tmp"
     scratch.mkdir(exist_ok=True)
     return scratch
 

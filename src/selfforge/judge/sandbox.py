@@ -2,9 +2,10 @@
 
 Every command that runs candidate code (checks, the smoke run of a self-change) runs in a
 bubblewrap sandbox: the whole filesystem read-only; the user's home, checkout, ``.git``,
-``.selfforge/`` and selfforge's keys hidden behind empty tmpfs mounts; only the
-candidate's tree and a private, size-limited ``/tmp`` writable; no network; a new pid
-namespace that dies with the check. There is no fail-open path: when bubblewrap cannot
+``.selfforge/``, selfforge's copies of the code (``trees.py``) and selfforge's keys
+hidden behind empty tmpfs mounts; only the candidate's tree (bound after them) and a
+private, size-limited ``/tmp`` writable; no network; a new pid namespace that dies with
+the check. There is no fail-open path: when bubblewrap cannot
 run, ``require`` raises and nothing runs, unless the user chose ``mode = "off"``.
 """
 
@@ -159,13 +160,15 @@ def inside() -> bool:
 
 
 def hidden_places(repo: Path, git_common_dir: Path | None = None) -> tuple[Path, ...]:
-    """The user's home, checkout, git directory, selfforge's own config and the resident
-    selfforge's socket folder (a check that reached it would run selfforge unsandboxed):
-    never seen."""
+    """The user's home, checkout, git directory, selfforge's own config, the resident
+    selfforge's socket folder (a check that reached it would run selfforge unsandboxed)
+    and every repository's copies of the code (``trees.py``: a check's own tree is bound
+    over it; never another repository's, nor the base's kept tree): never seen."""
+    from selfforge import trees
     from selfforge.launch import resident_dir
     from selfforge.models.secrets import user_config_dir
 
-    places = [Path.home(), repo, user_config_dir(), Path(resident_dir())]
+    places = [Path.home(), repo, user_config_dir(), Path(resident_dir()), trees.root_path()]
     if git_common_dir is not None:
         places.append(git_common_dir)
     return tuple(p.resolve() for p in places)

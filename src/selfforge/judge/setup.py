@@ -3,13 +3,14 @@ candidate, and show what it installed to every check read-only.
 
 The command (``npm ci``, ``go mod download``, ``cargo fetch``, ``pip install -r ...``)
 runs in the sandbox with the network allowed, in a checkout of the base commit's files
-only, under ``.selfforge/setup/<key>/tree`` (hidden from every check like the rest of
-``.selfforge``). Package caches are pointed inside that tree (``.selfforge-cache/``). What
-the command leaves there that git does not track (``node_modules/``, ``vendor/``, the
-caches) is then bound read-only into each check's tree at the same place, and the cache
-variables point at it. The key is the command and the manifests and lockfiles of the
-base commit: a run reuses an install until they change, and a candidate cannot change
-them (a dependency change, refused unless ``[safety] allow_dependency_changes``).
+only, under ``setup/<key>/tree`` of the repository's trees folder (``selfforge.trees``:
+outside the checkout, hidden from every check). Package caches are pointed inside that
+tree (``.selfforge-cache/``). What the command leaves there that git does not track
+(``node_modules/``, ``vendor/``, the caches) is then bound read-only into each check's
+tree at the same place, and the cache variables point at it. The key is the command and
+the manifests and lockfiles of the base commit: a run reuses an install until they
+change, and a candidate cannot change them (a dependency change, refused unless
+``[safety] allow_dependency_changes``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def key(root: Path, commit: str, command: str) -> str:
 
 def provide(
     root: Path,
-    state: Path,
+    trees_folder: Path,
     commit: str,
     command: str,
     space: CheckSpace,
@@ -69,7 +70,7 @@ def provide(
 ) -> CheckSpace:
     """The check space with the installed dependencies shown; runs the setup when this
     key has none yet."""
-    folder = state / "setup" / key(root, commit, command)
+    folder = trees_folder / "setup" / key(root, commit, command)
     done = folder / "done.json"
     if not done.is_file():
         _install(root, folder, commit, command, space, timeout_s, say)
