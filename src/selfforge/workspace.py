@@ -315,6 +315,7 @@ class Workspace:
             return self._checkout(path, commit)
 
     def _checkout(self, path: Path, commit: str) -> Path:
+        self.worktrees.mkdir(parents=True, exist_ok=True)
         if self._is_our_worktree(path):
             try:
                 git.git("checkout", "-q", "-f", "--detach", commit, cwd=path)
@@ -324,11 +325,6 @@ class Workspace:
             except GitError:
                 pass  # a killed git's lock, a file a check made unremovable: made afresh
         shutil.rmtree(path, ignore_errors=True)
-        if not self.worktrees.exists() and self._registered_missing():
-            # The trees folder was wiped (a reboot empties /var/tmp): git forgets the
-            # worktrees it lists there before they are made again under their names.
-            git.git("worktree", "prune", cwd=self.root, check=False)
-        self.worktrees.mkdir(parents=True, exist_ok=True)
         # -f: a path git still lists but whose folder is gone (removed by hand) is taken.
         git.git("worktree", "add", "-q", "-f", "--detach", str(path), commit, cwd=self.root)
         return path
