@@ -120,9 +120,11 @@ DIFF_OPTIONS = (
 )  # fmt: skip
 
 
-def diff(cwd: Path, *args: str) -> str:
+def diff(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     """``git diff`` with DIFF_OPTIONS (``args``: revisions, options, ``--`` paths)."""
-    return git("-c", "core.attributesFile=/dev/null", "diff", *DIFF_OPTIONS, *args, cwd=cwd)
+    return git(
+        "-c", "core.attributesFile=/dev/null", "diff", *DIFF_OPTIONS, *args, cwd=cwd, env=env
+    )
 
 
 def ok(*args: str, cwd: Path) -> bool:

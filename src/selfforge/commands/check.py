@@ -46,6 +46,9 @@ def check_command(
     ),
     repo: Path = typer.Option(Path("."), "--repo", help="The git repository (default: here)."),
     patch: Path = typer.Option(None, "--patch", help="A patch file to judge on top of HEAD."),
+    staged: bool = typer.Option(
+        False, "--staged", help="The staged change (git's index) on top of HEAD: a pre-commit hook."
+    ),
     task: str = typer.Option(None, "--task", help="What the change is for (default: subjects)."),
     land: bool = typer.Option(False, "--land", help="Fast-forward your branch if accepted."),
     review: bool = typer.Option(
@@ -70,8 +73,11 @@ def check_command(
     reason and the fix), 3 needs review (protected paths, dependencies, build
     configuration, a declared behaviour change: every other gate passed)."""
     try:
+        text = _staged_patch(repo, change, patch) if staged else None
+        if staged and not text:
+            _nothing_staged(as_json)
         result = _check(
-            repo, change, patch, task, land, review, model, as_json, no_sandbox, changes or []
+            repo, change, patch, task, land, review, model, as_json, no_sandbox, changes or [], text
         )
     except SelfforgeError as exc:
         if as_json:
@@ -107,7 +113,9 @@ def _check(
     as_json: bool,
     no_sandbox: bool,
     changes: list[str],
+    text: str | None = None,
 ) -> CheckResult:
+    """``text``: a patch already read (--staged); else stdin's (``-``) or --patch's."""
     from selfforge.config import load_directives
     from selfforge.gate import check
     from selfforge.session import build_model, choose_reporter, require_a_judge
@@ -115,7 +123,6 @@ def _check(
 
     if review and not model:
         raise UsageError("--review needs --model SPEC: the critic and reviewers are a model")
-    text = None
     if change == "-":
         text, change = sys.stdin.read(), None
     elif patch is not None:
@@ -139,6 +146,30 @@ def _check(
         no_sandbox=no_sandbox,
         changes=changes,
     )
+
+
+def _staged_patch(repo: Path, change: str | None, patch: Path | None) -> str | None:
+    """The index's change against HEAD, as ``git diff --cached | selfforge check -`` reads
+    it; None when nothing is staged. Under a hook, git names the index being committed
+    (``commit -a`` stages into a temporary one): that is the one read."""
+    from selfforge import git
+
+    if change is not None or patch is not None:
+        raise UsageError("--staged judges the index; give no CHANGE and no --patch with it")
+    root = git.repo_root(repo)
+    index = os.environ.get("GIT_INDEX_FILE")
+    env = {"GIT_INDEX_FILE": str(Path(index).resolve())} if index else None
+    return git.diff(root, "--cached", "HEAD", env=env) or None
+
+
+def _nothing_staged(as_json: bool) -> None:
+    """Nothing to judge is no failure: a hook must not stop ``commit --allow-empty``."""
+    reason = "nothing is staged: nothing to judge"
+    if as_json:
+        print(json.dumps({"verdict": "accepted", "exit_code": 0, "reason": reason}))
+    else:
+        console.print(f"[green]accepted[/]: {reason}")
+    raise typer.Exit(0)
 
 
 def _step_summary(result: CheckResult) -> None:
