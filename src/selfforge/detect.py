@@ -4,12 +4,18 @@ the project actually has.
 
 - virtualenv: ``.venv``, ``venv``, ``env`` (a ``pyvenv.cfg`` beside ``bin/python``), or
   the environment poetry, hatch, pipenv or uv keep elsewhere (asked of the tool itself).
-- tests: the ``pytest`` / ``unittest`` command of tox's ``[testenv] commands``, a
+- tests: candidates in order, the first one ``init`` sees collect and run wins
+  (``init_trial.py``): the ``pytest`` / ``unittest`` command of tox's ``[testenv]
+  commands`` (its ``{tox_root}`` paths kept, ``{site-packages}`` parts dropped), a
   ``noxfile.py`` session, or a ``make test`` recipe, run with the project's Python;
-  ``make test`` itself when its recipe is something else; else pytest or unittest from
-  the project's files.
-- lint: ruff, then flake8, when installed in the project's virtualenv, or configured in
-  the project and installed on PATH. A tool only this machine has is not the project's.
+  ``make test`` itself when its recipe is something else; then pytest or unittest from
+  the project's files; then go.mod's, Cargo.toml's or package.json's runner.
+- lint: ruff, then flake8, when installed in the project's virtualenv or
+  ``node_modules/.bin``, or configured in the project and on the project's PATH.
+- tools are looked up in the project's environment: its virtualenv, its
+  ``node_modules/.bin``, then PATH without selfforge's own interpreter's bin folder (a
+  tool only selfforge's venv has is not the project's, and an MCP client or CI job that
+  starts selfforge with another PATH would not find it).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +39,20 @@ _PYTEST = re.compile(
     r"(?:^|\s)(?:\S*/)?(?:python3?\s+-m\s+)?(?:coverage\s+run\s+-m\s+)?(pytest|py\.test)\b(?P<args>.*)"
 )
 _DROPPED_ARGS = re.compile(r"^(\{.*\}|--cov\S*|-n|--numprocesses\S*|\$\S*)$")
+# tox's substitutions for the project's folder: a path under it is kept, relative
+_TOX_ROOT = re.compile(r"^\{(?:tox_root|toxinidir)\}/?")
+ENV_FOLDERS = (".venv", "venv", "node_modules", "target", "__pycache__", ".tox")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One test command ``init`` may write, and who reads its results."""
+
+    runner: str
+    test: str
+    source: str  # where it came from, in words
+    results: str = "auto"
+    junit: str | None = None
 
 
 @dataclass
@@ -48,6 +69,16 @@ class Project:
     lint: str | None = None
     lint_tools: list[str] = field(default_factory=list)  # installed for this project
     lint_source: str = ""
+    candidates: list[Candidate] = field(default_factory=list)  # best first
+
+    def use(self, found: Candidate | None) -> None:
+        """Make ``found`` the project's test command (None: no test command)."""
+        if found is None:
+            self.runner, self.test, self.test_source = "", None, ""
+            self.results, self.junit = "auto", None
+            return
+        self.runner, self.test, self.test_source = found.runner, found.test, found.source
+        self.results, self.junit = found.results, found.junit
 
 
 def detect_checks(root: Path, portable: bool = False) -> tuple[str | None, str | None]:
@@ -60,8 +91,31 @@ def detect_project(root: Path, portable: bool = False) -> Project:
     project = Project(root)
     _find_venv(project, portable)
     _find_tests(project)
+    project.use(project.candidates[0] if project.candidates else None)
     _find_lint(project, portable)
     return project
+
+
+def own_bin_folders() -> set[Path]:
+    """selfforge's own interpreter's bin folders, when it runs from a virtualenv of its
+    own (a system Python's bin folder is the system's, and stays)."""
+    if sys.prefix == sys.base_prefix:
+        return set()
+    return {Path(sys.executable).parent.resolve(), (Path(sys.prefix) / "bin").resolve()}
+
+
+def project_path(p: Project) -> str:
+    """PATH as the project sees it: without selfforge's own bin folder, unless the
+    project's virtualenv is selfforge's."""
+    own = own_bin_folders()
+    if p.venv is not None and p.venv.resolve() == Path(sys.prefix).resolve():
+        own = set()
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(e for e in entries if e and Path(e).resolve() not in own)
+
+
+def which(p: Project, tool: str) -> str | None:
+    return shutil.which(tool, path=project_path(p))
 
 
 # --- the virtualenv -------------------------------------------------------------------
@@ -100,7 +154,7 @@ def _find_venv(p: Project, portable: bool) -> None:
                 p.venv, p.venv_kind = Path(line.strip()), kind
                 p.python = runner if portable else shlex.quote(str(p.venv / "bin" / "python"))
                 return
-    p.python = "python" if shutil.which("python") else "python3"
+    p.python = "python" if which(p, "python") else "python3"
 
 
 def _is_venv(path: Path) -> bool:
@@ -121,33 +175,34 @@ def _has_module(p: Project, module: str) -> bool:
 
 
 def _find_tests(p: Project) -> None:
+    """Every test command the project gives, best first."""
+    found: list[Candidate] = []
     for finder in (_from_tox, _from_nox, _from_make):
-        if finder(p):
-            return
-    if _uses_pytest(p.root):
-        p.runner, p.test_source = "pytest", "pytest signs in the project"
+        found += finder(p)
+    if any(c.test.startswith(f"{p.python} -m pytest") for c in found) or _uses_pytest(p.root):
+        source = "pytest signs in the project" if _uses_pytest(p.root) else "plain pytest"
+        found.append(Candidate("pytest", f"{p.python} -m pytest -q", source))
     elif _uses_unittest(p.root):
-        p.runner, p.test_source = "unittest", "unittest test files"
-    else:
-        _other_language(p)
-        return
-    if p.runner == "pytest" or (p.venv is not None and _has_module(p, "pytest")):
-        p.runner, p.test = "pytest", f"{p.python} -m pytest -q"
-    else:
-        p.test = f"{p.python} -m unittest -v"
+        unittest = not (p.venv is not None and _has_module(p, "pytest"))
+        command = f"{p.python} -m {'unittest -v' if unittest else 'pytest -q'}"
+        found.append(
+            Candidate("unittest" if unittest else "pytest", command, "unittest test files")
+        )
+    found += _other_language(p)
+    seen: set[str] = set()
+    p.candidates = [c for c in found if not (c.test in seen or seen.add(c.test))]
 
 
-def _other_language(p: Project) -> None:
+def _other_language(p: Project) -> list[Candidate]:
     from selfforge import detect_lang
 
     found = detect_lang.detect(p.root)
     if found is None:
-        return
-    p.runner, p.test, p.test_source = found.runner, found.test, found.source
-    p.results = found.runner if found.runner in ("junit", "tap") else "auto"
-    p.junit = found.junit
-    if found.lint and shutil.which(found.lint.split()[0]):
+        return []
+    if found.lint and which(p, found.lint.split()[0]):
         p.lint, p.lint_source = found.lint, f"{found.runner}'s own checker"
+    results = found.runner if found.runner in ("junit", "tap") else "auto"
+    return [Candidate(found.runner, found.test, found.source, results, found.junit)]
 
 
 def _pytest_command(p: Project, line: str) -> str | None:
@@ -162,6 +217,8 @@ def _pytest_command(p: Project, line: str) -> str | None:
     args: list[str] = []
     skip_next = False
     for word in words:
+        if _TOX_ROOT.match(word):  # {tox_root}/tests: the project's own tests folder
+            word = _TOX_ROOT.sub("", word) or "."
         if skip_next or _DROPPED_ARGS.match(word) or word.startswith("{"):
             skip_next = False
             continue
@@ -174,7 +231,7 @@ def _pytest_command(p: Project, line: str) -> str | None:
     return " ".join([p.python, "-m", "pytest", *map(shlex.quote, args)])
 
 
-def _from_tox(p: Project) -> bool:
+def _from_tox(p: Project) -> list[Candidate]:
     parser = configparser.ConfigParser(interpolation=None)
     for name, section in (("tox.ini", "testenv"), ("setup.cfg", "testenv")):
         path = p.root / name
@@ -187,46 +244,37 @@ def _from_tox(p: Project) -> bool:
         commands = parser.get(section, "commands", fallback="")
         for line in commands.splitlines():
             if command := _pytest_command(p, line):
-                p.runner, p.test, p.test_source = "tox", command, f"{name} [{section}] commands"
-                return True
-    return False
+                return [Candidate("tox", command, f"{name} [{section}] commands")]
+    return []
 
 
-def _from_nox(p: Project) -> bool:
+def _from_nox(p: Project) -> list[Candidate]:
     path = p.root / "noxfile.py"
     if not path.exists():
-        return False
+        return []
     text = path.read_text(encoding="utf-8", errors="replace")
     m = re.search(r"session\.run\(\s*((?:[\"'][^\"']*[\"']\s*,?\s*)+)", text)
     if not m:
-        return False
+        return []
     words = re.findall(r"[\"']([^\"']*)[\"']", m[1])
     command = _pytest_command(p, " ".join(words))
-    if command:
-        p.runner, p.test, p.test_source = "nox", command, "noxfile.py session.run(...)"
-    return command is not None
+    return [Candidate("nox", command, "noxfile.py session.run(...)")] if command else []
 
 
-def _from_make(p: Project) -> bool:
+def _from_make(p: Project) -> list[Candidate]:
     path = next(
         (p.root / n for n in ("Makefile", "makefile", "GNUmakefile") if (p.root / n).exists()), None
     )
     if path is None:
-        return False
+        return []
     text = path.read_text(encoding="utf-8", errors="replace")
     m = re.search(r"^test\s*:[^\n]*\n((?:\t[^\n]*\n?)*)", text, re.M)
     if not m:
-        return False
+        return []
     recipe = [line.strip().lstrip("@-") for line in m[1].splitlines() if line.strip()]
     if len(recipe) == 1 and (command := _pytest_command(p, recipe[0])):
-        p.runner, p.test, p.test_source = (
-            "make",
-            command,
-            f"the recipe of `make test` in {path.name}",
-        )
-    else:
-        p.runner, p.test, p.test_source = "make", "make test", f"the `test` target of {path.name}"
-    return True
+        return [Candidate("make", command, f"the recipe of `make test` in {path.name}")]
+    return [Candidate("make", "make test", f"the `test` target of {path.name}")]
 
 
 def _uses_pytest(root: Path) -> bool:
@@ -260,8 +308,10 @@ def _find_lint(p: Project, portable: bool) -> None:
         exe = _venv_tool(p, tool, portable)
         if exe:
             source = f"installed in {p.venv_kind}"
-        elif _configured(p.root, tool) and shutil.which(tool):
-            exe, source = tool, "configured in the project and installed on PATH"
+        elif (p.root / "node_modules" / ".bin" / tool).exists():
+            exe, source = f"node_modules/.bin/{tool}", "installed in node_modules"
+        elif _configured(p.root, tool) and which(p, tool):
+            exe, source = tool, "configured in the project and on its PATH"
         else:
             continue
         p.lint_tools.append(tool)

@@ -59,6 +59,18 @@ def check_repo_state(root: Path) -> list[Finding]:
             )
         )
     others = [p for p in state.dirty if p not in directives]
+    if envs := sorted({e for p in others if (e := _environment(p))}):
+        others = [p for p in others if not _environment(p)]
+        found.append(
+            Finding(
+                "warn",
+                "environments",
+                f"{', '.join(envs)} untracked and not ignored: landing waits for a clean tree",
+                "run `selfforge init` (it adds them to .git/info/exclude), or add "
+                + " ".join(f"/{e}" for e in envs)
+                + " there yourself",
+            )
+        )
     if others:
         found.append(
             Finding(
@@ -82,6 +94,15 @@ def check_repo_state(root: Path) -> list[Finding]:
             )
         )
     return found
+
+
+def _environment(path: str) -> str | None:
+    """The environment folder (.venv, node_modules, ...) an untracked path is in."""
+    from selfforge.detect import ENV_FOLDERS
+
+    parts = path.split("/")
+    at = next((i for i, part in enumerate(parts) if part in ENV_FOLDERS), None)
+    return "/".join(parts[: at + 1]) if at is not None else None
 
 
 def check_venv(root: Path) -> Finding:
@@ -130,14 +151,32 @@ def check_tests(
     space = _space("test", command, root, directives)
     if isinstance(space, Finding):
         return space
-    with _worktree(root) as (tree, head):
+    with worktree_of_head(root) as (tree, head):
         found = probe_tests(anchor_command(command, root), tree, timeout_s, space, head=head)
-    if found.problem:
-        return Finding("fail", "test check", found.problem, "fix [checks] test in selfforge.toml")
+    if problem := suite_problem(found):
+        return Finding("fail", "test check", problem, "fix [checks] test in selfforge.toml")
     summary = f"`{command}`: {found.describe()}"
     if found.warning:
         return Finding("warn", "test check", summary, found.warning)
     return Finding("ok", "test check", summary + " (a regression is judged against these)")
+
+
+def suite_problem(found: Any) -> str | None:
+    """Why a probe's suite cannot judge a change: it did not run, or part of it does not
+    collect (a module that fails to import hides every test in it)."""
+    if found.problem:
+        return str(found.problem)
+    errors = found.report.collect_errors if found.report is not None else {}
+    if errors:
+        first = next(iter(errors))
+        lines = str(errors[first]).strip().splitlines()
+        why = f": {lines[-1][:200]}" if lines else ""
+        return (
+            f"{len(errors)} test module(s) cannot be collected on the unmodified code "
+            f"({first}{why}); "
+            "point the test command at your tests, or fix what they import"
+        )
+    return None
 
 
 def _space(kind: str, command: str, root: Path, directives: Any | None) -> Any:
@@ -154,7 +193,7 @@ def _space(kind: str, command: str, root: Path, directives: Any | None) -> Any:
 
 
 @contextlib.contextmanager
-def _worktree(root: Path) -> Iterator[tuple[Path, str | None]]:
+def worktree_of_head(root: Path) -> Iterator[tuple[Path, str | None]]:
     """A throwaway worktree of HEAD (the checkout itself when there is no commit yet)."""
     head = git.head_commit(root)
     if head is None:
@@ -236,7 +275,7 @@ def check_lint(
     space = _space("lint", command, root, directives)
     if isinstance(space, Finding):
         return space
-    with _worktree(root) as (tree, head):
+    with worktree_of_head(root) as (tree, head):
         ran = run_command(anchor_command(command, root), tree, timeout_s, space, head=head)
     if ran.timed_out or ran.exit_code in (126, 127):
         why = "timed out" if ran.timed_out else f"could not run (exit {ran.exit_code})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -31,35 +32,53 @@ def register(app: typer.Typer) -> None:
 
 
 def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite.")) -> None:
-    """Write selfforge.toml with the project's test command, virtualenv and lint tools."""
+    """Write selfforge.toml with the project's test command (run once here to see that it
+    collects), virtualenv and lint tools; keep its environments out of git."""
     from selfforge.config import DIRECTIVES_FILE, render_default
-    from selfforge.demo import invocation
     from selfforge.detect import detect_project
+    from selfforge.initialize import choose_test, exclude_environments
 
     root = git.repo_root(repo)
     target = root / DIRECTIVES_FILE
     if target.exists() and not force:
         raise UsageError(f"{target} exists; edit it, or pass --force to overwrite it")
     found = detect_project(root, portable=True)  # the file is shared: no local paths
+    excluded = exclude_environments(root)
+    trial = choose_test(found, root)
+    found.use(trial.chosen)
     goals = ["All tests pass", "No lint errors"] if found.lint else ["All tests pass"]
     text = render_default(found.test, found.lint, goals, found.results, found.junit)
     target.write_text(text, encoding="utf-8")
+    _say_init(target, found, trial, excluded)
+
+
+def _say_init(target: Path, found: Any, trial: Any, excluded: list[str]) -> None:
+    from selfforge.config import DIRECTIVES_FILE
+    from selfforge.demo import invocation
+
     out = console.print
     out(f"wrote {escape(str(target))}")
-    venv = (
-        f"{found.venv_kind} ({found.venv})"
-        if found.venv
-        else "none found; checks use " + (found.python)
-    )
+    venv = f"{found.venv_kind} ({found.venv})" if found.venv else f"none; checks use {found.python}"
     out(f"  virtualenv: {escape(venv)}")
+    for tried in trial.tried:
+        if tried.problem is not None:
+            why = escape(tried.problem.split("; ", 1)[0])  # the cause; doctor gives the rest
+            out(f"  not used:   {escape(tried.candidate.test)}  [dim]({why})[/]")
     if found.test:
-        out(f"  test:       {escape(found.test)}  [dim](from {escape(found.test_source)})[/]")
+        ran = next((t.summary for t in trial.tried if t.candidate.test == found.test), "")
+        how = f"ran here: {ran}" if ran else f"not run: {trial.not_run}"
+        why = escape(f"from {found.test_source}; {how}")
+        out(f"  test:       {escape(found.test)}  [dim]({why})[/]")
+    elif trial.tried:
+        out(escape("  test:       (none of these runs here: fix one, or set [checks] test)"))
     else:
         out(escape("  test:       (none found: set [checks] test)"))
     if found.lint:
         out(f"  lint:       {escape(found.lint)}  [dim]({escape(found.lint_source)})[/]")
     else:
         out(escape("  lint:       (no lint tool installed for this project: set [checks] lint)"))
+    if excluded:
+        out(f"  excluded:   {escape(' '.join(excluded))}  [dim](in .git/info/exclude)[/]")
     me = invocation()
     out("Edit the goals, then commit the file (selfforge lands changes only onto a clean tree):")
     out(escape(f"  git add {DIRECTIVES_FILE} && git commit -m 'selfforge directives'"))

@@ -1,0 +1,95 @@
+"""What ``selfforge init`` does beyond detection (``detect.py``): it runs each test
+command it found once, in the sandbox and a worktree of HEAD as checks run, and keeps the
+first that starts and collects (a ``make test`` that cannot run offline gives way to
+``go test ./...``, tox's command to plain pytest); and it keeps the project's untracked
+environments (``.venv``, ``node_modules``, ...) out of git through ``.git/info/exclude``,
+never the user's ``.gitignore``, so that they neither block landing nor count as
+uncommitted changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from selfforge import git
+from selfforge.detect import ENV_FOLDERS, Candidate, Project
+from selfforge.errors import SelfforgeError
+
+if TYPE_CHECKING:
+    from selfforge.config import Directives
+
+
+@dataclass(frozen=True)
+class Tried:
+    candidate: Candidate
+    problem: str | None  # why it cannot judge a change here; None: it can
+    summary: str = ""  # what it ran: collected, passed, failed
+
+
+@dataclass
+class Trial:
+    chosen: Candidate | None
+    tried: list[Tried] = field(default_factory=list)
+    not_run: str = ""  # why nothing was run (no sandbox): the first is written untried
+
+
+def choose_test(project: Project, root: Path) -> Trial:
+    """The first of the project's test commands that runs and collects here."""
+    from selfforge.config import Directives
+    from selfforge.engine import check_space
+
+    if not project.candidates:
+        return Trial(None)
+    directives = Directives()
+    try:
+        check_space(directives, root)  # the sandbox works here, or why not
+    except SelfforgeError as exc:
+        return Trial(project.candidates[0], not_run=exc.message)
+    from selfforge.doctor import worktree_of_head
+
+    trial = Trial(None)
+    with worktree_of_head(root) as (tree, head):
+        for candidate in project.candidates:
+            tried = _try(candidate, root, tree, head, directives)
+            trial.tried.append(tried)
+            if tried.problem is None:
+                trial.chosen = candidate
+                break
+    return trial
+
+
+def _try(candidate: Candidate, root: Path, tree: Path, head: str | None, d: Directives) -> Tried:
+    from selfforge.doctor import program_missing, suite_problem
+    from selfforge.engine import check_space
+    from selfforge.judge.baseline import probe_tests
+    from selfforge.judge.runner import anchor_command
+
+    if missing := program_missing("test", candidate.test, root):
+        return Tried(candidate, missing.detail)
+    d.checks.runner, d.checks.junit = candidate.results, candidate.junit  # type: ignore[assignment]
+    command, timeout = anchor_command(candidate.test, root), d.checks.timeout_s
+    found = probe_tests(command, tree, timeout, check_space(d, root), head=head)
+    return Tried(candidate, suite_problem(found), found.describe())
+
+
+def exclude_environments(root: Path) -> list[str]:
+    """Add the checkout's untracked environments to .git/info/exclude; the patterns
+    added (anchored paths, no trailing slash: a ``.venv`` that is a link matches too)."""
+    listed = git.git("status", "--porcelain=v1", "--untracked-files=normal", cwd=root)
+    found = []
+    for line in listed.splitlines():
+        path = line[3:].rstrip("/") if line.startswith("?? ") else ""
+        if path and path.rsplit("/", 1)[-1] in ENV_FOLDERS:
+            found.append(f"/{path}")
+    if not found:
+        return []
+    exclude = git.common_dir(root) / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    added = [p for p in found if p not in text.splitlines()]
+    if added:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        exclude.write_text(text + sep + "".join(f"{p}\n" for p in added), encoding="utf-8")
+    return added
