@@ -68,9 +68,12 @@ def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
             console.print(f"       [bold]fix:[/] {escape(f.fix)}")
     failed = sum(f.status == "fail" for f in findings)
     if failed:
-        console.print(f"{failed} problem(s) to fix before `selfforge run`.")
+        console.print(f"{failed} problem(s) to fix before `selfforge check` or `run`.")
         raise typer.Exit(1)
-    console.print("ready.")
+    if any(f.what == NO_MODEL for f in findings):
+        console.print("ready for check (`selfforge run` also needs a model; see above).")
+    else:
+        console.print("ready for run.")
 
 
 def diagnose(repo: Path, model: str | None) -> list[Finding]:
@@ -173,6 +176,9 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
     return loaded.directives, found
 
 
+NO_MODEL = "model (for run)"
+
+
 def _check_model(model: str | None, root: Path) -> list[Finding]:
     from selfforge.models import from_spec, parse_spec
     from selfforge.models.base import ModelError
@@ -180,7 +186,10 @@ def _check_model(model: str | None, root: Path) -> list[Finding]:
     try:
         spec = _spec_for(model, root)
     except SelfforgeError as exc:
-        return [Finding("fail", "model", exc.message)]
+        if model:  # asked for, and unusable
+            return [Finding("fail", "model", exc.message)]
+        # `check` and the MCP server judge changes made elsewhere: no model needed
+        return [Finding("warn", NO_MODEL, "none configured; `check` needs none", exc.message)]
     parsed = parse_spec(spec)
     if parsed.provider == "script":
         try:
