@@ -22,7 +22,7 @@ from selfforge.judge.imports import outside
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CheckSpace, CommandResult, run_command, run_tests
-from selfforge.judge.unrunnable import cannot_start, nothing_builds
+from selfforge.judge.unrunnable import cannot_start, missing_program, nothing_builds
 from selfforge.judge.verdict import Observed
 
 PYTEST_STATUS = {2: "was interrupted", 3: "hit an internal error", 4: "was used wrongly"}
@@ -150,6 +150,9 @@ def measure(
     observed, warning = Observed(), None
     # the unmodified commit is trusted: its runs alone fill the repository's build caches
     space = dataclasses.replace(space, trusted=True)
+    for kind, command in (("lint", lint), ("test", test)):
+        if command and (missing := missing_program(command, kind)):
+            raise (UsageError if kind == "lint" else BaselineError)(missing)  # as below
     if lint:
         result = run_command(lint, tree, timeout_s, space, on_start=on_start, head=head)
         if result.exit_code in (126, 127):

@@ -11,7 +11,10 @@ the whole crate, package or module once it builds (judge/criterion.py).
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import shutil
 from pathlib import Path
 
 from selfforge.judge.results import WHOLE_SUITE, TestReport
@@ -69,6 +72,34 @@ _CANNOT_START: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
     )
 )
+
+
+# Words a shell runs itself: never looked up on PATH.
+_SHELL_WORDS = {"cd", "export", "set", "source", ".", "exec", "eval", "test", "[", "!",
+                "if", "for", "while", "true", "false", "env", "command", "time", "ulimit",
+                "umask"}  # fmt: skip
+
+
+def missing_program(command: str, kind: str) -> str | None:
+    """The program ``command`` starts (its first word after VAR=value) when this process's
+    PATH has no such program: a check started by an MCP client or CI job with another
+    PATH than the one ``init`` saw says which tool is missing and where it is looked for,
+    instead of a shell's "not found" among the test output."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    program = next((w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)), "")
+    if not program or program in _SHELL_WORDS or ("/" in program and not program.startswith("/")):
+        return None  # a path in the tree is the tree's business
+    if shutil.which(program) is not None:
+        return None
+    path = os.environ.get("PATH", os.defpath)
+    return (
+        f"the {kind} command `{command}` could not run: {program}: not found on the PATH of "
+        f"this process (PATH={path}); install it in the project's venv or set [checks] "
+        f"{kind} to its full path"
+    )
 
 
 def cannot_start(output: str) -> str | None:
