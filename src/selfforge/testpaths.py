@@ -4,7 +4,8 @@
 tree; ``testpaths`` and folders named ``tests``/``test``/``testing`` hold test code
 (helpers and fixtures included), unless a ``testpaths`` entry is the code's own package
 or ``src`` (pytest is told to look for tests inside the code); ``conftest.py`` is test
-code wherever it is. Every gate, the blast radius and retrieval use this rule.
+code wherever it is, and so is a Rust test module in its own file (``src/tests.rs``).
+Every gate, the blast radius and retrieval use this rule.
 """
 
 from __future__ import annotations
@@ -42,12 +43,27 @@ class TestRule:
             _OTHER_TEST_SUFFIXES
         ):
             return True
-        if any(part in TEST_FOLDERS for part in pure.parts[:-1]):
+        if any(part in TEST_FOLDERS for part in pure.parts[:-1]) or is_rust_test_module(path):
             return True
         return any(pure.is_relative_to(t) for t in self.testpaths if t not in ("", "."))
 
 
 DEFAULT = TestRule()
+# A crate's test module in a file of its own (``#[cfg(test)] mod tests;`` in lib.rs or a
+# module: ``src/tests.rs``, ``src/parser/tests.rs``, ``src/parser/tests/mod.rs`` and
+# what it holds): by the Rust convention, these names hold only tests.
+RUST_TEST_MODULES = frozenset({"test.rs", "tests.rs"})
+
+
+def is_rust_test_module(path: str) -> bool:
+    """A Rust source named as a test module (``tests.rs``/``test.rs``), or one inside a
+    ``tests/`` folder below the crate's ``src`` (a test module's own folder)."""
+    pure = PurePosixPath(path)
+    if pure.suffix != ".rs":
+        return False
+    return pure.name in RUST_TEST_MODULES or (
+        "src" in pure.parts[:-1] and any(p in TEST_FOLDERS for p in pure.parts[:-1])
+    )
 
 
 def is_test_path(path: str) -> bool:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from selfforge.judge.results import WHOLE_SUITE, collect_id
+from selfforge.judge.gates import find_outcome
+from selfforge.judge.results import WHOLE_SUITE, TestReport, collect_id
 from selfforge.judge.verdict import Criterion, Observed
 
 _ASKS_FOR_TESTS = re.compile(
@@ -55,9 +56,14 @@ _TEST_ID = re.compile(r"(?<![\w./-])([\w./-]+\.py)((?:::[\w.-]+(?:\[[^\]\n]*\])?
 def for_task(task: str, baseline: Observed) -> Criterion:
     tests = baseline.tests
     failing = sorted(tests.failing - baseline.flaky) if tests is not None else []
+    named = named_tests(task, tests) if tests is not None else []
+    # A test the task names that the base does not have (the change is to add it with its
+    # code) is required too: a change that leaves it out is not the task done.
+    absent = [t for t in named if find_outcome(tests, t) is None]
     if not failing:
-        return Criterion("change")
+        return Criterion("tests", absent, every=True) if absent else Criterion("change")
     required = [t for t in failing if _names_id(task, t)]
+    required += [t for t in named if t in failing and t not in required]
     # Tests in a module that does not import yet (its code is what the task adds) cannot
     # be listed by the baseline: the ids the task names in it are required as written.
     broken = {t.split("::")[0] for t in failing if t.endswith("::<collection>")}
@@ -70,11 +76,12 @@ def for_task(task: str, baseline: Observed) -> Criterion:
             required.append(f"{path}{rest}")
         if collect_id(gone) not in required:
             required.append(collect_id(gone))
+    required += [t for t in absent if t not in required]
     if required:
         return Criterion("tests", required, every=True)
-    named = [t for t in failing if _names(task, t)]
-    if named:
-        return Criterion("tests", named)
+    loosely = [t for t in failing if _names(task, t)]
+    if loosely:
+        return Criterion("tests", loosely)
     if _ASKS_FOR_TESTS.search(task):
         return Criterion("tests", failing)
     return Criterion("change")
@@ -84,6 +91,71 @@ def for_task(task: str, baseline: Observed) -> Criterion:
 # then ::names (``example.com/shop::TestTax``, ``src/lib.rs::tests::taxes``).
 _OTHER_ID = r"((?:::[\w.-]+)+)"
 _SOURCE_ID = re.compile(r"(?<![\w./-])([\w./-]+\.(?:rs|go|js|mjs|cjs|ts|mts|jsx|tsx))" + _OTHER_ID)
+
+
+# Ids written without their file: a Rust test path through a test module
+# (``tests::adds``), and Go's test functions (``TestTax``) in a Go suite.
+_BARE_RUST = re.compile(r"(?<![\w:./-])((?:\w+::)+\w+)(?![\w:(])")
+_BARE_GO = re.compile(r"(?<![\w:./-])(Test[A-Z0-9_]\w*)(?![\w:(])")
+_GO_ID = re.compile(r"(?<![\w./-])([\w.-]+(?:/[\w.-]+)*::(?:Test|Example)\w*)(?![\w:(])")
+
+
+def named_tests(task: str, tests: TestReport) -> list[str]:
+    """The test ids the task writes out, each as the base knows it: its own id; a
+    parametrized id the base holds under another parameter id (``same_case``); the base's
+    ids that end with an id written without its file; else as written (a test the base
+    does not have)."""
+    known = list(tests.outcomes)
+    written = ["".join(m) for m in _TEST_ID.findall(task)]
+    written += ["".join(m) for m in _SOURCE_ID.findall(task)]
+    written += [w for w in _GO_ID.findall(task) if not _SOURCE_ID.match(w)]
+    written += [w for w in _BARE_RUST.findall(task) if {"tests", "test"} & set(w.split("::")[:-1])]
+    if any(_is_go_id(t) for t in known):
+        written += _BARE_GO.findall(task)
+    cases = same_case([w for w in written if w not in tests.outcomes], known)
+    found: list[str] = []
+    for w in dict.fromkeys(written):
+        w = cases.get(w, w)
+        if any(t.startswith((w + "::", w + "[")) for t in known):
+            continue  # a file, class or function that holds tests: _names_id's
+        ends = [t for t in known if "." not in w.split("::")[0] and t.endswith("::" + w)]
+        for t in ends if "/" not in w.split("::")[0] and ends else [w]:
+            if t not in found:
+                found.append(t)
+    return found
+
+
+def _is_go_id(test: str) -> bool:
+    head, _, name = test.partition("::")
+    return name.startswith("Test") and "." not in head.rsplit("/", 1)[-1]
+
+
+def same_case(named: list[str], known: list[str]) -> dict[str, str]:
+    """A parametrized id written in a task that the base holds under another parameter
+    id: a parameter that embeds the date and time (``test_x[2026-11-26 12:00:01.123]``,
+    from when the task was written) never has the same id twice. It is the base's id of
+    the same function whose parameter has the same shape (digits aside) and the same rank
+    among those of that shape the task does not write as they are: the task's in sorted
+    order (a time's order), the base's in collection order; only where both have as many."""
+
+    def shape(test: str) -> tuple[str, str]:
+        func, _, case = test.partition("[")
+        return func, re.sub(r"\d", "0", case)
+
+    wanted: dict[tuple[str, str], list[str]] = {}
+    for t in sorted(set(named) - set(known)):
+        if t.endswith("]") and "[" in t:
+            wanted.setdefault(shape(t), []).append(t)
+    held: dict[tuple[str, str], list[str]] = {}
+    for t in known:
+        if t.endswith("]") and "[" in t and t not in named and shape(t) in wanted:
+            held.setdefault(shape(t), []).append(t)
+    return {
+        t: b
+        for key, ts in wanted.items()
+        if len(held.get(key, [])) == len(ts)
+        for t, b in zip(ts, held[key], strict=True)
+    }
 
 
 def _named_in(task: str, broken: set[str]) -> list[tuple[str, str, str]]:

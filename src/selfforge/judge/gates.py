@@ -8,10 +8,15 @@ that did not finish is no verdict. Each rejection names what failed.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
 from selfforge.judge.lint import new_findings
-from selfforge.judge.results import TestReport
+from selfforge.judge.results import DOCTESTS, TestReport, realign, worst
 from selfforge.judge.runner import CommandResult
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
+from selfforge.testpaths import TestRule, is_rust_test_module
 
 
 def lint_gate(baseline: Observed, candidate: Observed) -> Verdict:
@@ -66,9 +71,11 @@ def tests_gate(
     candidate: Observed,
     criterion: Criterion,
     excused: frozenset[str] = frozenset(),
+    diff: str = "",
 ) -> Verdict:
     """No regression, no fewer tests, no new collection error, and progress when asked.
-    ``excused``: tests the change declares it changes on purpose (a person reviews them)."""
+    ``excused``: tests the change declares it changes on purpose (a person reviews them);
+    ``diff``: the change, which may rename what a doctest documents."""
     result = candidate.tests_result
     if result is None:
         return PASS
@@ -82,7 +89,8 @@ def tests_gate(
     if added:
         reason = f"the change makes {added[0]} fail to import: {cand.collect_errors[added[0]]}"
         return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}", added)
-    verdict = regression_gate(base, cand, baseline.flaky | candidate.flaky | excused, result.output)
+    flaky = baseline.flaky | candidate.flaky | excused
+    verdict = regression_gate(base, cand, flaky, result.output, diff=diff)
     if not verdict.ok:
         return verdict
     if cand.collected < base.collected - len(excused):
@@ -99,17 +107,23 @@ def regression_gate(
     *,
     partial: bool = False,
     with_new_tests: bool = False,
+    diff: str = "",
 ) -> Verdict:
     """No test is worse than on the baseline, flaky ones aside: a test that passed still
     passes (not failed, error, skipped, xfailed, xpassed or gone), and one that was
     skipped or expected to fail does not fail now (a strict xfail that passes fails).
     ``partial``: the run ran only some tests (the ones a change reaches), so only those
     count. ``with_new_tests``: ``base`` is the candidate's own suite without its new test
-    files, ``cand`` the suite with them."""
+    files, ``cand`` the suite with them. A test known by another id in ``cand`` (a
+    parameter that embeds the time, a doctest whose item ``diff`` renamed) is compared
+    under that id: ``same_tests``."""
+    alias = same_tests(base, cand, diff)
     broken = sorted(
         t
         for t, was in base.outcomes.items()
-        if t not in flaky and (not partial or t in cand.outcomes) and is_worse(was, cand.outcome(t))
+        if t not in flaky
+        and (not partial or alias.get(t, t) in cand.outcomes)
+        and is_worse(was, cand.outcome(alias.get(t, t)))
     )
     if not broken:
         return PASS
@@ -132,6 +146,79 @@ def regression_gate(
     return Verdict(False, reason, feedback, details)
 
 
+def same_tests(base: TestReport, cand: TestReport, diff: str = "") -> dict[str, str]:
+    """The id in ``cand`` of each test of ``base`` that ``cand`` knows by another id."""
+    then, now = list(base.outcomes), list(cand.outcomes)
+    return {**realign(then, now), **renamed_doctests(then, now, diff)}
+
+
+_DOCTEST = re.compile(r"^" + re.escape(DOCTESTS) + r"(?P<file>.+?) - (?P<item>.*)$")
+_DEFINES = re.compile(
+    r"^[-+](?!--|\+\+).*?\b(?:fn|struct|enum|trait|type|const|static|mod|union|macro_rules!)"
+    r"\s+(\w+)",
+    re.M,
+)
+
+
+def renamed_doctests(then: list[str], now: list[str], diff: str) -> dict[str, str]:
+    """The doctests of an item the change renamed, under their new id. A doctest is named
+    after the item it documents (``src/lib.rs - Pair<A,B>::swap``), so renaming ``swap``
+    to ``flip`` makes it look gone while ``... - Pair<A,B>::flip`` appears. It is the same
+    test when the two ids differ only in names whose definitions the diff of that file
+    removes (``fn swap``) and adds (``fn flip``). Chosen over matching the example's text:
+    the report holds no text, and a doc example is the candidate's code in the judging run
+    anyway (an edited example under the same name is already judged as it is), so
+    following a rename opens nothing that was closed; anything else that disappears is
+    still a regression."""
+    renames = _renames_by_file(diff)
+    if not renames:
+        return {}
+    old, new = set(then), set(now)
+    appeared = [t for t in now if t not in old and _DOCTEST.match(t)]
+    found: dict[str, str] = {}
+    for test in then:
+        m = _DOCTEST.match(test)
+        if test in new or m is None or m["file"] not in renames:
+            continue
+        removed, added = renames[m["file"]]
+        for other in appeared:
+            n = _DOCTEST.match(other)
+            if (
+                n
+                and n["file"] == m["file"]
+                and other not in found.values()
+                and _renamed(m["item"], n["item"], removed, added)
+            ):
+                found[test] = other
+                break
+    return found
+
+
+def _renamed(was: str, now: str, removed: set[str], added: set[str]) -> bool:
+    a, b = re.split(r"(\w+)", was), re.split(r"(\w+)", now)
+    if len(a) != len(b) or a == b:
+        return False
+    return all(x == y or (x in removed and y in added) for x, y in zip(a, b, strict=True))
+
+
+def _renames_by_file(diff: str) -> dict[str, tuple[set[str], set[str]]]:
+    """Per file of a git diff: the names it stops defining, and those it starts to."""
+    found = {}
+    for part in re.split(r"^diff --git ", diff, flags=re.M)[1:]:
+        m = re.search(r"^\+\+\+ b/(.+)$", part, re.M)
+        if m is None:
+            continue
+        gone = {n for sign, n in _defs(part) if sign == "-"}
+        made = {n for sign, n in _defs(part) if sign == "+"}
+        if gone - made and made - gone:
+            found[m.group(1)] = (gone - made, made - gone)
+    return found
+
+
+def _defs(part: str) -> list[tuple[str, str]]:
+    return [(m.group(0)[0], m.group(1)) for m in _DEFINES.finditer(part)]
+
+
 def is_worse(was: str, now: str | None) -> bool:
     """Whether a test's outcome got worse: passed to anything else (gone included), or a
     test that was skipped or expected to fail now failing."""
@@ -152,18 +239,40 @@ def exit_code_gate(baseline: Observed, result: CommandResult) -> Verdict:
     return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}")
 
 
-def progress_gate(baseline: Observed, candidate: Observed, criterion: Criterion) -> Verdict:
+def progress_gate(
+    baseline: Observed,
+    candidate: Observed,
+    criterion: Criterion,
+    *,
+    infrastructure: list[str] | tuple[str, ...] = (),
+    person: bool = False,
+) -> Verdict:
     """A task aimed at failing tests lands only when they pass now: every one it names,
-    or at least one when it named none."""
+    or at least one when it named none. A named test the base does not have is not in the
+    judging run (the base's tests): the change's own suite (``candidate.own_tests``) shows
+    it — unless the change also brings test infrastructure (``infrastructure``: conftest,
+    helpers, runner settings), which could fake that progress: then a person reviews it
+    (``person``), or the proposal is refused."""
     base, cand, result = baseline.tests, candidate.tests, candidate.tests_result
     if criterion.kind != "tests" or result is None:
         return PASS
     if base is None or cand is None:
         return _exit_code_progress(baseline, result)
     flaky = baseline.flaky | candidate.flaky
-    fixed = [t for t in criterion.targets if t not in flaky and cand.outcome(t) == "passed"]
+    alias = realign(list(base.outcomes), list(cand.outcomes))
+    fresh = {t for t in criterion.targets if find_outcome(base, t) is None}
+
+    def outcome(test: str) -> str | None:
+        if test in fresh:
+            return find_outcome(candidate.own_tests, test)
+        return find_outcome(cand, alias.get(test, test))
+
+    fixed = [t for t in criterion.targets if t not in flaky and outcome(t) == "passed"]
     if criterion.every:
-        return _every_target(criterion.targets, fixed, cand, flaky, result)
+        verdict = _every_target(criterion.targets, fixed, outcome, cand, flaky, result)
+        if verdict.ok and infrastructure and fresh:
+            return _fakeable(sorted(fresh), list(infrastructure), person)
+        return verdict
     if fixed:
         return Verdict(True, f"{len(fixed)} target test(s) now pass: " + ", ".join(fixed[:3]))
     still = [f"{t}: {_state(cand, t)}" for t in criterion.targets[:10]]
@@ -175,18 +284,76 @@ def progress_gate(baseline: Observed, candidate: Observed, criterion: Criterion)
     return Verdict(False, reason, feedback, still)
 
 
+def infrastructure_changes(changed: dict[str, str], rule: TestRule) -> list[str]:
+    """What the change touches of the test infrastructure other than files of tests:
+    conftest.py, helpers and data in test folders, the runners' settings."""
+    from selfforge.judge.contract import is_infrastructure
+
+    return sorted(p for p in changed if is_infrastructure(p, rule) and not _holds_tests(p, rule))
+
+
+def _holds_tests(path: str, rule: TestRule) -> bool:
+    """A file the runner runs as tests: a pytest module, ``x_test.go``, ``x.test.js``, a
+    Rust integration test (``tests/it.rs``) or test module (``src/tests.rs``)."""
+    pure = PurePosixPath(path)
+    return (
+        rule.is_test_file(path)
+        or pure.name.endswith("_test.go")
+        or any(mark in pure.name for mark in (".test.", ".spec."))
+        or (pure.suffix == ".rs" and len(pure.parts) == 2 and pure.parts[0] == "tests")
+        or is_rust_test_module(path)
+    )
+
+
+def find_outcome(report: TestReport | None, test: str) -> str | None:
+    """A target's outcome in a report: by its id, or, for an id written without its file
+    (``tests::adds``, Go's ``TestTax``), the worst outcome of the tests whose id ends with
+    it."""
+    if report is None:
+        return None
+    found = report.outcome(test)
+    head = test.split("::")[0]
+    if found is not None or "." in head or "/" in head or head.startswith("<"):
+        return found
+    held = [o for t, o in report.outcomes.items() if t.endswith("::" + test)]
+    return worst(held) if held else None
+
+
+def _fakeable(fresh: list[str], infrastructure: list[str], person: bool) -> Verdict:
+    """Named tests that only the change's own suite shows passing, in a change that also
+    changes the test infrastructure that suite runs with."""
+    reason = (
+        "progress claimed by new tests must not be fakeable by new infrastructure the same "
+        f"change adds: {', '.join(fresh[:3])} pass only in the change's own suite, which "
+        f"also runs with its changes to {', '.join(infrastructure[:3])}"
+    )
+    feedback = reason + "; leave the test infrastructure as it is, or change it apart."
+    return Verdict(False, reason, feedback, [reason], needs_review=person)
+
+
 def _every_target(
-    targets: list[str], fixed: list[str], cand: TestReport, flaky: set[str], result: CommandResult
+    targets: list[str],
+    fixed: list[str],
+    outcome: Callable[[str], str | None],
+    cand: TestReport,
+    flaky: set[str],
+    result: CommandResult,
 ) -> Verdict:
     """The task named its tests: the ones still failing (or passing only sometimes) are
     named in the rejection."""
     if len(fixed) == len(targets):
         return Verdict(True, f"every named target test passes now ({len(targets)})")
-    still = [
-        f"{t}: {'flaky (its outcome changed between runs)' if t in flaky else _state(cand, t)}"
-        for t in targets
-        if t not in fixed
-    ]
+
+    def state(test: str) -> str:
+        if test in flaky:
+            return "flaky (its outcome changed between runs)"
+        now = outcome(test)
+        if now is None:
+            return "not collected"
+        message = cand.messages.get(test)
+        return f"{now} ({message})" if message else now
+
+    still = [f"{t}: {state(t)}" for t in targets if t not in fixed]
     reason = (
         f"not done: {len(still)} of the {len(targets)} target test(s) the task names still "
         "fail: " + "; ".join(still[:3])
@@ -262,10 +429,11 @@ def own_suite_gate(
         return verdict
     base = baseline.tests.outcomes
     failing, hidden, dropped = [], [], []
-    for t in sorted(set(own.outcomes) | set(judged.outcomes)):
+    alias = realign(list(judged.outcomes), list(own.outcomes))  # ids that embed the time
+    for t in sorted(set(own.outcomes) - set(alias.values()) | set(judged.outcomes)):
         if t in flaky:
             continue
-        mine, there, was = own.outcome(t), judged.outcome(t), base.get(t)
+        mine, there, was = own.outcome(alias.get(t, t)), judged.outcome(t), base.get(t)
         still_failing = was in _FAILING and there in _FAILING
         if mine in _FAILING and not still_failing:
             failing.append(f"{t}: {mine}" + (f" ({own.messages[t]})" if t in own.messages else ""))

@@ -90,6 +90,11 @@ WHOLE_SUITE = "<crate>"
 DOCTESTS = "doc::"
 
 
+def worst(outcomes: list[str]) -> str:
+    """The worst of some outcomes (an unknown one counts as an error)."""
+    return max(outcomes, key=lambda o: _RANK.get(o, 4))
+
+
 def collect_id(module: str) -> str:
     """The test id a module that fails to collect counts as."""
     return f"{module}::<collection>"
@@ -202,3 +207,33 @@ def parse_unittest(output: str) -> TestReport | None:
         if body:
             report.messages[test_id] = body[-1][:300]
     return report
+
+
+# --- ids that differ between two runs of the same test -----------------------------------
+
+
+def param_slots(ids: list[str]) -> dict[str, tuple[str, int, int]]:
+    """Each parametrized id's slot: its function (``path::func``), its rank among that
+    function's parametrized ids in the order given (collection order), and how many the
+    function has."""
+    ranks: dict[str, list[str]] = {}
+    for test in ids:
+        if test.endswith("]") and "[" in test:
+            ranks.setdefault(test.split("[", 1)[0], []).append(test)
+    return {t: (func, n, len(held)) for func, held in ranks.items() for n, t in enumerate(held)}
+
+
+def realign(then: list[str], now: list[str]) -> dict[str, str]:
+    """The id in ``now`` that each id of ``then`` missing from ``now`` has become: a
+    parameter whose id embeds the date and time of the run (``test_x[2026-11-26
+    12:00:01.123]``) never has the same id twice, so the same test is known by its slot
+    instead — its function and its rank among that function's parametrized ids, when both
+    runs hold as many of them and the id in that slot is new in ``now``. A case a change
+    removed (fewer ids) or renamed to one ``then`` already had maps to nothing."""
+    old, new = set(then), set(now)
+    by_slot = {slot: t for t, slot in param_slots(now).items() if t not in old}
+    return {
+        t: by_slot[slot]
+        for t, slot in param_slots(then).items()
+        if t not in new and slot in by_slot
+    }

@@ -241,16 +241,18 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             return verdict
     result, report = run_test_command(c, j, "tests", command, commit=judged.commit)
     c.observed.tests, c.observed.tests_result = report, result
+    c.observed.own_tests = report  # the change's own suite, unless the tests:new run differs
     reruns = pytest or adapter is not None
     if reruns and report is not None and gates.run_gate(result, report).ok:
         mark_flaky(c, j, command, commit=judged.commit)
     declared = _declared(c, j)
-    verdict = gates.tests_gate(j.baseline, c.observed, c.criterion, excused=declared)
+    verdict = gates.tests_gate(j.baseline, c.observed, c.criterion, excused=declared, diff=c.diff)
     j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)
     if verdict.ok and not judged.is_candidate:
         # The suite as the user's own command will run it from now on: the change's own
         # tests, new and changed ones in.
         own_result, own = run_test_command(c, j, "tests:new", command)
+        c.observed.own_tests = own
         verdict = gates.own_suite_gate(
             j.baseline,
             report,
@@ -266,7 +268,13 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     if declared:
         shown_ = [f"{t} ({_state(report, t)} in its base version)" for t in sorted(declared)]
         c.review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))
-    progress = gates.progress_gate(j.baseline, c.observed, c.criterion)
+    infrastructure = gates.infrastructure_changes(c.changed, j.rule)
+    progress = gates.progress_gate(
+        j.baseline, c.observed, c.criterion, infrastructure=infrastructure, person=j.person
+    )
+    if progress.needs_review:  # a person's change: listed for review, not refused
+        c.review.extend(progress.details)
+        progress = Verdict(True, progress.reason)
     j.record.step("progress", progress.ok, progress.reason or c.criterion.describe())
     return progress
 

@@ -18,6 +18,8 @@ class Observed:
     tests: TestReport | None = None
     tests_result: CommandResult | None = None
     flaky: set[str] = field(default_factory=set)  # outcome changed between runs of one tree
+    # The change's own suite (its tests, new ones in): what shows a named new test.
+    own_tests: TestReport | None = None
 
 
 @dataclass
