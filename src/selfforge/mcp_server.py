@@ -3,10 +3,11 @@
 A Model Context Protocol server over stdio, built on the official ``mcp`` SDK (extra
 ``mcp``). Tools: ``check`` (judge a commit, range, branch or patch: ``selfforge check``),
 ``run_task`` (one ``run --task``), ``log``, ``show`` and ``plan``; attempts are resources
-(``attempt://ID``). Nothing lands unless the user started the server with
-``--allow-land``: ``check`` refuses ``land`` and ``run_task`` keeps its change on a
-branch. Every tool call is journaled (``tool_calls``). Long calls report progress as
-MCP progress notifications, one per judge step.
+(``attempt://ID``, the recent ones listed); the server reports selfforge's version.
+Nothing lands unless the user started the server with ``--allow-land``: ``check``
+refuses ``land`` and ``run_task`` keeps its change on a branch. Every tool call is
+journaled (``tool_calls``). Long calls report progress as MCP progress notifications,
+one per judge step.
 
 The protocol owns the process's real standard output: everything selfforge itself would
 print goes to standard error instead, so no stray line can corrupt the channel.
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from selfforge import __version__
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal import Journal
 from selfforge.models.secrets import mask
@@ -75,7 +77,35 @@ def _journaling_server(ws: Workspace) -> Any:
             _record(ws, name, arguments, "ok", _summary(result))
             return result
 
-    return JournalingMCP("selfforge", instructions=INSTRUCTIONS)
+        async def list_resources(self) -> list[Any]:
+            """The templates' resources, and the journal's recent attempts one by one (a
+            template alone is not listed: a client would see none to read)."""
+            return [*await super().list_resources(), *_recent_attempts(ws)]
+
+    server = JournalingMCP("selfforge", instructions=INSTRUCTIONS)
+    server._mcp_server.version = __version__  # the SDK's own version otherwise
+    return server
+
+
+RECENT = 50  # attempts listed as resources, newest first
+
+
+def _recent_attempts(ws: Workspace) -> list[Any]:
+    from mcp.types import Resource
+
+    if not (ws.state / "journal.db").exists():
+        return []
+    with Journal(ws.state / "journal.db") as journal:
+        attempts = journal.attempts(last=RECENT)[::-1]
+    return [
+        Resource(
+            uri=f"attempt://{a.id}",  # type: ignore[arg-type]
+            name=f"attempt {a.id}",
+            description=f"{a.outcome}: {a.task}"[:300],
+            mimeType="application/json",
+        )
+        for a in attempts
+    ]
 
 
 def _summary(result: Any) -> str:

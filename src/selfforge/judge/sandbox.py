@@ -182,9 +182,9 @@ def runtime_roots(
     The interpreters this process and the check commands use, their virtualenvs and base
     installations, and each PATH entry under the home directory: by the exact folder or
     the installation it belongs to (``home.installation``), never the top folder of home
-    that holds it. Nothing that contains a ``protect``ed place (the checkout, its .git,
-    selfforge's config) or home itself is ever shown: a toolchain inside the checkout is
-    shown on its own.
+    that holds it; a venv that is a link, at its own path and its target's. Nothing that
+    contains a ``protect``ed place (the checkout, its .git, selfforge's config) or home
+    itself is ever shown: a toolchain inside the checkout is shown on its own.
     """
     from selfforge.judge import home as homes
 
@@ -199,6 +199,9 @@ def runtime_roots(
         shown = homes.installation(entry, home)
         roots |= {entry} if any(_under(p, r) for p in protect for r in shown) else shown
     safe = {r.resolve() for r in roots if os.path.exists(r)}  # False where not searchable
+    # A venv that is a link out of the checkout (.venv -> ~/venvs/x): its target is shown,
+    # and so is the link's own path, where the check's command names it
+    safe |= {r.absolute() for r in roots if os.path.islink(r) and os.path.exists(r)}
     return tuple(sorted(r for r in safe if not any(_under(p, r) for p in (*protect, home))))
 
 
