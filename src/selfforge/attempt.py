@@ -149,6 +149,8 @@ class Attempt:
 
     def _rounds(self) -> AttemptResult:
         bundle = self.context()
+        if self.e.d.model.proposer == "explore":
+            return self._explore_rounds(bundle)
         feedback, carried, reminded = "", "", False
         last: Verdict | None = None
         while True:
@@ -166,6 +168,30 @@ class Attempt:
                     return self.result("no_edits", "the model proposed no edits")
                 return self.result("rejected", last.reason)
             carried = "" if applied.ok else carry_over(reply, applied, self.fmt)
+            verdict = self._verify(applied)
+            if verdict.ok:
+                return self.land()
+            self.failures.append(verdict.reason)
+            last, feedback = verdict, verdict.feedback
+            if not self._can_repair():
+                return self.result("rejected", verdict.reason)
+            self.round += 1
+
+    def _explore_rounds(self, bundle: ContextBundle) -> AttemptResult:
+        """The exploring proposer (propose/explore.py): each round the model works in the
+        worktree until it stops, and what it changed there is the candidate."""
+        from selfforge.propose.explore import Explorer
+
+        explorer, feedback, last = Explorer(self, bundle), "", None
+        while True:
+            stop = explorer.run(feedback)
+            applied = explorer.candidate()
+            if stop.gives_up or applied.n_edits == 0:
+                why = stop.message if stop.gives_up else f"no edits: {stop.message}"
+                self._step("apply", None, why)
+                if last is None:
+                    return self.result("no_edits", f"the model proposed {why}")
+                return self.result("rejected", f"{last.reason}; then {why}")
             verdict = self._verify(applied)
             if verdict.ok:
                 return self.land()

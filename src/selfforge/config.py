@@ -107,6 +107,12 @@ class ModelSettings(_Section):
     timeout_s: float | None = Field(default=None, gt=0)  # None: the catalog's, per provider
     max_retries: int | None = Field(default=None, ge=0)  # None: the catalog's [retry]
     edit_format: Literal["auto", "search_replace", "whole_file", "udiff"] = "auto"
+    # Who proposes: one call that answers with edits, or an agent loop that runs commands
+    # in the sandbox before it edits (propose/explore.py; docs/guides/explore.md).
+    proposer: Literal["oneshot", "explore"] = "oneshot"
+    explore_steps: int = Field(default=30, ge=1)  # model replies per round of exploring
+    explore_seconds: float = Field(default=900, gt=0)  # wall time per round of exploring
+    explore_command_s: float = Field(default=60, gt=0)  # one command's timeout
 
 
 class Roles(_Section):

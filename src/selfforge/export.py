@@ -1,9 +1,12 @@
-"""Training data from the journal: accepted edits as chat SFT examples, and accepted
-versus rejected edits for the same task as DPO preference pairs.
+"""Training data from the journal: accepted edits as chat SFT examples, accepted
+versus rejected edits for the same task as DPO preference pairs, and an exploring
+proposer's trajectories as multi-turn traces.
 
 Only ``propose`` calls are exported. An attempt's last propose call is the one that
-produced its final candidate (earlier ones are the rounds its repairs replaced). Prompts
-and replies are exported as the journal stores them, which is with secrets masked.
+produced its final candidate (earlier ones are the rounds its repairs replaced); an
+attempt of the exploring proposer has no such call (its last says DONE), so it is
+exported only as a trace. Prompts and replies are exported as the journal stores them,
+which is with secrets masked.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from typing import IO, Any
 
 from selfforge.journal import AttemptRecord, Journal
 from selfforge.planner import Backlog
+from selfforge.propose import trajectory
+from selfforge.propose.trajectory import Step
 from selfforge.roles import PERSONAS, render
 
-FORMATS = ("sft", "dpo")
+FORMATS = ("sft", "dpo", "traces")
 
 
 @dataclass
@@ -90,6 +95,57 @@ class DpoRecord:
         }
 
 
+@dataclass
+class TraceRecord:
+    """One attempt of the exploring proposer as a chat: what it was given, then each
+    action (assistant) and what it saw next (user), the judge's rejections included;
+    its outcome in the metadata, for consumers who keep only the accepted ones."""
+
+    attempt: AttemptRecord
+    system: str
+    steps: list[Step]
+
+    def to_json(self) -> dict[str, Any]:
+        messages = [{"role": "system", "content": self.system}]
+        for step in self.steps:
+            if step.action is not None:
+                messages.append({"role": "assistant", "content": step.action})
+            if step.kind in ("task", "feedback", "bash", "edit", "invalid"):
+                messages.append({"role": "user", "content": step.output})
+        while messages[-1]["role"] == "user" and len(messages) > 2:
+            messages.pop()  # what the model saw after its last action taught it nothing
+        a = self.attempt
+        return {
+            "messages": messages,
+            "metadata": {
+                "attempt_id": a.id,
+                "run_id": a.run_id,
+                "task": a.task,
+                "outcome": a.outcome,
+                "reason": a.reason,
+                "landed": a.landed and a.reverted_by is None,
+                "commit": a.commit,
+                "steps": sum(1 for s in self.steps if s.kind in trajectory.ACTIONS),
+                "input_tokens": sum(s.input_tokens for s in self.steps),
+                "output_tokens": sum(s.output_tokens for s in self.steps),
+            },
+        }
+
+
+def trace_records(journal: Journal) -> list[TraceRecord]:
+    """One record per attempt with a trajectory, oldest first, whatever its outcome."""
+    records = []
+    for attempt_id in trajectory.explored(journal):
+        attempt = journal.attempt(attempt_id)
+        proposes = [c for c in journal.calls(attempt_id) if c["role"] == "propose"]
+        system = _system_of(proposes[0]) if proposes else None
+        if attempt is not None:
+            records.append(
+                TraceRecord(attempt, system or "", trajectory.steps(journal, attempt_id))
+            )
+    return records
+
+
 def system_prompt() -> str:
     """The system message of a propose call, for journals older than the one that keeps
     every message: rendered from the installed template, as the caller does."""
@@ -100,6 +156,8 @@ def final_proposal(journal: Journal, attempt: AttemptRecord) -> Proposal | None:
     proposes = [c for c in journal.calls(attempt.id) if c["role"] == "propose"]
     if not proposes or proposes[-1]["response"] is None:
         return None  # no reply, or the last call failed: there is no final candidate
+    if trajectory.has_steps(journal, attempt.id):
+        return None  # an exploring proposer's: a trace, not one reply with edits
     call = proposes[-1]
     return Proposal(attempt, call["prompt"] or "", call["response"], _system_of(call))
 
@@ -201,15 +259,17 @@ class TaskGroups:
         return self.ids.get(self.key(key))
 
 
-def records(journal: Journal, fmt: str) -> list[SftRecord] | list[DpoRecord]:
+def records(journal: Journal, fmt: str) -> list[SftRecord] | list[DpoRecord] | list[TraceRecord]:
     if fmt == "sft":
         return sft_records(journal)
     if fmt == "dpo":
         return dpo_records(journal)
+    if fmt == "traces":
+        return trace_records(journal)
     raise ValueError(f"unknown export format {fmt!r}; formats are {FORMATS}")
 
 
-def write_jsonl(items: Iterable[SftRecord | DpoRecord], stream: IO[str]) -> int:
+def write_jsonl(items: Iterable[SftRecord | DpoRecord | TraceRecord], stream: IO[str]) -> int:
     """Write one JSON object per line; returns how many."""
     count = 0
     for item in items:

@@ -117,6 +117,19 @@ MIGRATIONS: list[str] = [
         detail TEXT
     );
     """,
+    # 10: every step of an exploring proposer (propose/trajectory.py): the model's action,
+    # what it saw in return, its tokens and time; `show --steps` and `export --format
+    # traces` read them
+    """
+    CREATE TABLE trajectory (
+        id INTEGER PRIMARY KEY, run_id INTEGER, attempt_id INTEGER NOT NULL,
+        round INTEGER NOT NULL, step INTEGER NOT NULL, kind TEXT NOT NULL, action TEXT,
+        output TEXT, exit_code INTEGER, input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0, cost_usd REAL, seconds REAL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX trajectory_attempt ON trajectory(attempt_id, id);
+    """,
 ]
 
 

@@ -71,8 +71,11 @@ class Caller:
         attempt_id: int | None = None,
         hints: dict[str, Any] | None = None,
         sections: dict[str, int] | None = None,
+        system: str | None = None,
     ) -> Reply:
-        system = render("system", persona=PERSONAS.get(role, "an engineer"))
+        """``system``: a system prompt of the caller's own (the exploring proposer's
+        protocol) instead of the role's persona."""
+        system = system or render("system", persona=PERSONAS.get(role, "an engineer"))
         request = Request(
             role=role,
             messages=[Message("system", system), Message("user", prompt)],

@@ -48,6 +48,7 @@ def start_run(
     no_sandbox: bool = False,
     parallel: int = 1,
     backend: str = "pool",
+    proposer: str | None = None,
 ) -> dict[str, Any]:
     """Run the loop as ``selfforge run`` does; return the JSON summary.
 
@@ -66,6 +67,7 @@ def start_run(
         load_directives(ws.root), goals=goals, max_repairs=max_repairs, land=land
     )
     d = loaded.directives
+    check_proposer(loaded, proposer, parallel=parallel, no_sandbox=no_sandbox)
     if loaded.path is None:
         _use_detected_checks(loaded, ws, quiet)
     if not d.goals.items:
@@ -209,6 +211,27 @@ def apply_overrides(
             raise UsageError(f"--land must be 'merge' or 'branch', not {land!r}")
         d.land.mode = land  # type: ignore[assignment]
     return loaded
+
+
+def check_proposer(
+    loaded: LoadedDirectives, proposer: str | None, *, parallel: int, no_sandbox: bool
+) -> None:
+    """``--proposer`` over [model] proposer; the exploring proposer runs the model's
+    commands, so only in the sandbox, and one candidate per cycle."""
+    model = loaded.directives.model
+    if proposer is not None:
+        if proposer not in ("oneshot", "explore"):
+            raise UsageError(f"--proposer {proposer!r}: use oneshot or explore")
+        model.proposer = proposer  # type: ignore[assignment]
+    if model.proposer != "explore":
+        return
+    if parallel > 1:
+        raise UsageError("--proposer explore makes one candidate per cycle; drop --parallel")
+    if no_sandbox or loaded.directives.sandbox.mode == "off":
+        raise UsageError(
+            "the exploring proposer runs the model's commands only in the sandbox: drop "
+            '--no-sandbox / [sandbox] mode = "off", or use --proposer oneshot'
+        )
 
 
 def build_model(

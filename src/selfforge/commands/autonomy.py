@@ -186,15 +186,19 @@ def _task_rows(tasks: list[Task]) -> list[dict[str, object]]:
 
 
 def export_command(
-    fmt: str = typer.Option(..., "--format", help="sft (accepted edits) or dpo (pairs)."),
+    fmt: str = typer.Option(
+        ...,
+        "--format",
+        help="sft (accepted edits), dpo (pairs) or traces (exploring proposers' steps).",
+    ),
     repo: Path = RepoOpt,
     out: str = typer.Option("-", "--out", help="Write JSONL to this file; - for stdout."),
 ) -> None:
-    """Export the journal's model replies as JSONL training data (sft or dpo)."""
+    """Export the journal's model replies as JSONL training data (sft, dpo or traces)."""
     from selfforge import export
 
     if fmt not in export.FORMATS:
-        raise UsageError(f"--format {fmt!r} is not known; use --format sft or --format dpo")
+        raise UsageError(f"--format {fmt!r} is not known; use --format sft, dpo or traces")
     with _journal(repo) as journal:
         records = export.records(journal, fmt)
     if out == "-":

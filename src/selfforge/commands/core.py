@@ -113,6 +113,12 @@ def run(
     backend: str = typer.Option(
         "pool", "--backend", help="Where --parallel candidates are checked: pool or ray."
     ),
+    proposer: str = typer.Option(
+        None,
+        "--proposer",
+        help="oneshot (one call answers with edits) or explore (the model runs commands in "
+        "the sandbox, then edits); default: [model] proposer.",
+    ),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="No live view and no line per step; the summary only."
     ),
@@ -137,6 +143,7 @@ def run(
         no_sandbox=no_sandbox,
         parallel=parallel,
         backend=backend,
+        proposer=proposer,
     )
 
 

@@ -97,11 +97,18 @@ def show(
         help="Outcome, reasons, checks and diff only (the default on a terminal), or with "
         "every prompt and response after them (the default when piped).",
     ),
+    steps: bool = typer.Option(
+        False, "--steps", help="An exploring proposer's steps in full: each action and output."
+    ),
 ) -> None:
-    """One attempt: outcome and reasons, checks, diff; then prompts and responses."""
+    """One attempt: outcome and reasons, checks, diff, an exploring proposer's steps;
+    then prompts and responses."""
+    from selfforge.propose import trajectory
+
     with open_journal(repo) as journal:
         record = resolve_attempt(journal, attempt)
         calls, check_rows = journal.calls(record.id), journal.checks(record.id)
+        explored = trajectory.steps(journal, record.id)
         siblings = [
             a
             for a in journal.attempts(record.run_id)
@@ -113,6 +120,7 @@ def show(
     if record.diff:
         console.print("\n[bold]── diff[/]")
         console.print(record.diff, markup=False)
+    _show_steps(record.id, explored, full=steps)
     if brief:
         if calls:
             console.print(
@@ -165,6 +173,25 @@ def _show_checks(record: AttemptRecord, check_rows: list[dict[str, Any]], brief:
         )
         if not (brief and (row["passed"] or passed_on)):  # brief: what did not pass
             console.print(row["output"] or "", markup=False)
+
+
+def _show_steps(attempt_id: int, explored: list[Any], full: bool) -> None:
+    """An exploring proposer's trajectory: a line per step, or each in full."""
+    if not explored:
+        return
+    console.print(f"\n[bold]── trajectory ({len(explored) - 1} step(s))[/]")
+    for step in explored:
+        if not full:
+            if step.kind != "task":
+                console.print(step.headline(), markup=False)
+            continue
+        console.print(f"\n[bold cyan]{escape(step.headline())}[/]")
+        if step.action:
+            console.print(step.action, markup=False)
+        console.print("[dim]→[/]")
+        console.print(step.output, markup=False)
+    if not full:
+        console.print(f"[dim]selfforge show {attempt_id} --steps shows each in full[/]")
 
 
 def _show_call(call: dict[str, Any]) -> None:

@@ -1,0 +1,229 @@
+"""The exploring proposer (``run --proposer explore``): an agent loop in the spirit of
+mini-swe-agent.
+
+``run()`` repeats ``step() = execute(query())``: the model is shown the task, the goals,
+the repo map and every step so far, and answers with one action (``actions.py``); a
+command runs in the attempt's worktree inside the check sandbox, with git cut at the
+base (``worktree.py``); edits are applied with the edit engine. What ends a round travels
+as a ``Stop``: the model's DONE or CANNOT, or a limit on steps, wall time or the run's
+budget. Whatever the worktree then holds is the candidate, and the judge decides on it
+as on any other: nothing the model ran counts. Every step is journaled
+(``trajectory.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING
+
+from selfforge.edits import ApplyResult, apply_response, format_instructions
+from selfforge.errors import BudgetExceeded
+from selfforge.judge.gates import describe_state
+from selfforge.judge.runner import run_command
+from selfforge.models.tokens import estimate_tokens
+from selfforge.propose import trajectory
+from selfforge.propose.actions import FormatError, observation, parse_action
+from selfforge.propose.trajectory import Step
+from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
+from selfforge.roles import PERSONAS, render
+
+if TYPE_CHECKING:
+    from selfforge.attempt import Attempt
+    from selfforge.context import ContextBundle
+
+LEFT_OUT = "[left out to fit the model's context window]"
+
+
+class Stop(Exception):
+    """Ends a round of exploring; the message says why."""
+
+    kind = "stop"
+    gives_up = False  # the model said the task cannot be done: no candidate
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class Done(Stop):
+    kind = "done"
+
+
+class Cannot(Stop):
+    kind, gives_up = "cannot", True
+
+
+class LimitReached(Stop):
+    kind = "limit"
+
+
+@dataclasses.dataclass(frozen=True)
+class Turn:
+    """One step as the model is shown it again: its reply and what followed."""
+
+    number: int
+    action: str | None
+    observation: str
+
+
+class Explorer:
+    """The exploring proposer of one attempt; ``run`` once per round."""
+
+    def __init__(self, attempt: Attempt, bundle: ContextBundle) -> None:
+        self.a, self.settings = attempt, attempt.e.d.model
+        self.space = proposer_space(attempt.e.space, attempt.wt, attempt.base)
+        self.system = render(
+            "explore_system",
+            persona=PERSONAS["propose"],
+            instructions=format_instructions(attempt.fmt),
+        )
+        self.intro = {
+            "goals": "\n".join(f"- {g}" for g in attempt.e.d.goals.items),
+            "task": attempt.task,
+            "state": describe_state(attempt.baseline),
+            "lessons": "\n".join(f"- {lesson}" for lesson in bundle.lessons),
+            "repo_map": bundle.repo_map,
+        }
+        self.history: list[Turn] = []
+        self.count = 0  # steps of the whole attempt, as numbered for the model
+        self.steps, self.started = 0, 0.0  # of this round, for its limits
+        self.reply, self.spent = "", Step(0, 0, "", None, "")
+
+    # --- the loop ------------------------------------------------------------------------
+
+    def run(self, feedback: str = "") -> Stop:
+        """Explore from the worktree as it stands (a repair round: the rejected change)
+        until a stop; ``feedback`` (the judge's rejection) is the first thing seen."""
+        reset_index(self.a.wt, self.a.base)
+        self.steps, self.started = 0, time.monotonic()
+        if not self.history:
+            self._record("task", None, self._render([], self.settings.explore_steps))
+        if feedback:
+            self._observe(None, _rejected(feedback), "feedback")
+        while True:
+            try:
+                self.step()
+            except FormatError as exc:
+                self._observe(self.reply, str(exc), "invalid")
+            except Stop as stop:
+                shown = self.reply if isinstance(stop, Done | Cannot) else None
+                self._record(stop.kind, shown, stop.message, spent=shown is not None)
+                return stop
+
+    def step(self) -> None:
+        self.execute(self.query())
+
+    def query(self) -> str:
+        s = self.settings
+        if self.steps >= s.explore_steps:
+            raise LimitReached(
+                f"stopped at the step limit ({s.explore_steps}, [model] explore_steps)"
+            )
+        if time.monotonic() - self.started >= s.explore_seconds:
+            raise LimitReached(
+                f"stopped at the time limit ({s.explore_seconds:g} s, [model] explore_seconds)"
+            )
+        self.steps += 1
+        started = time.monotonic()
+        try:
+            reply = self.a.e.caller.ask(
+                "propose",
+                self.prompt(),
+                attempt_id=self.a.id,
+                hints={"task": self.a.task, "round": self.a.round, "step": self.count + 1},
+                system=self.system,
+            )
+        except BudgetExceeded as exc:
+            raise LimitReached(f"stopped at the run's budget: {exc.message}") from None
+        u = reply.usage
+        self.spent = Step(0, 0, "", None, "", None, u.input_tokens, u.output_tokens, reply.cost_usd)
+        self.spent.seconds = time.monotonic() - started
+        self.reply = reply.content
+        return reply.content
+
+    def execute(self, reply: str) -> None:
+        action = parse_action(reply, self.a.fmt)
+        if action.kind == "done":
+            raise Done("the model said it was done")
+        if action.kind == "cannot":
+            raise Cannot(f"the model said it cannot be done: {action.text}")
+        if action.kind == "bash":
+            left = self.settings.explore_seconds - (time.monotonic() - self.started)
+            timeout = max(1.0, min(self.settings.explore_command_s, left))
+            result = run_command(
+                action.text,
+                self.a.wt,
+                timeout,
+                self.space,
+                head=self.a.base,
+                on_start=self.a.e.ws.note_child_group,
+            )
+            self.spent.seconds += result.duration_s
+            self._observe(reply, observation(result, timeout), "bash", result.exit_code)
+            return
+        e = self.a.e
+        applied = apply_response(
+            self.a.wt, action.text, protected=e.loaded.protected, fmt=self.a.fmt
+        )
+        done = f"The edits applied; changed: {', '.join(applied.changed) or 'nothing'}."
+        self._observe(reply, done if applied.ok else applied.feedback(), "edit")
+
+    def candidate(self) -> ApplyResult:
+        """The worktree's change since the base, as the edits the attempt commits."""
+        paths = changed_paths(self.a.wt, self.a.base)
+        return ApplyResult(True, paths, [], len(paths))
+
+    # --- what the model is shown, and the journal --------------------------------------
+
+    def prompt(self) -> str:
+        """The step's prompt, within the context window: the oldest steps' outputs are
+        left out first, then their actions."""
+        e = self.a.e
+        room = e.context_window - min(8000, e.context_window // 4) - estimate_tokens(self.system)
+        left = self.settings.explore_steps - self.steps + 1
+        history = list(self.history)
+        text = self._render(history, left)
+        for i in range(2 * len(history)):
+            if estimate_tokens(text) <= room:
+                break
+            turn = history[i % len(history)]
+            shorter = {"observation": LEFT_OUT} if i < len(history) else {"action": LEFT_OUT}
+            history[i % len(history)] = dataclasses.replace(turn, **shorter)
+            text = self._render(history, left)
+        return text
+
+    def _render(self, history: list[Turn], left: int) -> str:
+        return render("explore_step", history=history, left=left, **self.intro)
+
+    def _observe(
+        self, action: str | None, seen: str, kind: str, exit_code: int | None = None
+    ) -> None:
+        self.history.append(Turn(self.count + 1, action, seen))
+        self._record(kind, action, seen, exit_code, spent=action is not None)
+
+    def _record(
+        self,
+        kind: str,
+        action: str | None,
+        output: str,
+        exit_code: int | None = None,
+        spent: bool = False,
+    ) -> None:
+        number = 0 if kind == "task" else self.count + 1
+        self.count = number
+        s = self.spent if spent else Step(0, 0, "", None, "")
+        step = dataclasses.replace(
+            s, round=self.a.round, step=number, kind=kind, action=action, output=output
+        )
+        step.exit_code = exit_code
+        trajectory.record(self.a.e.journal, self.a.e.run_id, self.a.id, step)
+        if kind != "task":
+            self.a.e.reporter.step(f"explore {number}", None, step.headline(), step.seconds)
+
+
+def _rejected(feedback: str) -> str:
+    return (
+        "selfforge's checks rejected the change you made; the files still hold it. "
+        f"Fix what they found:\n{feedback}"
+    )
