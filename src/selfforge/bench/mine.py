@@ -18,14 +18,14 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.bench import mutate
 from selfforge.bench.records import Instance
-from selfforge.bench.rust_split import split_doc_examples, split_inline
+from selfforge.bench.rust_split import split_doc_examples, split_inline, split_test_declarations
 from selfforge.bench.testrun import Suite, TestOutcome, run_tests
 from selfforge.errors import GitError, UsageError
 from selfforge.git import git, repo_root
 from selfforge.judge.integrity_lang import JS_SUFFIXES
 from selfforge.judge.results import DOCTESTS
 from selfforge.judge.setup import SetupError, key
-from selfforge.testpaths import rule_for
+from selfforge.testpaths import is_rust_test_module, rule_for
 
 CODE_SUFFIXES = {".py", ".pyi", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx"}
 DEFAULT_TEST_CMD = "python -m pytest"
@@ -70,8 +70,8 @@ def candidates(repo: Path, since: str | None = None) -> list[Candidate]:
 
 
 def _other_test_file(path: str) -> bool:
-    """A test file of another language: ``x_test.go``, ``x.test.js``/``.spec.ts``, or a
-    Rust integration test (``tests/*.rs``)."""
+    """A test file of another language: ``x_test.go``, ``x.test.js``/``.spec.ts``, a
+    Rust integration test (``tests/*.rs``) or test module in its own file (``src/tests.rs``)."""
     pure = PurePosixPath(path)
     if pure.suffix not in CODE_SUFFIXES or pure.suffix in (".py", ".pyi"):
         return False
@@ -80,7 +80,7 @@ def _other_test_file(path: str) -> bool:
     if pure.suffix in JS_SUFFIXES and {"test", "tests", "__tests__"} & set(pure.parts[:-1]):
         return not pure.name.startswith(("_", ".")) and "fixture" not in path
 
-    return pure.suffix == ".rs" and "tests" in pure.parts[:-1]
+    return pure.suffix == ".rs" and ("tests" in pure.parts[:-1] or is_rust_test_module(path))
 
 
 def mine_one(
@@ -216,6 +216,7 @@ def _inline_tests(root: Path, c: Candidate) -> dict[str, str]:
         parent = git("show", f"{c.parent}:{path}", cwd=root)
         commit = git("show", f"{c.commit}:{path}", cwd=root)
         first = split_doc_examples(split_inline(parent, commit) or parent, commit)
+        first = split_test_declarations(first, commit)
         if first != parent:
             found[path] = first
     return found

@@ -28,6 +28,21 @@ def split_inline(parent: str, commit: str) -> str | None:
     return "".join(p + (new[i] if i < len(new) else "") for i, p in enumerate(pieces))
 
 
+# A test module kept in a file of its own: ``#[cfg(test)]`` then ``mod tests;``.
+TEST_DECLARATION = re.compile(r"(?m)^#\[cfg\(test\)\]\n(?:#\[.*\]\n)*mod \w+;\n")
+
+
+def split_test_declarations(first: str, commit: str) -> str:
+    """``first`` with the test modules the commit declares (``#[cfg(test)] mod tests;``,
+    whose tests are in ``src/tests.rs``) and ``first`` does not: the declaration belongs
+    with the tests, or they would not build in the tests-first state and the gold change
+    would have to guess it."""
+    missing = [d for d in TEST_DECLARATION.findall(commit) if d not in first]
+    if not missing:
+        return first
+    return first.rstrip("\n") + "\n\n" + "".join(missing)
+
+
 def split_doc_examples(first: str, commit: str) -> str:
     """``first`` with the commit's changes to doc examples applied and nothing else: a
     change whose lines (on both sides) are all doc comments, one of them inside or

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 
 from selfforge.judge.results import DOCTESTS, WHOLE_SUITE, TestReport
@@ -37,9 +38,7 @@ class CargoTest(Adapter):
         command = re.sub(
             r"(\bcargo\s+(?:\+\S+\s+)?test\b)", lambda m: m.group(1) + flags, command, count=1
         )
-        names = sorted({t.split("::", 1)[1] for t in only or [] if "::" in t})
-        if names:
-            command += (" " if " -- " in command else " -- ") + "--exact " + " ".join(names)
+        command += _selection(only or [], " -- " in command)
         env = {"CARGO_TERM_COLOR": "never", "CARGO_NET_OFFLINE": "true", "RUST_BACKTRACE": "0"}
         for key, path in zip(("RUSTUP_HOME", "CARGO_HOME"), _homes(), strict=True):
             if path.is_dir():
@@ -65,6 +64,29 @@ class CargoTest(Adapter):
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return parse_libtest(output)
+
+
+def _selection(only: list[str], has_args: bool) -> str:
+    """libtest's filters for these ids, each quoted for the shell (a doctest's name holds
+    spaces and ``<>``). A doctest's id has no line number (``src/lib.rs - f``, ``... (example
+    2)``), while libtest names it ``src/lib.rs - f (line 12)``: ``--exact`` could not select
+    it, so with a doctest among them every filter is a substring one — a few more tests may
+    run (``adds`` selects ``adds_zero`` too), none of the wanted ones is left out."""
+    names, exact = set(), True
+    for test in only:
+        if "::" not in test:
+            continue
+        name = test.split("::", 1)[1]
+        if test.startswith(DOCTESTS):
+            name, exact = _DOCTEST_RANK.sub("", name), False
+        names.add(name)
+    if not names:
+        return ""
+    flags = "--exact " if exact else ""
+    return (" " if has_args else " -- ") + flags + " ".join(map(shlex.quote, sorted(names)))
+
+
+_DOCTEST_RANK = re.compile(r" \(example \d+\)$")
 
 
 def _homes() -> tuple[Path, Path]:
