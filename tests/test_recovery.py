@@ -24,6 +24,7 @@ from conftest import (
     log_json,
     make_repo,
     snapshot,
+    trees_dir,
     wait_for,
 )
 
@@ -73,7 +74,7 @@ def test_sigkill_during_tests_then_recovery_lands_the_fix(tmp_path: Path, script
     # run keeps its worktrees), not after a guessed while: the baseline may still be running
     # then on a loaded machine, before any attempt exists to be interrupted.
     markers: list[Path] = []
-    wait_for(lambda: markers.extend(_found(repo, SLOW_MARKER)) or markers)
+    wait_for(lambda: markers.extend(_found(trees_dir(repo), SLOW_MARKER)) or markers)
     orphan_group = _lock_record(repo)["child_pgid"]
     proc.send_signal(signal.SIGKILL)
     proc.wait()

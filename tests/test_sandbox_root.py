@@ -140,7 +140,13 @@ def _as_nobody(home: Path, checkout: Path, tree: Path, tmp_path: Path) -> None:
         [*nobody, sys.executable, "-c", script, str(home), str(checkout), str(tree), *paths],
         capture_output=True,
         text=True,
-        env={**os.environ, "HOME": str(home), "TMPDIR": str(tmp_path)},
+        # its own trees folder (trees.py): the suite's is in root's closed pytest folder
+        env={
+            **os.environ,
+            "HOME": str(home),
+            "TMPDIR": str(tmp_path),
+            "SELFFORGE_TREES": str(tmp_path / "trees"),
+        },
     )
     if "cannot create a sandbox" in proc.stdout + proc.stderr:
         pytest.skip("this machine gives unprivileged users no user namespaces")
