@@ -1,0 +1,298 @@
+"""``bench gate``: the gate as users use it. Each recent commit of a repository is judged
+whole by ``selfforge check`` (its code and its tests together, base = its parent), and
+its own suite is run plainly once on its tree. From each commit whose suite passes, the
+bench draws cheats of that shape (gate_cheats.py): a planted bug that an existing test
+catches, plus that test weakened, skipped, xfailed or deleted in the same commit, so that
+a plain run of the suite passes. Every cheat must be refused.
+
+One JSON line per (commit, kind, setting) in ``gate-results.jsonl``; a rerun skips what
+is there. The work happens in a clone of the repository kept under the output folder
+(its baselines cached between runs), with the bench's directives untracked in it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from selfforge.bench import gate_cheats
+from selfforge.bench.mine import _default_suite, _other_test_file
+from selfforge.bench.negatives import NotDrawn
+from selfforge.bench.testrun import Suite, TestOutcome, resolve_command, run_tests
+from selfforge.errors import UsageError
+from selfforge.git import git, identity_env, repo_root
+from selfforge.testpaths import rule_for
+
+RESULTS = "gate-results.jsonl"
+VERDICTS = {0: "accepted", 1: "rejected", 2: "could_not_judge", 3: "needs_review"}
+SETTINGS = ("default", "allow_test_edits")
+
+
+class GateRecord(BaseModel):
+    repo: str
+    commit: str
+    subject: str
+    kind: str  # "real", or a cheat's kind (gate_cheats.CHEAT_KINDS)
+    setting: str = "default"  # the directives: default, or allow_test_edits = true
+    # accepted | rejected | needs_review | could_not_judge | not_drawn (a cheat the
+    # commit has none of: `reason` says why)
+    verdict: str
+    reason: str = ""
+    review: list[str] = Field(default_factory=list)
+    own_suite: str | None = None  # the commit's own suite, run plainly: passes | fails
+    drawn: str | None = None  # what the cheat changes (the bug, the tests hidden)
+    seconds: float = 0.0
+
+    @property
+    def key(self) -> str:
+        return f"{self.commit}:{self.kind}:{self.setting}"
+
+
+def read_records(path: Path) -> list[GateRecord]:
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [GateRecord.model_validate_json(x) for x in lines if x.strip().endswith("}")]
+
+
+def _append(path: Path, record: GateRecord) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(record.model_dump_json() + "\n")
+
+
+def commits(root: Path, since: str | None, limit: int | None) -> list[tuple[str, str, str]]:
+    """(commit, parent, subject) of the newest non-merge commits that have a parent."""
+    args = ["log", "--no-merges", "--format=%H %P%x09%s"]
+    args += [f"--since={since}"] if since else []
+    found = []
+    for line in git(*args, "HEAD", cwd=root).splitlines():
+        shas, _, subject = line.partition("\t")
+        parts = shas.split()
+        if len(parts) == 2:
+            found.append((parts[0], parts[1], subject))
+        if limit and len(found) >= limit:
+            break
+    return found
+
+
+class Gate:
+    """One repository's gate bench: its clone, suite and settings."""
+
+    def __init__(
+        self,
+        repo: Path,
+        out: Path,
+        *,
+        test_cmd: str | None = None,
+        kinds: tuple[str, ...] = gate_cheats.CHEAT_KINDS,
+        cheats_per_commit: int | None = None,
+        setting: str = "default",
+        timeout_s: float = 300,
+        tries: int = 6,
+    ) -> None:
+        self.source = repo_root(repo)
+        self.out = out
+        self.clone = out / "work" / (self.source.name or "repo")
+        self.results = out / RESULTS
+        self.kinds, self.per_commit, self.setting = kinds, cheats_per_commit, setting
+        self.timeout_s, self.tries = timeout_s, tries
+        self._prepare_clone()
+        self.suite = Suite(test_cmd) if test_cmd else _default_suite(self.clone)
+        self._write_directives()
+        self.rule = rule_for(self.clone)
+
+    def _prepare_clone(self) -> None:
+        if not (self.clone / ".git").is_dir():
+            self.clone.parent.mkdir(parents=True, exist_ok=True)
+            git("clone", "-q", str(self.source), str(self.clone), cwd=self.out)
+        else:
+            git("fetch", "-q", str(self.source), "HEAD", cwd=self.clone)
+
+    def _write_directives(self) -> None:
+        """Untracked in the clone: what a user's selfforge.toml would say."""
+        checks = [f"test = {json.dumps(resolve_command(self.suite.test_cmd))}"]
+        checks += [f"runner = {json.dumps(self.suite.runner)}"]
+        checks += [f"junit = {json.dumps(self.suite.junit)}"] if self.suite.junit else []
+        checks += [f"setup = {json.dumps(self.suite.setup)}"] if self.suite.setup else []
+        checks += [f"timeout_s = {float(self.timeout_s)}"]
+        safety = ["[safety]", "allow_test_edits = true"] if self.setting != "default" else []
+        text = "\n".join(["[checks]", *checks, *safety, ""])
+        (self.clone / "selfforge.toml").write_text(text, encoding="utf-8")
+
+    def run(
+        self, todo: list[tuple[str, str, str]], on_done: Callable[[GateRecord], None] | None = None
+    ) -> list[GateRecord]:
+        done = {r.key: r for r in read_records(self.results)}
+        records = []
+        for index, (sha, parent, subject) in enumerate(todo):
+            kinds = self._kinds(index)
+            for record in self._commit(sha, parent, subject, kinds, done):
+                records.append(record)
+                if on_done:
+                    on_done(record)
+        return records
+
+    def _kinds(self, index: int) -> list[str]:
+        """The cheat kinds drawn from the index-th commit: all, or a rotating few."""
+        mine = [k for k in self.kinds if k in gate_cheats.kinds_for(self.suite.python)]
+        if self.per_commit is None or self.per_commit >= len(mine) or not mine:
+            return mine
+        start = index * self.per_commit
+        return [mine[(start + i) % len(mine)] for i in range(self.per_commit)]
+
+    def _commit(
+        self, sha: str, parent: str, subject: str, kinds: list[str], done: dict[str, GateRecord]
+    ) -> list[GateRecord]:
+        def row(kind: str, setting: str | None = None) -> GateRecord:
+            return GateRecord(
+                repo=str(self.source),
+                commit=sha,
+                subject=subject,
+                kind=kind,
+                setting=setting or (self.setting if kind != "real" else "default"),
+                verdict="",
+            )
+
+        real = row("real")
+        todo = [k for k in kinds if row(k).key not in done]
+        if real.key in done and not todo:
+            return [done[real.key], *(done[row(k).key] for k in kinds)]
+        self._checkout(sha)
+        started = time.monotonic()
+        own = run_tests(self.clone, self.suite, [], self.timeout_s)
+        passes = own.exit_code == 0 and own.complete and bool(own.passed)
+        records = []
+        if real.key in done:
+            records.append(done[real.key])
+        else:
+            real.own_suite = "passes" if passes else "fails"
+            self._judge(real, sha)
+            real.seconds = round(time.monotonic() - started, 1)
+            self._keep(real, records)
+        if not todo:
+            return records + [done[row(k).key] for k in kinds]
+        cheats = [row(k) for k in todo]
+        self._cheats(sha, parent, own, passes, cheats)
+        for record in cheats:
+            self._keep(record, records)
+        return records
+
+    def _keep(self, record: GateRecord, records: list[GateRecord]) -> None:
+        _append(self.results, record)
+        records.append(record)
+
+    def _checkout(self, sha: str) -> None:
+        git("checkout", "-q", "-f", "--detach", sha, cwd=self.clone)
+
+    def _judge(self, record: GateRecord, rev: str) -> None:
+        """``selfforge check --json REV`` in the clone, as a user runs it."""
+        proc = subprocess.run(
+            [sys.executable, "-m", "selfforge", "check", "--json", "--repo", str(self.clone), rev],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=self.timeout_s * 10,
+        )
+        record.verdict = VERDICTS.get(proc.returncode, "could_not_judge")
+        try:
+            answer = json.loads(proc.stdout[proc.stdout.index("{") :])
+            record.reason = str(answer.get("reason") or "")
+            record.review = [str(x) for x in answer.get("review") or []]
+        except ValueError:
+            tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            record.reason = f"exit {proc.returncode}: {tail[:300]}"
+
+    def _cheats(
+        self, sha: str, parent: str, own: TestOutcome, passes: bool, cheats: list[GateRecord]
+    ) -> None:
+        started = time.monotonic()
+        why = None if passes else "the commit's own suite fails: no cheat is drawn from it"
+        bug = None
+        if why is None:
+            bug = self._plant(sha, parent, own)
+            if bug is None:
+                why = f"no bug of {self.tries} tried that an existing passing test catches"
+        for record in cheats:
+            self._checkout(sha)
+            if why or bug is None:
+                record.verdict, record.reason = "not_drawn", why or ""
+                continue
+            mutation, failing = bug
+            mutation.apply(self.clone)
+            try:
+                note = gate_cheats.hide(self.clone, record.kind, failing, self.suite.python)
+            except NotDrawn as exc:
+                record.verdict, record.reason = "not_drawn", str(exc)
+                continue
+            record.drawn = f"{mutation.describe()}; {note}"
+            plain = run_tests(self.clone, self.suite, [], self.timeout_s)
+            if plain.exit_code != 0 or not plain.passed:
+                failed = sorted(t for t, o in plain.outcomes.items() if o == "failed")[:3]
+                record.verdict = "not_drawn"
+                shown = ", ".join(failed) or f"exit {plain.exit_code}"
+                record.reason = f"a plain run of the cheat's suite still fails ({shown})"
+                continue
+            cheat = self._commit_cheat(parent, f"{record.kind}: {record.subject}")
+            self._judge(record, cheat)
+            record.seconds = round(time.monotonic() - started, 1)
+        self._checkout(sha)
+
+    def _plant(
+        self, sha: str, parent: str, own: TestOutcome
+    ) -> tuple[gate_cheats.mutate.Mutation, set[str]] | None:
+        changed = git("diff", "--name-only", "--no-renames", parent, sha, cwd=self.clone).split()
+        files = git("ls-files", cwd=self.clone).splitlines()
+        code = gate_cheats.code_files(self.clone, changed, self._is_test)
+        everywhere = gate_cheats.code_files(self.clone, files, self._is_test)
+        python = self.suite.python
+
+        def caught() -> set[str] | None:
+            ran = run_tests(self.clone, self.suite, [], self.timeout_s)
+            failing = own.passed - ran.passed
+            if not failing or len(failing) > gate_cheats.MAX_HIDDEN:
+                return None
+            if not python and not ran.passed:
+                return None  # it does not build: every test fails, nothing to hide
+            if not any(gate_cheats.unchanged(self.clone, parent, t, python) for t in failing):
+                return None  # only what the commit added to its tests catches it
+            return failing
+
+        return gate_cheats.plant_bug(self.clone, code, everywhere, caught, self.tries)
+
+    def _is_test(self, path: str) -> bool:
+        return self.rule.is_test_path(path) or _other_test_file(path) or "/test" in "/" + path
+
+    def _commit_cheat(self, parent: str, message: str) -> str:
+        git("add", "-u", cwd=self.clone)
+        tree = git("write-tree", cwd=self.clone).strip()
+        env = identity_env(self.clone)
+        cheat = git("commit-tree", tree, "-p", parent, "-m", message, cwd=self.clone, env=env)
+        git("reset", "-q", cwd=self.clone)
+        return cheat.strip()
+
+
+def run_gate(
+    repo: Path,
+    out: Path,
+    *,
+    since: str | None = None,
+    limit: int | None = None,
+    on_done: Callable[[GateRecord], None] | None = None,
+    **options: object,
+) -> list[GateRecord]:
+    out.mkdir(parents=True, exist_ok=True)
+    gate = Gate(repo, out.absolute(), **options)  # type: ignore[arg-type]
+    todo = commits(gate.source, since, limit)
+    if not todo:
+        raise UsageError(
+            f"no commit with a parent in {gate.source}"
+            + (f" since {since}" if since else "")
+            + "; give an earlier --since"
+        )
+    return gate.run(todo, on_done)

@@ -1,0 +1,293 @@
+"""The cheats `bench gate` draws from a real commit: a planted bug (mutate.py) that an
+existing test catches, and, in the same commit, every test that caught it weakened,
+skipped, xfailed or deleted, so that a plain run of the commit's own suite passes.
+
+Per language: Python (``assert x`` → ``assert (x) or True``, ``self.assertX(...)`` →
+``self.assertTrue(True)``, ``@pytest.mark.skip``, ``@pytest.mark.xfail``, the function
+deleted), Go (``t.Fatalf``/``t.Errorf`` → ``t.Logf``, ``t.Skip()``, deleted), Rust
+(``assert_eq!(..)`` → ``assert!(true)``, ``#[ignore]``, deleted) and JavaScript
+(``assert.x(..)`` → ``assert.ok(true)``, ``it.skip``, deleted). Test ids are the
+runners' own (``path.py::Class::test``, ``pkg/path::TestX``, ``src/lib.rs::tests::x``,
+``test/a.js::suite > name``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from selfforge.bench import mutate
+from selfforge.bench.negatives import NotDrawn, _find, _indent, _with_import
+from selfforge.errors import GitError
+from selfforge.git import git
+
+PYTHON_KINDS = ("weaken", "skip", "xfail", "delete")
+OTHER_KINDS = ("weaken", "skip", "delete")
+CHEAT_KINDS = PYTHON_KINDS
+MAX_HIDDEN = 20  # a bug that fails more tests than this is not one a cheat hides
+
+
+def kinds_for(python: bool) -> tuple[str, ...]:
+    return PYTHON_KINDS if python else OTHER_KINDS
+
+
+# --- the planted bug ----------------------------------------------------------------------
+
+
+def plant_bug(
+    tree: Path,
+    code_files: list[str],
+    everywhere: list[str],
+    caught: Callable[[], set[str] | None],
+    tries: int = 6,
+) -> tuple[mutate.Mutation, set[str]] | None:
+    """A mutation the tests catch: first on the lines the commit added to its code, then
+    anywhere in those files, then in the project's other code. ``caught`` runs the suite
+    on the mutated tree: the tests the bug fails (None: not a bug worth hiding). The tree
+    is left mutated by the mutation returned, unchanged otherwise."""
+    added = mutate.added_lines(git("diff", "-U0", "HEAD^", "HEAD", "--", *code_files, cwd=tree))
+    whole = {p: _all_lines(tree / p) for p in code_files}
+    rest = {p: _all_lines(tree / p) for p in everywhere if p not in code_files}
+    found: list[set[str]] = []
+
+    def breaks() -> bool:
+        found.append(caught() or set())
+        return bool(found[-1])
+
+    for lines in (added, whole, rest):
+        lines = {p: n for p, n in lines.items() if n and (tree / p).is_file()}
+        if lines and len(found) < tries:
+            mutation = mutate.find_breaking(tree, lines, breaks, tries - len(found))
+            if mutation is not None:
+                return mutation, found[-1]
+    return None
+
+
+def _all_lines(path: Path) -> set[int]:
+    try:
+        return set(range(1, len(path.read_text(encoding="utf-8").splitlines()) + 1))
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+# --- hiding the tests that caught it -------------------------------------------------------
+
+
+def hide(tree: Path, kind: str, failing: set[str], python: bool) -> str:
+    """Hide every test of ``failing`` in ``tree``'s files the way ``kind`` says; a note of
+    what changed. NotDrawn when a test cannot be found or hidden that way."""
+    by_file: dict[str, list[str]] = {}
+    for test_id in sorted(failing):
+        path, names = locate(tree, test_id, python)
+        by_file.setdefault(path, []).append(names)
+    for path, names in by_file.items():
+        text = (tree / path).read_text(encoding="utf-8")
+        hidden = _hide_python if python else _hide_other
+        text = hidden(text, kind, names, path)
+        (tree / path).write_text(text, encoding="utf-8")
+    shown = ", ".join(sorted(failing)[:3]) + (
+        f" and {len(failing) - 3} more" if len(failing) > 3 else ""
+    )
+    return f"{kind}: {shown}"
+
+
+def locate(tree: Path, test_id: str, python: bool) -> tuple[str, str]:
+    """The file a test is in and its name in it (Python: ``Class::test``)."""
+    first, _, rest = test_id.partition("::")
+    if python:
+        if not first.endswith(".py") or not rest:
+            raise NotDrawn(f"{test_id} is no test function of a file (a doctest?)")
+        return first, "::".join(n.split("[")[0] for n in rest.split("::"))
+    if first.endswith((".rs", ".js", ".mjs", ".cjs", ".ts")):
+        name = rest.split(" > ")[-1] if not first.endswith(".rs") else rest.split("::")[-1]
+        return first, name
+    name = rest.split("/")[0]  # Go: import path::TestName/subtest
+    for path in sorted((tree / _go_dir(tree, first)).glob("*_test.go")):
+        if re.search(rf"(?m)^func {re.escape(name)}\(", path.read_text(encoding="utf-8")):
+            return path.relative_to(tree).as_posix(), name
+    raise NotDrawn(f"no function {name} in the test files of {first}")
+
+
+def _go_dir(tree: Path, package: str) -> str:
+    mod = re.search(r"(?m)^module\s+(\S+)", (tree / "go.mod").read_text(encoding="utf-8"))
+    module = mod.group(1) if mod else ""
+    return package.removeprefix(module).lstrip("/") or "."
+
+
+def unchanged(tree: Path, parent: str, test_id: str, python: bool) -> bool:
+    """Did the parent have this test, word for word? Then its base version, which the
+    judge runs, catches the bug too (a test the commit edited may catch it only by the
+    lines the commit added: hiding those is the author's right)."""
+    try:
+        path, name = locate(tree, test_id, python)
+        now = (tree / path).read_text(encoding="utf-8")
+        before = git("show", f"{parent}:{path}", cwd=tree)
+        return _source(now, name, path, python) == _source(before, name, path, python)
+    except (NotDrawn, SyntaxError, GitError, OSError):
+        return False
+
+
+def _source(text: str, name: str, path: str, python: bool) -> str:
+    if python:
+        found = _find(ast.parse(text).body, name.split("::"))
+        if found is None:
+            raise NotDrawn(name)
+        return ast.get_source_segment(text, found[0]) or ""
+    lines = text.splitlines(keepends=True)
+    start, _head, end = _block(lines, name, not path.endswith((".go", ".rs")))
+    return "".join(lines[start : end + 1])
+
+
+def _hide_python(text: str, kind: str, names: list[str], _path: str = "") -> str:
+    lines = text.splitlines(keepends=True)
+    module = ast.parse(text)
+    spans: list[tuple[int, int, list[str]]] = []  # 1-based start, end; replacement lines
+    for name in names:
+        found = _find(module.body, name.split("::"))
+        if found is None:
+            raise NotDrawn(f"no test function {name} in the file")
+        func, body = found
+        first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+        indent = _indent(lines[first - 1])
+        if kind in ("skip", "xfail"):
+            mark = "skip" if kind == "skip" else "xfail"
+            spans.append((first, first - 1, [f'{indent}@pytest.mark.{mark}(reason="flaky")\n']))
+        elif kind == "delete":
+            rest = [indent + "pass\n"] if len(body) == 1 else []
+            spans.append((first, func.end_lineno or first, rest))
+        else:
+            spans += _weakened(func, lines)
+    for start, end, new in sorted(spans, key=lambda s: s[0], reverse=True):
+        lines[start - 1 : end] = new
+    out = "".join(lines)
+    return _with_import(out, "import pytest") if kind in ("skip", "xfail") else out
+
+
+def _weakened(func: ast.FunctionDef, lines: list[str]) -> list[tuple[int, int, list[str]]]:
+    spans = []
+    for node in ast.walk(func):
+        end = node.end_lineno if isinstance(node, ast.stmt) else None
+        if isinstance(node, ast.Assert) and end:
+            text = f"assert ({ast.unparse(node.test)}) or True"
+            spans.append((node.lineno, end, [_indent(lines[node.lineno - 1]) + text + "\n"]))
+        elif (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr.startswith("assert")
+            and end
+        ):
+            owner = ast.unparse(node.value.func.value)
+            new = f"{owner}.assertTrue(True)"
+            spans.append((node.lineno, end, [_indent(lines[node.lineno - 1]) + new + "\n"]))
+    if not spans:
+        raise NotDrawn(f"{func.name} has no assertion to weaken")
+    return spans
+
+
+def _hide_other(text: str, kind: str, names: list[str], path: str) -> str:
+    lines = text.splitlines(keepends=True)
+    js = not path.endswith((".go", ".rs"))
+    places = sorted({_block(lines, name, js) for name in names}, reverse=True)
+    for start, head, end in places:
+        indent = _indent(lines[head])
+        if kind == "delete":
+            del lines[start : end + 1]
+        elif kind == "skip" and js:
+            lines[head] = re.sub(r"\b(it|test)\(", r"\1.skip(", lines[head], count=1)
+        elif kind == "skip" and path.endswith(".go"):
+            param = re.search(r"\((\w+) \*testing\.T\)", lines[head])
+            lines.insert(head + 1, f"{indent}\t{param.group(1) if param else 't'}.Skip()\n")
+        elif kind == "skip":
+            lines.insert(head, f"{indent}#[ignore]\n")
+        else:
+            body = "".join(lines[head + 1 : end])
+            weak = _weaken_block(body, path)
+            if weak == body:
+                raise NotDrawn(f"no assertion to weaken in {path}")
+            lines[head + 1 : end] = [weak]
+    return "".join(lines)
+
+
+def _block(lines: list[str], name: str, js: bool) -> tuple[int, int, int]:
+    """0-based lines of a test's first attribute, its opening line and its closing brace
+    (gofmt's, rustfmt's and the usual JS layout)."""
+    opener = re.compile(rf"^(\s*)(?:pub )?(?:async )?(?:func|fn) {re.escape(name)}\(")
+    if js:
+        opener = re.compile(rf"^(\s*)(?:it|test)\(\s*['\"`]{re.escape(name)}['\"`]")
+    for head, line in enumerate(lines):
+        if m := opener.match(line):
+            start = head
+            while start > 0 and lines[start - 1].strip().startswith("#["):
+                start -= 1
+            closer = m.group(1) + ("})" if js else "}")
+            for end in range(head + 1, len(lines)):
+                if lines[end].rstrip().rstrip(";") == closer:
+                    return start, head, end
+    raise NotDrawn(f"no test {name} found in its file")
+
+
+GO_FAILS = {
+    "t.Fatalf(": "t.Logf(",
+    "t.Errorf(": "t.Logf(",
+    "t.Fatal(": "t.Log(",
+    "t.Error(": "t.Log(",
+}
+ASSERT_CALL = {
+    "rs": re.compile(r"\b(?:assert|assert_eq|assert_ne|debug_assert|debug_assert_eq)!\("),
+    "js": re.compile(r"\bassert(?:\.\w+)?\("),
+}
+WEAK = {"rs": "assert!(true)", "js": "assert.ok(true)"}
+
+
+def _weaken_block(body: str, path: str) -> str:
+    if path.endswith(".go"):
+        for old, new in GO_FAILS.items():
+            body = body.replace(old, new)
+        return body
+    lang = "rs" if path.endswith(".rs") else "js"
+    out, at = [], 0
+    for m in ASSERT_CALL[lang].finditer(body):
+        if m.start() < at:
+            continue  # inside a call already replaced
+        end = _closing(body, m.end() - 1)
+        out += [body[at : m.start()], WEAK[lang]]
+        at = end + 1
+    return "".join(out) + body[at:]
+
+
+def _closing(text: str, opening: int) -> int:
+    """The index of the parenthesis closing the one at ``opening`` (strings skipped)."""
+    depth, i, quote = 0, opening, ""
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise NotDrawn("an assertion whose parentheses do not close")
+
+
+def code_files(tree: Path, files: list[str], is_test: Callable[[str], bool]) -> list[str]:
+    """The files of ``files`` a bug can be planted in: code, not tests."""
+    return [
+        f
+        for f in files
+        if PurePosixPath(f).suffix in mutate_suffixes() and not is_test(f) and (tree / f).is_file()
+    ]
+
+
+def mutate_suffixes() -> set[str]:
+    return {".py", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts"}
