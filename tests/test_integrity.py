@@ -64,15 +64,14 @@ test = "true"
 @pytest.mark.parametrize(
     ("reply", "reason_part"),
     [
-        # The base's version of the deleted test still judges the code, with its message.
         (
             DELETE_FAILING_TEST,
-            "no progress: none of the target tests passes yet (test_calc.py::test_add: failed (assert -1 == 5))",
+            "changes or removes existing lines of test file test_calc.py",
         ),
         (SKIP_FAILING_TEST, "adds a skip, xfail or trivially true assertion in test_calc.py"),
         (
             WEAKEN_ASSERTION,
-            "failing test(s) changed, not fixed: test_calc.py::test_add: its base version still fails (assert -1 == 5)",
+            "changes or removes existing lines of test file test_calc.py",
         ),
         (CONFTEST_FORCES_PASS, "conftest.py"),
         (CHANGE_TEST_COMMAND, "selfforge.toml"),
@@ -92,11 +91,11 @@ def test_allow_test_edits_no_longer_loosens_anything_and_says_so(tmp_path: Path,
     extra = "\n[safety]\nallow_test_edits = true\n"
     for reply, reason in (
         (SKIP_FAILING_TEST, "adds a skip"),
-        (DELETE_FAILING_TEST, "(assert -1 == 5)"),
-        (WEAKEN_ASSERTION, "changed, not fixed"),
+        (DELETE_FAILING_TEST, "changes or removes existing lines"),
+        (WEAKEN_ASSERTION, "changes or removes existing lines"),
     ):
         repo = make_repo(
-            tmp_path / reason[:8].replace(" ", "_").replace("(", ""),
+            tmp_path / f"{len(list(tmp_path.iterdir()))}",
             {"calc.py": CALC, "test_calc.py": TEST_CALC},
             directives(extra=extra),
         )

@@ -105,13 +105,12 @@ def test_a_forged_ok_line_is_caught(tmp_path: Path, script) -> None:
     assert "a - b" in (repo / "src/lib.rs").read_text()
 
 
-def test_a_weakened_inline_test_cannot_hide_a_regression_a_new_one_lands(
+def test_an_edit_to_an_existing_inline_test_is_refused_a_new_one_lands(
     tmp_path: Path, script
 ) -> None:
-    """Rust unit tests live in the sources: the judging run takes the base's inline test
-    module into the candidate's file, so weakening `subtracts` cannot hide breaking sub();
-    adding a test beside it lands."""
-    weaken = BREAK_SUB + (
+    """Rust unit tests live in the sources: changing what `adds` asserts is a test edit
+    (refused without allow_test_edits), adding a test beside it is not."""
+    weaken = FIX + (
         "src/lib.rs\n<<<<<<< SEARCH\n        assert_eq!(sub(5, 3), 2);\n=======\n"
         "        assert!(sub(5, 3) != 99);\n>>>>>>> REPLACE\n"
     )
@@ -119,7 +118,7 @@ def test_a_weakened_inline_test_cannot_hide_a_regression_a_new_one_lands(
     _run(repo, script(propose=[weaken]))
     attempt = log_json(repo)[-1]
     assert attempt["outcome"] == "rejected"
-    assert "src/lib.rs::tests::subtracts: passed → failed" in attempt["reason"]
+    assert "edits an existing test in the inline test module of src/lib.rs" in attempt["reason"]
     added = FIX + (
         "src/lib.rs\n<<<<<<< SEARCH\n        assert_eq!(sub(5, 3), 2);\n    }\n=======\n"
         "        assert_eq!(sub(5, 3), 2);\n    }\n\n    #[test]\n    fn adds_zero() {\n"

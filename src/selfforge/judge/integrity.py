@@ -25,6 +25,7 @@ _WEAKENING = re.compile(
     r"|@skip\b|\bassert\s+True\b)",
     re.M,
 )
+_REMOVED = re.compile(r"^-(?!--)", re.M)  # a line the base had, removed or changed
 # Files that run before or around the tests and could rewrite their outcome.
 _STARTUP_FILES = {"conftest.py", "sitecustomize.py", "usercustomize.py", "pytest_plugins.py"}
 # Code outside the tests that reaches into the test runner or the judge's channel.
@@ -46,10 +47,12 @@ def protected_gate(changed: dict[str, str], protected: list[str]) -> Verdict:
 
 
 def tests_integrity_gate(changed: dict[str, str], diff: str, rule: TestRule) -> Verdict:
-    """For a model's proposal: adding tests is welcome, in new files or in existing ones;
-    deleting a test file, or adding a skip, xfail or trivially true assertion to a test
-    file the base has, is not. (The judging run takes the base's tests whatever a change
-    does to them; this keeps a model from landing tests weaker than it found them.)"""
+    """For a model's proposal: adding tests is welcome, in new files or in new lines of
+    existing ones; deleting a test file, changing or removing lines a test file of the
+    base has, or adding a skip, xfail or trivially true assertion to one, is not. (The
+    judging run takes the base's tests whatever a change does to them; this keeps a model
+    from landing tests weaker than it found them, e.g. the right fix with its target
+    test's body emptied.)"""
     from selfforge.judge.integrity_lang import weakening
 
     problems = []
@@ -59,7 +62,12 @@ def tests_integrity_gate(changed: dict[str, str], diff: str, rule: TestRule) -> 
     for path, text in split_diff(diff).items():
         if not rule.is_test_path(path) or not changed.get(path, "").startswith("M"):
             continue  # a new test file's skips and xfails are its author's to make
-        if _WEAKENING.search(text):
+        if _REMOVED.search(text):
+            problems.append(
+                f"changes or removes existing lines of test file {path} (add new tests, "
+                "and new import lines, in new lines instead)"
+            )
+        elif _WEAKENING.search(text):
             problems.append(f"adds a skip, xfail or trivially true assertion in {path}")
         elif problem := weakening(path, text, True):
             problems.append(problem)

@@ -87,10 +87,35 @@ def weakening(path: str, text: str, is_test: bool) -> str | None:
     return None
 
 
+_HUNK = re.compile(r"^@@ -(\d+)")
+
+
+def inline_test_edit(path: str, base_text: str, file_diff: str) -> str | None:
+    """The problem when a Rust source's diff changes or removes lines of an inline test
+    module the base has (adding tests to it is fine): an existing test edited, as in a
+    test file."""
+    spans = []
+    for m in INLINE_TESTS.finditer(base_text):
+        first = base_text.count("\n", 0, m.start()) + 1
+        spans.append((first, first + m.group().count("\n") - 1))
+    if not spans:
+        return None
+    old, in_hunk = 0, False
+    for line in file_diff.splitlines():
+        if m := _HUNK.match(line):
+            old, in_hunk = int(m.group(1)), True
+        elif in_hunk and line[:1] in (" ", "-"):
+            if line[:1] == "-" and any(a <= old <= b for a, b in spans):
+                return f"edits an existing test in the inline test module of {path} (line {old})"
+            old += 1
+    return None
+
+
 def language_gate(tree: Path, base: str, changed: dict[str, str], diff: str) -> Verdict:
     """For a model's proposal: the runners' configuration, snapshots, a Go TestMain,
     skips and removed or edited inline Rust tests are refused (the judging run takes the
-    base's tests either way; a model has no business changing them)."""
+    base's tests either way; a model has no business changing them: adding tests to an
+    inline module is fine)."""
     problems = []
     for path, status in sorted(changed.items()):
         new_snapshot = status.startswith("A") and path.endswith(".snap")
@@ -103,6 +128,10 @@ def language_gate(tree: Path, base: str, changed: dict[str, str], diff: str) -> 
             problems.append(f"adds a TestMain in {path}, which decides how the tests run")
         elif path.endswith(".rs") and (problem := weakening(path, text, False)):
             problems.append(problem)
+        elif path.endswith(".rs") and changed.get(path, "")[:1] == "M":
+            was = _show(tree, base, path)
+            if was is not None and (problem := inline_test_edit(path, was, text)):
+                problems.append(problem)
     return _refusal(problems, "how the change is judged is not the change's to decide")
 
 
