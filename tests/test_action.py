@@ -25,20 +25,23 @@ FIXED = CALC.replace("return a - b", "return a + b", 1)
 _EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
 
 
-def _context(inputs: dict[str, str]) -> dict[str, str]:
-    """What GitHub would put in each expression the action uses."""
+def _context(inputs: dict[str, str], base_ref: str = "") -> dict[str, str]:
+    """What GitHub would put in each expression the action uses (``base_ref``: a pull
+    request's base branch)."""
     values = {f"inputs.{k}": v.get("default", "") for k, v in ACTION["inputs"].items()}
     values |= {f"inputs.{k}": v for k, v in inputs.items()}
     return values | {
         "github.action_path": str(SELFFORGE),
-        "github.base_ref": "",  # not a pull request
+        "github.base_ref": base_ref,
         # actions/setup-python's output with update-environment: false (the test's Python)
         "steps.python.outputs.python-path": sys.executable,
     }
 
 
-def _run_step(step: dict, inputs: dict[str, str], repo: Path, temp: Path) -> tuple[int, str]:
-    context = _context(inputs)
+def _run_step(
+    step: dict, inputs: dict[str, str], repo: Path, temp: Path, base_ref: str = ""
+) -> tuple[int, str]:
+    context = _context(inputs, base_ref)
     env = {
         k: _EXPRESSION.sub(lambda m: context[m[1]], str(v)) for k, v in step.get("env", {}).items()
     }
@@ -71,10 +74,12 @@ def runner_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return temp
 
 
-def _check(repo: Path, temp: Path, **inputs: str) -> tuple[int, dict[str, str], str]:
+def _check(
+    repo: Path, temp: Path, base_ref: str = "", **inputs: str
+) -> tuple[int, dict[str, str], str]:
     step = STEPS[-1]
     assert step["id"] == "check"
-    status, out = _run_step(step, inputs, repo, temp)
+    status, out = _run_step(step, inputs, repo, temp, base_ref)
     lines = (temp / "GITHUB_OUTPUT").read_text().splitlines()
     outputs = dict(line.split("=", 1) for line in lines)
     return status, outputs, out
@@ -145,3 +150,25 @@ def test_a_base_that_is_not_there_is_said_in_the_summary(repo: Path, runner_temp
     assert status == 2 and outputs["verdict"] == "error", out
     summary = (runner_temp / "GITHUB_STEP_SUMMARY").read_text()
     assert "could not judge" in summary and "origin/nowhere" in summary
+
+
+def test_the_guides_workflow_gates_a_pull_request(tmp_path: Path, runner_temp: Path) -> None:
+    """docs/guides/ci-gate.md's workflow: its inputs are the action's, and on a pull
+    request (a clone, its base branch at origin/main) the fix on the branch is accepted."""
+    origin = make_repo(
+        tmp_path / "origin", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives()
+    )
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(repo))
+    git(repo, "checkout", "-qb", "feature")
+    _commit(repo, "Fix add()", {"calc.py": FIXED})
+    guide = (SELFFORGE / "docs" / "guides" / "ci-gate.md").read_text()
+    block = re.search(r"```yaml\n(name: selfforge gate\n.*?)```", guide, re.S)
+    assert block, "the guide's workflow"
+    steps = yaml.safe_load(block[1])["jobs"]["judge"]["steps"]
+    ours = [s for s in steps if s.get("uses", "").endswith("/selfforge@main")]
+    assert len(ours) == 1
+    inputs = {k: str(v) for k, v in ours[0].get("with", {}).items()}
+    assert set(inputs) <= set(ACTION["inputs"])
+    status, outputs, out = _check(repo, runner_temp, base_ref="main", **inputs)
+    assert status == 0 and outputs["verdict"] == "accepted", out

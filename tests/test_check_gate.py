@@ -145,28 +145,6 @@ def test_land_fast_forwards_an_accepted_patch(repo: Path) -> None:
     assert (repo / "calc.py").read_text() == FIXED
 
 
-def test_a_ci_job_gates_a_branch_as_the_guide_shows(repo: Path, tmp_path: Path) -> None:
-    """docs/guides/ci-gate.md's workflow steps, as a script, on a repository with a branch."""
-    git(repo, "checkout", "-qb", "feature")
-    _commit(repo, "Fix add()", {"calc.py": FIXED})
-    summary = tmp_path / "summary.md"
-    script = _guide_script()
-    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "BASE": "main"}
-    env["SELFFORGE"] = f"{sys.executable} -m selfforge"
-    proc = subprocess.run(["bash", "-c", script], cwd=repo, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads((repo / "selfforge-check.json").read_text())["verdict"] == "accepted"
-    assert "selfforge check" in summary.read_text() and "accepted" in summary.read_text()
-
-
-def _guide_script() -> str:
-    guide = Path(__file__).parents[1] / "docs" / "guides" / "ci-gate.md"
-    text = guide.read_text()
-    start = text.index("# --- the job's steps, as a script ---")
-    end = text.index("# --- end ---")
-    return text[start:end]
-
-
 def test_review_adds_the_reviewers_say_when_a_model_is_given(repo: Path, tmp_path: Path) -> None:
     _commit(repo, "Fix add()", {"calc.py": FIXED})
     script = tmp_path / "script.json"

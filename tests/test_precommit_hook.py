@@ -7,6 +7,7 @@ plain git hook, where git stages into an index of its own (`commit -a`)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,21 @@ def test_check_staged_with_nothing_staged_passes(repo: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "nothing is staged" in proc.stdout
+
+
+def test_the_guides_local_system_hook_refuses_a_cheat(repo: Path, tmp_path: Path) -> None:
+    """docs/guides/ci-gate.md's `repo: local` hook, for a selfforge already installed."""
+    guide = (SELFFORGE / "docs" / "guides" / "ci-gate.md").read_text()
+    block = re.search(r"```yaml\n(repos:\n  - repo: local\n.*?)```", guide, re.S)
+    assert block, "the guide's local hook"
+    (repo / ".pre-commit-config.yaml").write_text(block[1])
+    git(repo, "add", ".pre-commit-config.yaml")
+    git(repo, "commit", "-qm", "pre-commit")
+    _stage(repo, CHEAT)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env = {**os.environ, **IDENTITY, "PRE_COMMIT_HOME": str(tmp_path / "pch"), "PATH": path}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--verbose"],
+        cwd=repo, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1 and "test_sub" in proc.stdout, proc.stdout + proc.stderr
