@@ -12,7 +12,15 @@ from pathlib import Path
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, log_json, make_repo
 
 OPS = "def add(a, b):\n    return a - b\n\n\ndef neg(a):\n    return -a\n"
-APP = "from mathlib.ops import add\n\n\ndef total(xs):\n    out = 0\n    for x in xs:\n        out = add(out, x)\n    return out\n"
+APP = """from mathlib.ops import add
+
+
+def total(xs):
+    out = 0
+    for x in xs:
+        out = add(out, x)
+    return out
+"""
 TEST_APP = "from app import total\n\n\ndef test_total():\n    assert total([1, 2, 3]) == 6\n"
 FIX_OPS = """mathlib/ops.py
 <<<<<<< SEARCH
@@ -29,9 +37,11 @@ def bash(command: str) -> str:
     return f"Let me look.\n```bash\n{command}\n```\n"
 
 
-def explore_run(repo: Path, spec: str, task: str = "Fix add() so test_add passes") -> None:
+def explore_run(
+    repo: Path, spec: str, task: str = "Fix add() so test_add passes", env: dict | None = None
+) -> None:
     args = ("run", "--repo", str(repo), "--model", spec, "--proposer", "explore")
-    cli(*args, "--task", task, check=True)
+    cli(*args, "--task", task, check=True, env=env)
 
 
 def steps(repo: Path) -> list[dict[str, object]]:
@@ -81,3 +91,89 @@ def test_a_command_finds_the_module_the_task_does_not_name(tmp_path: Path, scrip
     # Its last reply says DONE: no edit reply to learn from as SFT.
     sft = cli("export", "--format", "sft", "--repo", str(repo), check=True).stdout
     assert sft == ""
+
+
+def test_a_command_past_its_timeout_is_killed_and_megabytes_of_output_are_cut(
+    tmp_path: Path, script
+) -> None:
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC}
+    d = explore_directives(explore_command_s=2, explore_steps=4)
+    repo = make_repo(tmp_path / "repo", files, d)
+    big = "head -c 600000 /dev/zero | tr '\\0' a; echo; echo TAIL-MARK"
+    slow = bash("sleep 60; echo SLEPT-ENOUGH")
+    spec = script(propose=[slow, bash(big), bash("yes | head -c 3000000")])
+    explore_run(repo, spec)
+
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "no_edits"
+    assert "stopped at the step limit (4, [model] explore_steps)" in attempt["reason"]
+    asked = prompts(repo)
+    assert len(asked) == 4  # three commands, then an empty reply (a reminder), then the limit
+    assert "The command was killed after 2 s (the command timeout" in asked[1]
+    assert "explore_command_s); run something quicker.\nOutput:\n(no output)" in asked[1]
+    # 600 KB: the head and the tail, with what was cut in between.
+    assert "bytes of output cut here; 600,010 in all" in asked[2] and "TAIL-MARK" in asked[2]
+    assert "a" * 4096 in asked[2] and "a" * 8200 not in asked[2]
+    # 3 MB: the sandbox's output cap stops the command, and the model is told.
+    assert "[killed: hit the output limit (1024 KB, [sandbox] output_kb)]" in asked[3]
+    assert "The command was killed after" in asked[3] and "code -9" not in asked[3]
+    assert len(asked[3]) < 40_000
+    kinds = [s["kind"] for s in steps(repo)]
+    assert kinds == ["task", "bash", "bash", "bash", "invalid", "limit"]
+
+
+def test_the_sandbox_has_no_network_and_nothing_of_the_host(tmp_path: Path, script) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    (repo / ".selfforge").mkdir()
+    (repo / ".selfforge" / "planted.txt").write_text("state")
+    home = tmp_path / "home"  # the run's HOME, with something of the user's in it
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("KEY")
+    connect = "import socket; socket.create_connection(('1.1.1.1', 53), timeout=5)"
+    commands = [
+        f'{sys.executable} -c "{connect}"',
+        f"ls -A {home} | wc -l; cat {home}/.ssh/id_ed25519",
+        f"cat {repo}/calc.py",
+        f"ls -A {repo}/.selfforge | wc -l",
+        "cat calc.py | head -2",
+    ]
+    spec = script(propose=[*map(bash, commands), "DONE"])
+    explore_run(repo, spec, env={"HOME": str(home)})
+    ran = {s["step"]: s for s in steps(repo)}
+    assert ran[1]["exit_code"] != 0 and "unreachable" in ran[1]["output"].lower()
+    assert "\n0\ncat: " in ran[2]["output"] and "KEY" not in ran[2]["output"]  # an empty home
+    assert ran[3]["exit_code"] != 0 and "No such file" in ran[3]["output"]  # the checkout
+    assert ran[4]["output"].splitlines()[-1] == "0"  # nor selfforge's state
+    assert "def add(a, b):" in ran[5]["output"]  # the attempt's own tree is there
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "no_edits"
+    assert attempt["reason"] == "the model proposed no edits: the model said it was done"
+
+
+def test_the_step_limit_makes_what_was_changed_the_candidate(calc_repo: Path, script) -> None:
+    toml = (calc_repo / "selfforge.toml").read_text() + "\n[model]\nexplore_steps = 2\n"
+    (calc_repo / "selfforge.toml").write_text(toml)
+    git(calc_repo, "commit", "-q", "-am", "two steps")
+    spec = script(propose=[FIX_ADD, bash("ls"), bash("ls"), "DONE"])
+    explore_run(calc_repo, spec)
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "accepted", attempt
+    assert [s["kind"] for s in steps(calc_repo)] == ["task", "edit", "bash", "limit"]
+    assert "return a + b" in (calc_repo / "calc.py").read_text()
+
+
+def test_cannot_is_the_reason_of_an_attempt_with_no_edits(calc_repo: Path, script) -> None:
+    spec = script(
+        propose=[
+            bash("cat test_calc.py"),
+            "The test is wrong.\nCANNOT: test_add expects 5 from add(2, 3) but the goal "
+            "says subtract",
+        ]
+    )
+    explore_run(calc_repo, spec)
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "no_edits"
+    assert attempt["reason"] == (
+        "the model proposed the model said it cannot be done: test_add expects 5 from "
+        "add(2, 3) but the goal says subtract"
+    )

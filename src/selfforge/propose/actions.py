@@ -90,6 +90,8 @@ def observation(result: CommandResult, timeout_s: float) -> str:
             f"The command was killed after {timeout_s:g} s (the command timeout, [model] "
             "explore_command_s); run something quicker."
         )
+    elif result.limit:
+        ended = f"The command was killed after {result.duration_s:.1f} s (the last line says why)."
     else:
         ended = f"The command exited with code {result.exit_code} in {result.duration_s:.1f} s."
     shown = bounded(result.full_output.rstrip("\n")) or "(no output)"
