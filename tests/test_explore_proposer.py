@@ -174,6 +174,47 @@ def test_cannot_is_the_reason_of_an_attempt_with_no_edits(calc_repo: Path, scrip
     [attempt] = log_json(calc_repo)
     assert attempt["outcome"] == "no_edits"
     assert attempt["reason"] == (
-        "the model proposed the model said it cannot be done: test_add expects 5 from "
+        "the model said it cannot be done: test_add expects 5 from "
         "add(2, 3) but the goal says subtract"
     )
+
+
+def test_git_in_the_sandbox_knows_nothing_after_the_base(calc_repo: Path, script) -> None:
+    base = git(calc_repo, "rev-parse", "HEAD").strip()
+    git(calc_repo, "switch", "-q", "-c", "future")  # another branch, a later commit
+    (calc_repo / "calc.py").write_text(CALC.replace("a - b", "a + b", 1))
+    git(calc_repo, "commit", "-q", "-am", "the gold fix")
+    gold = git(calc_repo, "rev-parse", "HEAD").strip()
+    git(calc_repo, "switch", "-q", "main")
+    (calc_repo / "calc.py").write_text(CALC + "# stashed\n")  # a stash
+    git(calc_repo, "stash", "-q")
+    stash = git(calc_repo, "rev-parse", "stash@{0}").strip()
+    git(calc_repo, "commit", "-q", "--allow-empty", "-m", "undone")  # only in the reflog
+    undone = git(calc_repo, "rev-parse", "HEAD").strip()
+    git(calc_repo, "reset", "-q", "--hard", base)
+    later = {gold, stash, undone}
+    looks = [
+        "git log --all --format=%H",
+        f"git show {gold}; git show {undone} --stat",
+        "git reflog; git stash list; git for-each-ref",
+        "git cat-file --batch-all-objects --batch-check",
+    ]
+    # The control: outside, each look finds the later commits.
+    outside = git(calc_repo, "log", "--all", "--reflog", "--format=%H")
+    assert later <= set(outside.split()) and git(calc_repo, "stash", "list")
+    spec = script(propose=[*map(bash, looks), FIX_ADD, "DONE"])
+    explore_run(calc_repo, spec)
+
+    ran = {s["step"]: s for s in steps(calc_repo)}
+    history = git(calc_repo, "log", "--format=%H", base).split()
+    assert ran[1]["exit_code"] == 0
+    assert ran[1]["output"].split("Output:\n")[1].split() == history
+    assert ran[2]["exit_code"] != 0 and "bad object" in ran[2]["output"]
+    assert ran[3]["exit_code"] == 0 and ran[3]["output"].endswith("Output:\n(no output)")
+    assert ran[4]["exit_code"] == 0 and "commit" in ran[4]["output"]
+    assert f"fatal: bad object {gold}" in ran[2]["output"]  # named by the command only
+    for step in (ran[1], ran[3], ran[4]):
+        assert not any(sha in step["output"] for sha in later), step
+    # The worktree's git works for the change itself, and it lands.
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "accepted", attempt

@@ -190,7 +190,9 @@ class Attempt:
                 why = stop.message if stop.gives_up else f"no edits: {stop.message}"
                 self._step("apply", None, why)
                 if last is None:
-                    return self.result("no_edits", f"the model proposed {why}")
+                    return self.result(
+                        "no_edits", why if stop.gives_up else f"the model proposed {why}"
+                    )
                 return self.result("rejected", f"{last.reason}; then {why}")
             verdict = self._verify(applied)
             if verdict.ok:
