@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from selfforge.bench import mutate
+from selfforge.bench.mine_report import Skip, Skips, collection_failed, early_stop, error_line
 from selfforge.bench.records import Instance
 from selfforge.bench.rust_split import split_doc_examples, split_inline, split_test_declarations
 from selfforge.bench.testrun import Suite, TestOutcome, run_tests
@@ -91,16 +92,16 @@ def mine_one(
     mutations: int,
     scope: str = "module",
     setup: str | None = None,
-) -> Instance | None:
-    """Replay one candidate in a scratch clone; the instance, or None if it does not hold."""
+) -> Instance | Skip:
+    """Replay one candidate in a scratch clone; the instance, or why it does not hold."""
     scratch = Path(tempfile.mkdtemp(prefix="selfforge-mine-"))
     try:
         git("clone", "-q", "--shared", "--no-checkout", repo, str(scratch), cwd=scratch.parent)
         return _mine_in(scratch, repo, candidate, test_cmd, timeout_s, mutations, scope, setup)
-    except GitError:
-        return None  # e.g. a commit whose files git cannot check out here
-    except SetupError:
-        return None  # its dependencies cannot be installed here (e.g. a version gone)
+    except GitError as exc:
+        return Skip("git", exc.message)  # e.g. a commit whose files git cannot check out here
+    except SetupError as exc:
+        return Skip("setup", exc.message)  # its dependencies cannot be installed here
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -114,16 +115,16 @@ def _mine_in(
     mutations: int,
     scope: str,
     setup: str | None = None,
-) -> Instance | None:
+) -> Instance | Skip:
     status = git("diff", "--name-status", "--no-renames", c.parent, c.commit, cwd=root)
     if any(
         line.startswith("D") and line.split("\t")[1] in c.code_files for line in status.splitlines()
     ):
-        return None  # a deleted code file: the gold change is not an edit to propose
+        return Skip("deletes_code")  # the gold change is not an edit to propose
     modules = [m for m in c.test_modules if _exists(root, c.commit, m)]
     inline = _inline_tests(root, c)
     if not modules and not inline:
-        return None
+        return Skip("no_test_module")
     git("checkout", "-q", "--detach", c.parent, cwd=root)
     _apply(root, c.parent, c.commit, list(c.test_files))
     for path, text in inline.items():
@@ -137,7 +138,7 @@ def _mine_in(
     if setup is not None:
         suite = dataclasses.replace(suite, setup=setup or None)
     if suite.setup and _manifests(root, c.parent) != _manifests(root, c.commit):
-        return None  # the gold would change the dependencies: judged apart, not mined
+        return Skip("dependencies")  # the gold would change them: judged apart, not mined
     state = _setup_state(repo)  # installs shared by every commit with the same manifests
     cmd = suite.test_cmd
     before = run_tests(root, suite, modules, timeout_s, state=state)
@@ -148,16 +149,16 @@ def _mine_in(
         fail_to_pass = [t for t in fail_to_pass if t in before.outcomes]
     pass_to_pass = sorted(after.passed & before.passed)
     if not fail_to_pass or after.exit_code is None:
-        return None
+        return _why_not(before, after)
     if _ships_failing_tests(before, after):
-        return None
+        return Skip("ships_failing")
     targets = modules
     if scope == "class":  # only the test classes holding a FAIL_TO_PASS test: faster runs
         targets = sorted({node_of(t, modules) for t in fail_to_pass})
         pass_to_pass = [t for t in pass_to_pass if node_of(t, modules) in targets]
     code_patch = git("diff", "-U5", tests_first, c.commit, "--", *c.code_files, cwd=root)
     if "\nBinary files " in code_patch or not code_patch.strip():
-        return None
+        return Skip("no_code_patch")
     listed = set(fail_to_pass) | set(pass_to_pass)
 
     def breaks_a_test() -> bool:
@@ -193,6 +194,19 @@ def _mine_in(
         negative_patch=negative,
         mutation=mutation.describe() if mutation else None,
     )
+
+
+def _why_not(before: TestOutcome, after: TestOutcome) -> Skip:
+    """Why no test failed on the parent and passed on the commit."""
+    if before.exit_code is None or after.exit_code is None:
+        return Skip("timeout")
+    if collection_failed(before.outcomes, before.exit_code, before.output):
+        return Skip("parent_collect", error_line(before.output))
+    if collection_failed(after.outcomes, after.exit_code, after.output):
+        return Skip("commit_collect", error_line(after.output))
+    if any(o == "failed" for o in after.outcomes.values()):
+        return Skip("fail_after", error_line(after.output))
+    return Skip("pass_before")
 
 
 def _ships_failing_tests(before: TestOutcome, after: TestOutcome) -> bool:
@@ -321,8 +335,13 @@ def mine(
     scope: str = "module",
     setup: str | None = None,
     on_progress: Callable[[int, int, int], None] | None = None,
+    skips: Skips | None = None,
+    stop_after: int = 20,
 ) -> list[Instance]:
-    """Instances in history order (newest first); ``on_progress(done, total, found)``."""
+    """Instances in history order (newest first); ``on_progress(done, total, found)``;
+    ``skips`` tallies why the other commits made none. When the first ``stop_after``
+    commits all fail the same way, for a reason of this machine's (the tests do not
+    collect, time out...), a UsageError says so and what to do (0: never)."""
     root = repo_root(repo)
     found_candidates = candidates(root, since)
     if not found_candidates:
@@ -332,9 +351,12 @@ def mine(
             + "; mine another repository or an earlier --since"
         )
     instances: list[Instance] = []
+    skips = skips if skips is not None else Skips()
+    skips.add(Skip("no_tests"), _commits(root, since) - len(found_candidates))
+    first: list[Skip] = []
     total = len(found_candidates)
     with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-        window: list[Future[Instance | None]] = []
+        window: list[Future[Instance | Skip]] = []
         pending: Iterator[Candidate] = iter(found_candidates)
         done = 0
         while True:
@@ -351,7 +373,17 @@ def mine(
                 break
             instance = window.pop(0).result()  # in history order: the output is reproducible
             done += 1
-            if instance is not None:
+            if isinstance(instance, Skip):
+                skips.add(instance)
+                first.append(instance)
+                if not instances and done == stop_after:
+                    try:
+                        early_stop(first, stop_after)
+                    except UsageError:
+                        for future in window:  # not started yet: none will be
+                            future.cancel()
+                        raise
+            else:
                 instances.append(instance)
             if on_progress:
                 on_progress(done, total, len(instances))
@@ -360,3 +392,9 @@ def mine(
                     future.cancel()
                 break
     return instances
+
+
+def _commits(root: Path, since: str | None) -> int:
+    """How many non-merge commits the history holds (those mining looked at)."""
+    args = ["rev-list", "--count", "--no-merges", *([f"--since={since}"] if since else [])]
+    return int(git(*args, "HEAD", cwd=root).strip() or 0)

@@ -70,13 +70,23 @@ def mine_command(
         'project with dependencies; "" for none). Recorded in each instance as its '
         "[checks] setup.",
     ),
+    stop_after: int = typer.Option(
+        20,
+        "--stop-after",
+        min=0,
+        help="Stop when this many first commits all fail the same way (their tests do not "
+        "collect, time out, ...), saying why and what to do (0: never).",
+    ),
 ) -> None:
-    """Find commits whose changed tests fail on the parent's code and pass on their own."""
+    """Find commits whose changed tests fail on the parent's code and pass on their own;
+    say, per reason, how many commits made no instance and the commonest error of each."""
     from selfforge.bench.mine import mine
+    from selfforge.bench.mine_report import Skips
     from selfforge.bench.records import write_instances
 
     if scope not in ("module", "class"):
         raise UsageError(f"--scope {scope!r}: use module or class")
+    skips = Skips()
     with _progress() as bar:
         task = bar.add_task("mining commits", total=None, status="")
 
@@ -94,8 +104,14 @@ def mine_command(
             scope=scope,
             setup=setup,
             on_progress=show,
+            skips=skips,
+            stop_after=stop_after,
         )
     write_instances(out, instances)
+    if skips.total:
+        console.print(f"{skips.total} commit(s) made no instance:")
+        for line in skips.lines():
+            console.print(f"  {escape(line)}", highlight=False)
     negatives = sum(1 for i in instances if i.negative_patch)
     console.print(
         f"wrote {len(instances)} instance(s) to {out} ({negatives} with a negative); "
