@@ -9,16 +9,15 @@ uncommitted changes.
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from selfforge import git
 from selfforge.detect import ENV_FOLDERS, Candidate, Project
 from selfforge.errors import SelfforgeError
-
-if TYPE_CHECKING:
-    from selfforge.config import Directives
 
 
 @dataclass(frozen=True)
@@ -34,33 +33,55 @@ class Trial:
     tried: list[Tried] = field(default_factory=list)
     not_run: str = ""  # why nothing was run (no sandbox): the first is written untried
 
+    @property
+    def failed(self) -> str | None:
+        """Why the chosen command did not run here, when it was tried and did not."""
+        tried = [t for t in self.tried if t.candidate == self.chosen]
+        return tried[0].problem if tried else None
+
 
 def choose_test(project: Project, root: Path) -> Trial:
-    """The first of the project's test commands that runs and collects here."""
+    """The first of the project's test commands that runs and collects here, with the
+    project's PATH (``detect.project_path``); when none does, the first, untried ones
+    being no better (``doctor`` then fails on it, with the cause)."""
     from selfforge.config import Directives
+    from selfforge.detect import project_path
+    from selfforge.doctor import worktree_of_head
     from selfforge.engine import check_space
 
     if not project.candidates:
         return Trial(None)
-    directives = Directives()
     try:
-        check_space(directives, root)  # the sandbox works here, or why not
+        check_space(Directives(), root)  # the sandbox works here, or why not
     except SelfforgeError as exc:
         return Trial(project.candidates[0], not_run=exc.message)
-    from selfforge.doctor import worktree_of_head
-
     trial = Trial(None)
-    with worktree_of_head(root) as (tree, head):
+    with _path(project_path(project)), worktree_of_head(root) as (tree, head):
         for candidate in project.candidates:
-            tried = _try(candidate, root, tree, head, directives)
-            trial.tried.append(tried)
+            trial.tried.append(tried := _try(candidate, root, tree, head))
             if tried.problem is None:
                 trial.chosen = candidate
-                break
+                return trial
+    trial.chosen = project.candidates[0]
     return trial
 
 
-def _try(candidate: Candidate, root: Path, tree: Path, head: str | None, d: Directives) -> Tried:
+@contextlib.contextmanager
+def _path(path: str) -> Iterator[None]:
+    """This process's PATH, which checks inherit, set to ``path`` for a while."""
+    saved = os.environ.get("PATH")
+    os.environ["PATH"] = path
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("PATH", None)
+        else:
+            os.environ["PATH"] = saved
+
+
+def _try(candidate: Candidate, root: Path, tree: Path, head: str | None) -> Tried:
+    from selfforge.config import Directives
     from selfforge.doctor import program_missing, suite_problem
     from selfforge.engine import check_space
     from selfforge.judge.baseline import probe_tests
@@ -68,7 +89,7 @@ def _try(candidate: Candidate, root: Path, tree: Path, head: str | None, d: Dire
 
     if missing := program_missing("test", candidate.test, root):
         return Tried(candidate, missing.detail)
-    d.checks.runner, d.checks.junit = candidate.results, candidate.junit  # type: ignore[assignment]
+    d = Directives(checks={"runner": candidate.results, "junit": candidate.junit})
     command, timeout = anchor_command(candidate.test, root), d.checks.timeout_s
     found = probe_tests(command, tree, timeout, check_space(d, root), head=head)
     return Tried(candidate, suite_problem(found), found.describe())

@@ -61,7 +61,7 @@ def _say_init(target: Path, found: Any, trial: Any, excluded: list[str]) -> None
     venv = f"{found.venv_kind} ({found.venv})" if found.venv else f"none; checks use {found.python}"
     out(f"  virtualenv: {escape(venv)}")
     for tried in trial.tried:
-        if tried.problem is not None:
+        if tried.problem is not None and tried.candidate != trial.chosen:
             why = escape(tried.problem.split("; ", 1)[0])  # the cause; doctor gives the rest
             out(f"  not used:   {escape(tried.candidate.test)}  [dim]({why})[/]")
     if found.test:
@@ -69,8 +69,8 @@ def _say_init(target: Path, found: Any, trial: Any, excluded: list[str]) -> None
         how = f"ran here: {ran}" if ran else f"not run: {trial.not_run}"
         why = escape(f"from {found.test_source}; {how}")
         out(f"  test:       {escape(found.test)}  [dim]({why})[/]")
-    elif trial.tried:
-        out(escape("  test:       (none of these runs here: fix one, or set [checks] test)"))
+        if trial.failed:  # none of the commands found runs here: the best guess, flagged
+            out(f"  [yellow]it does not run here[/]: {escape(trial.failed)}")
     else:
         out(escape("  test:       (none found: set [checks] test)"))
     if found.lint:
