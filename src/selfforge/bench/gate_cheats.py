@@ -103,6 +103,8 @@ def locate(tree: Path, test_id: str, python: bool) -> tuple[str, str]:
     if first.endswith((".rs", ".js", ".mjs", ".cjs", ".ts")):
         name = rest.split(" > ")[-1] if not first.endswith(".rs") else rest.split("::")[-1]
         return first, name
+    if not (tree / "go.mod").is_file() or not rest:
+        raise NotDrawn(f"{test_id} is no test function of a file (a doctest?)")
     name = rest.split("/")[0]  # Go: import path::TestName/subtest
     for path in sorted((tree / _go_dir(tree, first)).glob("*_test.go")):
         if re.search(rf"(?m)^func {re.escape(name)}\(", path.read_text(encoding="utf-8")):
