@@ -148,11 +148,13 @@ REASONS = {
     "bug": "passed before and fail now: tests/test_shop.py::test_discount",
     "incomplete": "not done: 1 of the 2 target test(s) the task names still fail: "
     "tests/test_shop.py::test_tax",
-    "skip-target": "integrity: the change edits existing test file tests/test_shop.py; adds a skip",
-    "delete-target": "integrity: the change edits existing test file tests/test_shop.py",
-    "weaken-target": "integrity: the change edits existing test file tests/test_shop.py; adds a "
-    "skip, xfail or trivially true assertion",
-    "infra": "tests/conftest.py is protected (matches `conftest.py`)",
+    "skip-target": "integrity: the change adds a skip, xfail or trivially true assertion in "
+    "tests/test_shop.py",
+    "delete-target": "integrity: the change changes or removes existing lines of test file "
+    "tests/test_shop.py",
+    "weaken-target": "integrity: the change adds a skip, xfail or trivially true assertion in "
+    "tests/test_shop.py",
+    "infra": "integrity: the change changes tests/conftest.py, which runs around the tests",
     "order": "passed before and fail now: tests/test_shop.py::test_discount",
 }
 

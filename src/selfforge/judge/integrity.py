@@ -62,15 +62,15 @@ def tests_integrity_gate(changed: dict[str, str], diff: str, rule: TestRule) -> 
     for path, text in split_diff(diff).items():
         if not rule.is_test_path(path) or not changed.get(path, "").startswith("M"):
             continue  # a new test file's skips and xfails are its author's to make
-        if _REMOVED.search(text):
+        if _WEAKENING.search(text):
+            problems.append(f"adds a skip, xfail or trivially true assertion in {path}")
+        elif problem := weakening(path, text, True):
+            problems.append(problem)
+        elif _REMOVED.search(text):
             problems.append(
                 f"changes or removes existing lines of test file {path} (add new tests, "
                 "and new import lines, in new lines instead)"
             )
-        elif _WEAKENING.search(text):
-            problems.append(f"adds a skip, xfail or trivially true assertion in {path}")
-        elif problem := weakening(path, text, True):
-            problems.append(problem)
     if not problems:
         return PASS
     reason = "integrity: the change " + "; ".join(problems)
