@@ -9,7 +9,17 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, log_json, make_repo
+from conftest import (
+    CALC,
+    FIX_ADD,
+    FIX_ADD_BREAK_SUB,
+    TEST_CALC,
+    cli,
+    directives,
+    git,
+    log_json,
+    make_repo,
+)
 
 OPS = "def add(a, b):\n    return a - b\n\n\ndef neg(a):\n    return -a\n"
 APP = """from mathlib.ops import add
@@ -218,3 +228,35 @@ def test_git_in_the_sandbox_knows_nothing_after_the_base(calc_repo: Path, script
     # The worktree's git works for the change itself, and it lands.
     [attempt] = log_json(calc_repo)
     assert attempt["outcome"] == "accepted", attempt
+
+
+def test_a_rejection_is_the_first_thing_the_next_round_sees(tmp_path: Path, script) -> None:
+    d = directives(max_repairs=1)
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, d)
+    fix_sub = "calc.py\n<<<<<<< SEARCH\ndef sub(a, b):\n    return a + b\n=======\n"
+    fix_sub += "def sub(a, b):\n    return a - b\n>>>>>>> REPLACE\n"
+    spec = script(propose=[FIX_ADD_BREAK_SUB, "DONE", fix_sub, "DONE"])
+    explore_run(repo, spec)
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted" and attempt["repairs"] == 1, attempt
+    kinds = [(s["round"], s["kind"]) for s in steps(repo)]
+    assert kinds == [
+        (0, "task"),
+        (0, "edit"),
+        (0, "done"),
+        (1, "feedback"),
+        (1, "edit"),
+        (1, "done"),
+    ]
+    third = prompts(repo)[2]
+    assert "selfforge's checks rejected the change you made" in third and "test_sub" in third
+    assert "return a + b\n    return a - b" not in (repo / "calc.py").read_text()
+    assert "def sub(a, b):\n    return a - b" in (repo / "calc.py").read_text()
+
+
+def test_explore_refuses_to_run_commands_outside_the_sandbox(calc_repo: Path, script) -> None:
+    args = ("run", "--repo", str(calc_repo), "--model", script(), "--proposer", "explore")
+    proc = cli(*args, "--no-sandbox")
+    assert proc.returncode == 2 and "only in the sandbox" in proc.stderr
+    proc = cli(*args[:-2], "--proposer", "agent")
+    assert proc.returncode == 2 and "use oneshot or explore" in proc.stderr
