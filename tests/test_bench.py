@@ -186,11 +186,13 @@ def test_a_scripted_model_solves_an_instance_from_its_commit_message(
     cli(
         "bench", "run", "--instances", str(history["instances"]), "--model", f"script:{spec}",
         "--only", read_instances(history["instances"])[0].instance_id, "--results", str(results),
-        "--workers", "1", check=True,
+        "--workers", "1", check=True, env={"SELFFORGE_TREES": str(tmp_path / "trees")},
     )  # fmt: skip
     (row,) = [json.loads(line) for line in results.read_text().splitlines()]
     assert row["mode"] == "model" and row["solved"] and row["attempts"] == 1
     assert row["tokens"] >= 900
+    # the clone's worktrees, kept outside it (selfforge.trees), went with it
+    assert list((tmp_path / "trees").iterdir()) == []
 
 
 def _default_sigint() -> None:

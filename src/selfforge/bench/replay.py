@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from selfforge import trees
 from selfforge.bench import negatives
 from selfforge.bench.records import Instance, Job, Result
 from selfforge.bench.testrun import check_command, run_tests
@@ -51,9 +52,16 @@ def run_job(job: Job) -> Result:
         result.outcome, result.error = "error", f"{type(exc).__name__}: {exc}"
     finally:
         if not job.keep_clone:
+            _remove_trees(place / "repo")
             shutil.rmtree(place, ignore_errors=True)
     result.wall_s = round(time.monotonic() - started, 3)
     return result
+
+
+def _remove_trees(clone: Path) -> None:
+    """The clone's worktrees and setup, kept outside it (selfforge.trees): they go with it."""
+    if (clone / ".git").is_dir():
+        shutil.rmtree(trees.for_repo(clone, clone / ".git"), ignore_errors=True)
 
 
 def _replay(place: Path, job: Job, result: Result) -> None:
