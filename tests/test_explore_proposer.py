@@ -260,3 +260,12 @@ def test_explore_refuses_to_run_commands_outside_the_sandbox(calc_repo: Path, sc
     assert proc.returncode == 2 and "only in the sandbox" in proc.stderr
     proc = cli(*args[:-2], "--proposer", "agent")
     assert proc.returncode == 2 and "use oneshot or explore" in proc.stderr
+
+
+def test_a_reply_cut_at_the_output_limit_is_a_step_not_an_error(calc_repo: Path, script) -> None:
+    cut = {"content": "Let me think about this at great length", "truncated": True}
+    explore_run(calc_repo, script(propose=[cut, FIX_ADD, "DONE"]))
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "accepted", attempt
+    assert [s["kind"] for s in steps(calc_repo)] == ["task", "invalid", "edit", "done"]
+    assert "Your reply was cut at the output limit" in prompts(calc_repo)[1]

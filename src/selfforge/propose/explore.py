@@ -21,6 +21,7 @@ from selfforge.edits import ApplyResult, apply_response, format_instructions
 from selfforge.errors import BudgetExceeded
 from selfforge.judge.gates import describe_state
 from selfforge.judge.runner import run_command
+from selfforge.models.base import ReplyTruncated
 from selfforge.models.tokens import estimate_tokens
 from selfforge.propose import trajectory
 from selfforge.propose.actions import FormatError, observation, parse_action
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
     from selfforge.context import ContextBundle
 
 LEFT_OUT = "[left out to fit the model's context window]"
+CUT = (
+    "Your reply was cut at the output limit before it ended, so none of it was used. "
+    "Answer briefly: one action, with at most a sentence before it."
+)
 
 
 class Stop(Exception):
@@ -136,6 +141,12 @@ class Explorer:
             )
         except BudgetExceeded as exc:
             raise LimitReached(f"stopped at the run's budget: {exc.message}") from None
+        except ReplyTruncated:  # journaled by the caller; a small model rambles
+            self.reply, self.spent = (
+                "",
+                Step(0, 0, "", None, "", seconds=time.monotonic() - started),
+            )
+            raise FormatError(CUT) from None
         u = reply.usage
         self.spent = Step(0, 0, "", None, "", None, u.input_tokens, u.output_tokens, reply.cost_usd)
         self.spent.seconds = time.monotonic() - started
