@@ -376,3 +376,63 @@ def _structured(result: object) -> dict:
     if structured is not None:
         return structured.get("result", structured)
     return json.loads(result.content[0].text)  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+def test_a_planted_bug_behind_a_weakened_rust_integration_test_is_refused(tmp_path: Path) -> None:
+    cargo = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+    lib = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+    it = "#[test]\nfn adds() {\n    assert_eq!(adder::add(2, 3), 5);\n}\n"
+    files = {"Cargo.toml": cargo, "src/lib.rs": lib, "tests/it.rs": it}
+    repo = make_repo(tmp_path / "r", files, directives("cargo test --offline", extra=ALLOW))
+    _commit(repo, "Tweak add", {
+        "src/lib.rs": lib.replace("a + b", "a * b"),
+        "tests/it.rs": it.replace("assert_eq!(adder::add(2, 3), 5)", "let _ = adder::add(2, 3)"),
+    })  # fmt: skip
+    code, verdict = _check(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "adds" in verdict["reason"]
+
+
+JS_RUNNERS = Path(
+    os.environ.get("SELFFORGE_JS_RUNNERS", Path.home() / ".cache/selfforge-ci/js-runners")
+)
+JS_BIN = JS_RUNNERS / "node_modules" / ".bin"
+JS_FRAMEWORKS = {
+    "mocha": f"{JS_BIN}/mocha --reporter xunit --reporter-option output=junit.xml",
+    "vitest": f"{JS_BIN}/vitest run --globals --reporter=junit --outputFile=junit.xml",
+    "jest": f"JEST_JUNIT_OUTPUT_FILE=junit.xml {JS_BIN}/jest --ci "
+    f"--reporters={JS_RUNNERS}/node_modules/jest-junit",
+}
+
+
+@pytest.mark.skipif(not (JS_BIN / "jest").exists(), reason=f"needs the JS runners in {JS_RUNNERS}")
+@pytest.mark.parametrize("framework", sorted(JS_FRAMEWORKS))
+def test_a_planted_bug_behind_a_weakened_js_framework_test_is_refused(
+    tmp_path: Path, framework: str
+) -> None:
+    assertion = (
+        "require('node:assert').strictEqual(add(2, 3), 5)"
+        if framework == "mocha"
+        else "expect(add(2, 3)).toBe(5)"
+    )
+    spec = f"const {{ add }} = require('../math.js');\n\nit('adds', () => {{ {assertion}; }});\n"
+    text = directives(JS_FRAMEWORKS[framework], extra=ALLOW).replace(
+        "[checks]\n", '[checks]\nrunner = "junit"\njunit = "junit.xml"\n', 1
+    )
+    text += f"\n[sandbox]\nreadable = [{json.dumps(str(JS_RUNNERS))}]\n"
+    files = {
+        "package.json": json.dumps({"name": "m", "version": "1.0.0"}),
+        "math.js": "exports.add = (a, b) => a + b;\n",
+        "test/math.test.js": spec,
+    }
+    if framework == "jest":
+        files["jest.config.js"] = "module.exports = { testEnvironment: 'node' };\n"
+    repo = make_repo(tmp_path / "r", files, text)
+    _commit(repo, "Tweak add", {
+        "math.js": "exports.add = (a, b) => a * b;\n",
+        "test/math.test.js": spec.replace(assertion, "add(2, 3)"),
+    })  # fmt: skip
+    code, verdict = _check(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "adds" in verdict["reason"]
