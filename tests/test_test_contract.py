@@ -436,3 +436,17 @@ def test_a_planted_bug_behind_a_weakened_js_framework_test_is_refused(
     code, verdict = _check(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "adds" in verdict["reason"]
+
+
+def test_a_failing_test_skipped_by_the_change_s_code_is_no_fix(tmp_path: Path) -> None:
+    tests = "import pytest\n\nimport calc\n\n\n" + TEST_CALC.replace(
+        "def test_add", "@pytest.mark.skipif(calc.LATER, reason='later')\ndef test_add"
+    )
+    repo = _repo(tmp_path, {"calc.py": CALC + "\nLATER = False\n", "test_calc.py": tests})
+    _commit(repo, "Not now", {"calc.py": CALC + "\nLATER = True\n"})
+    code, verdict = _check(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert (
+        "skipped by the change, not fixed: test_calc.py::test_add: failed → skipped"
+        in (verdict["reason"])
+    )

@@ -93,10 +93,33 @@ def tests_gate(
     verdict = regression_gate(base, cand, flaky, result.output, diff=diff)
     if not verdict.ok:
         return verdict
+    verdict = hidden_failure_gate(base, cand, baseline.flaky | candidate.flaky | excused)
+    if not verdict.ok:
+        return verdict
     if cand.collected < base.collected - len(excused):
         reason = f"integrity: collected tests dropped from {base.collected} to {cand.collected}"
         return Verdict(False, reason, reason + "; do not remove or deselect tests.")
     return exit_code_gate(baseline, result)
+
+
+def hidden_failure_gate(base: TestReport, cand: TestReport, excused: set[str]) -> Verdict:
+    """A test that failed on the base and is skipped or xfailed now — its base version,
+    by the change's code (a ``pytest.skip`` or a flag a ``skipif`` reads) — is no fix."""
+    hidden = sorted(
+        t
+        for t, was in base.outcomes.items()
+        if was in ("failed", "error") and t not in excused and cand.outcome(t) in _HIDDEN
+    )
+    if not hidden:
+        return PASS
+    details = [f"{t}: {base.outcomes[t]} → {cand.outcome(t)}" for t in hidden]
+    reason = f"{len(hidden)} failing test(s) skipped by the change, not fixed: " + "; ".join(
+        details[:3]
+    )
+    return Verdict(False, reason, reason + "; make them pass instead.", details)
+
+
+_HIDDEN = ("skipped", "xfailed")
 
 
 def regression_gate(
