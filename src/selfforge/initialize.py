@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,10 +90,24 @@ def _try(candidate: Candidate, root: Path, tree: Path, head: str | None) -> Trie
 
     if missing := program_missing("test", candidate.test, root):
         return Tried(candidate, missing.detail)
+    if missing_package := _not_installed(candidate.test, root):
+        return Tried(candidate, missing_package)
     d = Directives(checks={"runner": candidate.results, "junit": candidate.junit})
     command, timeout = anchor_command(candidate.test, root), d.checks.timeout_s
     found = probe_tests(command, tree, timeout, check_space(d, root), head=head)
     return Tried(candidate, suite_problem(found), found.describe())
+
+
+def _not_installed(command: str, root: Path) -> str | None:
+    """``npx TOOL`` whose package the project has not installed: npx would try to fetch
+    it, which a check cannot (no network) and which takes a minute to fail."""
+    m = re.search(r"(?:^|\s)npx\s+([\w@./-]+)", command)
+    if m is None or (root / "node_modules" / ".bin" / m.group(1)).exists():
+        return None
+    return (
+        f"{m.group(1)} is not installed in node_modules (npx would fetch it; checks have no "
+        "network); run `npm install` (or set [checks] setup), then `selfforge doctor`"
+    )
 
 
 def exclude_environments(root: Path) -> list[str]:
