@@ -45,9 +45,9 @@ class Channel:
     """
 
     def __init__(self, scratch: Path | None = None) -> None:
-        # In the run's scratch folder (.selfforge/tmp) where the socket's path fits, so
-        # that what a killed run leaves is found and removed (recovery, `selfforge
-        # clean`); else in the system's temporary folder.
+        # In the run's scratch folder (tmp/ of the trees folder, trees.py) where the
+        # socket's path fits, so that what a killed run leaves is found and removed
+        # (recovery, `selfforge clean`); else in the system's temporary folder.
         fits = scratch is not None and len(str(scratch)) + len(SOCKET_PLACE) <= SOCKET_PATH_MAX
         where = (SHORT_PREFIX, scratch) if fits else (PREFIX, None)
         self.dir = Path(tempfile.mkdtemp(prefix=where[0], dir=where[1]))
