@@ -17,11 +17,13 @@ import dataclasses
 import time
 from typing import TYPE_CHECKING
 
+from selfforge.context.assemble import PROMPT_OVERHEAD
 from selfforge.edits import ApplyResult, apply_response, format_instructions
 from selfforge.errors import BudgetExceeded
 from selfforge.judge.gates import describe_state
 from selfforge.judge.runner import run_command
 from selfforge.models.base import ReplyTruncated
+from selfforge.models.generation import margin_tokens
 from selfforge.models.tokens import estimate_tokens
 from selfforge.propose import trajectory
 from selfforge.propose.actions import FormatError, observation, parse_action
@@ -191,7 +193,9 @@ class Explorer:
         """The step's prompt, within the context window: the oldest steps' outputs are
         left out first, then their actions."""
         e = self.a.e
-        room = e.context_window - min(8000, e.context_window // 4) - estimate_tokens(self.system)
+        window = e.context_window
+        room = window - min(8000, window // 4) - margin_tokens(window) - PROMPT_OVERHEAD
+        room -= estimate_tokens(self.system)
         left = self.settings.explore_steps - self.steps + 1
         history = list(self.history)
         text = self._render(history, left)
