@@ -1,6 +1,6 @@
-"""`doctor` tells the truth: "ready." only when `run` would judge and land; no commits,
-directives that are not committed, and a run in progress are each a named problem with
-its fix."""
+"""`doctor` tells the truth: "ready for run." only when `run` would judge and land; no
+commits, directives that are not committed, and a run in progress are each a named
+problem with its fix."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _doctor(repo: Path, script: str) -> tuple[int, str]:
 def test_a_committed_project_is_ready(tmp_path: Path, script) -> None:
     repo = make_repo(tmp_path / "r", FILES, directives())
     code, out = _doctor(repo, script())
-    assert code == 0 and out.rstrip().endswith("ready."), out
+    assert code == 0 and out.rstrip().endswith("ready for run."), out
 
 
 def test_no_commits_is_a_problem_with_its_fix(tmp_path: Path, script) -> None:
@@ -31,7 +31,7 @@ def test_no_commits_is_a_problem_with_its_fix(tmp_path: Path, script) -> None:
     for name, text in {**FILES, "selfforge.toml": directives()}.items():
         (repo / name).write_text(text)
     code, out = _doctor(repo, script())
-    assert code == 1 and "ready." not in out
+    assert code == 1 and "ready for" not in out
     assert "no commits yet" in out and "git commit" in out
 
 
@@ -39,7 +39,7 @@ def test_directives_that_are_not_committed_are_a_problem(tmp_path: Path, script)
     repo = make_repo(tmp_path / "r", FILES)  # as after `selfforge init`: untracked
     (repo / "selfforge.toml").write_text(directives())
     code, out = _doctor(repo, script())
-    assert code == 1 and "ready." not in out
+    assert code == 1 and "ready for" not in out
     assert "selfforge.toml is not committed" in out and "git add selfforge.toml" in out
 
     git(repo, "add", "selfforge.toml")
@@ -54,5 +54,5 @@ def test_a_run_in_progress_is_a_problem(tmp_path: Path, script) -> None:
     repo = make_repo(tmp_path / "r", FILES, directives())
     with Workspace(repo).locked("selfforge run"):  # as a run holds it
         code, out = _doctor(repo, script())
-    assert code == 1 and "ready." not in out
+    assert code == 1 and "ready for" not in out
     assert "a run is in progress" in out and "selfforge status" in out

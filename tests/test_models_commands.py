@@ -50,7 +50,7 @@ def test_doctor_all_good(httpserver, repo) -> None:
     subprocess.run([*git, "commit", "-qm", "directives"], cwd=repo, check=True)
     result = invoke(["doctor", "--repo", str(repo)], fake.env)
     assert result.exit_code == 0, result.output
-    assert "connected, key accepted" in result.output and "ready." in result.output
+    assert "connected, key accepted" in result.output and "ready for run." in result.output
 
 
 def test_doctor_reports_what_to_fix(httpserver, repo) -> None:
