@@ -193,7 +193,7 @@ def test_a_doctest_follows_the_item_the_change_renames(tmp_path: Path, script) -
 
 
 def test_a_doctest_whose_item_did_not_change_name_is_still_gone() -> None:
-    from selfforge.judge.gates import renamed_doctests
+    from selfforge.judge.testids import renamed_doctests
 
     then = ["doc::src/lib.rs - Pair<A,B>::swap", "doc::src/lib.rs - add"]
     now = ["doc::src/lib.rs - Pair<A,B>::flip", "doc::src/lib.rs - trivial"]

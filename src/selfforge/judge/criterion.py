@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from selfforge.judge.gates import find_outcome
 from selfforge.judge.results import WHOLE_SUITE, TestReport, collect_id
+from selfforge.judge.testids import find_outcome
 from selfforge.judge.verdict import Criterion, Observed
 
 _ASKS_FOR_TESTS = re.compile(
