@@ -126,9 +126,10 @@ def _check(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return cli("check", "--repo", str(repo), *args)
 
 
-def test_a_users_commit_with_git_settings_is_refused_by_the_gate(tmp_path: Path) -> None:
+def test_a_users_commit_with_git_settings_is_not_accepted_by_the_gate(tmp_path: Path) -> None:
     """The same files reaching the change another way (a commit judged by `check`) are
-    refused by the judge itself, not only by the edit engine."""
+    held by the judge itself, not only by the edit engine: a person's commit that
+    changes git's settings needs review (exit 3), never "accepted" on its own."""
     repo = make_repo(
         tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(PYTEST)
     )
@@ -136,8 +137,8 @@ def test_a_users_commit_with_git_settings_is_refused_by_the_gate(tmp_path: Path)
     (repo / "docs" / ".gitattributes").write_text("*.py -diff\n")
     _commit(repo, "attributes")
     proc = _check(repo)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "docs/.gitattributes" in proc.stdout
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "needs review" in proc.stdout and "docs/.gitattributes" in proc.stdout
 
 
 def test_a_nested_repository_is_refused(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def check_command(
             "rejected": "[red]rejected[/]",
             "needs_review": "[yellow]needs review[/]",
         }[result.verdict]
-        console.print(f"{mark}: {escape(result.reason)}")
+        console.print(f"{mark}: {escape(result.reason.removeprefix('needs review: '))}")
         for item in result.review:
             console.print(f"  - {escape(item)}")
         console.print(

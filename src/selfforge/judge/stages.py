@@ -100,9 +100,9 @@ def for_person(c: Candidate, j: Judge, verdict: Verdict) -> Verdict:
     not a rejection of a teammate's commit), refused for a model's proposal."""
     if verdict.ok or not j.person:
         return shown(j, "integrity", verdict)
-    items = [d for d in verdict.details if d] or [verdict.reason]
-    c.review.extend(f"the change {d}" if not d.startswith("the change") else d for d in items)
-    j.record.step("integrity", True, "needs review: " + "; ".join(items[:3]))
+    item = verdict.reason.removeprefix("integrity: ")
+    c.review.append(item)
+    j.record.step("integrity", True, "needs review: " + item)
     return PASS
 
 
