@@ -31,6 +31,8 @@ ALLOWED = {
     "detect.py": "`selfforge init` asking poetry or pipenv where the user's virtualenv is",
     "commands/resident.py": "`selfforge resident start`: this installation's own selfforge",
     "resident.py": "the resident restarting itself (exec) when selfforge's files changed",
+    "bench/gate.py": "`selfforge check` itself, on a commit, as a user runs it (it sandboxes)",
+    "judge/buildcache.py": "`cp -a --reflink` of the trusted cargo target dir for a candidate",
 }
 
 
