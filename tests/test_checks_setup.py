@@ -110,3 +110,19 @@ def test_a_failing_setup_stops_the_run_with_the_fix(tmp_path: Path, script) -> N
     assert "the setup command `exit 3` exited 3" in out and "[checks] setup" in out
     assert "Traceback" not in out
     git(repo, "status", "--porcelain")
+
+
+def test_check_installs_the_base_s_setup_before_judging(tmp_path: Path) -> None:
+    """`selfforge check` of a teammate's commit in a project that needs its setup: the
+    base's manifests are installed first, as for `run` (without, every test failed to
+    load on both sides and a regression passed as "nothing got worse")."""
+    repo = _repo(tmp_path)
+    (repo / "math.js").write_text(
+        MATH.replace("exports.double = twice;", "exports.double = (x) => x;")
+    )
+    git(repo, "commit", "-qam", "Simpler double")
+    proc = cli("check", "--repo", str(repo), "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdict = json.loads(proc.stdout)
+    assert verdict["verdict"] == "rejected" and "doubles" in verdict["reason"], verdict
+    assert not (repo / "node_modules").exists()  # the user's checkout is left alone

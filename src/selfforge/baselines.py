@@ -20,6 +20,7 @@ from selfforge.context.build import build_context, prewarm
 from selfforge.context.history import load_history
 from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import baseline_cache, contract, runners
+from selfforge.judge import setup as judge_setup
 from selfforge.judge.verdict import Observed
 from selfforge.workspace import Workspace
 
@@ -200,3 +201,20 @@ def keep_baseline(engine: Engine, base: str, commit: str, observed: Observed) ->
     d = engine.d
     digest = baseline_cache.key(engine.ws.root, commit, d.checks, d.sandbox, engine.space)
     baseline_cache.save(engine.ws.state, digest, observed)
+
+
+def provide_setup(engine: Engine, base: str) -> None:
+    """[checks] setup for this base's manifests (installed once, then reused): a run's
+    every cycle and a check both, before the baseline."""
+    d = engine.d
+    assert d.checks.setup is not None
+    engine.reporter.begin("setup")
+    engine.space = judge_setup.provide(
+        engine.ws.root,
+        engine.ws.trees,  # its checkouts live with the worktrees, outside the checkout
+        base,
+        d.checks.setup,
+        engine.space,
+        d.checks.timeout_s,
+        say=lambda text, secs: engine.reporter.step("setup", None, text, secs),
+    )

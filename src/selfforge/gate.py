@@ -19,7 +19,7 @@ from pathlib import Path
 
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
-from selfforge.baselines import measure_baseline
+from selfforge.baselines import measure_baseline, provide_setup
 from selfforge.config import LoadedDirectives
 from selfforge.engine import make_engine
 from selfforge.errors import SelfforgeError, UsageError
@@ -190,6 +190,8 @@ def _judge(
     head: str,
     changes: list[str],
 ) -> CheckResult:
+    if e.d.checks.setup:  # the base's manifests, installed once, seen read-only
+        provide_setup(e, change.base)
     baseline = measure_baseline(e, change.base)
     label = task or _subject(e.ws.root, change) or f"check {change.label}"
     attempt = Attempt(e, 1, label, change.base, baseline, slot="check")

@@ -19,14 +19,19 @@ from rich.markup import escape
 
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
-from selfforge.baselines import Ahead, keep_baseline, measure_baseline, prewarm_attempt
+from selfforge.baselines import (
+    Ahead,
+    keep_baseline,
+    measure_baseline,
+    prewarm_attempt,
+    provide_setup,
+)
 from selfforge.config import LoadedDirectives
 from selfforge.engine import make_engine
 from selfforge.errors import BudgetExceeded, SelfforgeError
 from selfforge.executors import Executor
 from selfforge.journal import Journal
 from selfforge.judge import sandbox, selfcheck
-from selfforge.judge import setup as judge_setup
 from selfforge.judge.gates import describe_state
 from selfforge.judge.selfcheck import LAST_GOOD, is_self_repo, remember_good
 from selfforge.judge.verdict import Observed
@@ -192,7 +197,7 @@ def _run_cycles(
             return "reached the --until time limit"
         base = require_commit(engine.ws.root)
         if engine.d.checks.setup:
-            _provide(engine, base)
+            provide_setup(engine, base)
         if baseline is None or base != baseline_commit:
             # A single attempt's worktree and context are made while the baseline runs:
             # the first cycle's since the run began (``ahead``), a later one's meanwhile.
@@ -268,22 +273,6 @@ def _one_cycle(
         engine, checker, n, cycle, task.text, base, baseline, task.edit_format
     )
     return task, results, chosen
-
-
-def _provide(engine: Engine, base: str) -> None:
-    """[checks] setup for this base's manifests (installed once, then reused)."""
-    d = engine.d
-    assert d.checks.setup is not None
-    engine.reporter.begin("setup")
-    engine.space = judge_setup.provide(
-        engine.ws.root,
-        engine.ws.trees,  # its checkouts live with the worktrees, outside the checkout
-        base,
-        d.checks.setup,
-        engine.space,
-        d.checks.timeout_s,
-        say=lambda text, secs: engine.reporter.step("setup", None, text, secs),
-    )
 
 
 def _lessons(journal: Journal, task: str) -> list[str]:
