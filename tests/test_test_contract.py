@@ -450,3 +450,36 @@ def test_a_failing_test_skipped_by_the_change_s_code_is_no_fix(tmp_path: Path) -
         "skipped by the change, not fixed: test_calc.py::test_add: failed → skipped"
         in (verdict["reason"])
     )
+
+
+CARGO = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+def test_a_rust_test_module_in_its_own_file_lands_with_its_declaration(tmp_path: Path) -> None:
+    lib = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"
+    it = "#[test]\nfn runs() {\n    let _ = adder::add(1, 1);\n}\n"
+    files = {"Cargo.toml": CARGO, "src/lib.rs": lib, "tests/it.rs": it}
+    repo = make_repo(tmp_path / "r", files, directives("cargo test --offline"))
+    tests = "use super::*;\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n"
+    _commit(repo, "Fix add, with tests", {
+        "src/lib.rs": lib.replace("a - b", "a + b") + "\n#[cfg(test)]\nmod tests;\n",
+        "src/tests.rs": tests,
+    })  # fmt: skip
+    code, verdict = _check(repo)
+    assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+def test_a_cargo_version_bump_lands_and_a_profile_needs_review(tmp_path: Path) -> None:
+    lib = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+    it = "#[test]\nfn adds() {\n    assert_eq!(adder::add(2, 3), 5);\n}\n"
+    files = {"Cargo.toml": CARGO, "src/lib.rs": lib, "tests/it.rs": it}
+    repo = make_repo(tmp_path / "r", files, directives("cargo test --offline"))
+    _commit(repo, "Release 0.2.0", {"Cargo.toml": CARGO.replace("0.1.0", "0.2.0")})
+    code, verdict = _check(repo)
+    assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
+    _commit(repo, "Faster tests", {"Cargo.toml": CARGO + "\n[profile.test]\nopt-level = 1\n"})
+    code, verdict = _check(repo)
+    assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
+    assert "profile" in verdict["review"][0]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import configparser
 import json
 import os
+import re
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
@@ -91,7 +92,10 @@ def judged_commit(
 
 def with_inline_tests_of(code: str, tests: str) -> str | None:
     """``code`` (a Rust source) with the inline test modules of ``tests`` in place of its
-    own; None when the two do not pair up (rustfmt's layout is assumed, as elsewhere)."""
+    own, and its test module declarations (``#[cfg(test)] mod tests;``, whose file is
+    test code: the base's version or none) as ``tests`` has them; None when the modules
+    do not pair up (rustfmt's layout is assumed, as elsewhere)."""
+    code = _with_declarations_of(code, tests)
     mine, theirs = INLINE_TESTS.findall(code), INLINE_TESTS.findall(tests)
     if mine == theirs:
         return code
@@ -103,6 +107,18 @@ def with_inline_tests_of(code: str, tests: str) -> str | None:
         return None
     pieces = INLINE_TESTS.split(code)
     return "".join(p + (theirs[i] if i < len(theirs) else "") for i, p in enumerate(pieces))
+
+
+# A test module declared in a source and kept in a file of its own (src/tests.rs).
+TEST_DECLARATION = re.compile(r"(?m)^#\[cfg\(test\)\]\n(?:#\[.*\]\n)*(?:pub )?mod \w+;\n")
+
+
+def _with_declarations_of(code: str, tests: str) -> str:
+    mine, theirs = TEST_DECLARATION.findall(code), TEST_DECLARATION.findall(tests)
+    if mine == theirs:
+        return code
+    kept = TEST_DECLARATION.sub("", code)
+    return kept + ("\n" + "".join(theirs) if theirs else "")
 
 
 def _write(tree: Path, base: str, commit: str, restored: list[str], spliced: dict[str, str]) -> str:

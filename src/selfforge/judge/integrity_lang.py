@@ -227,17 +227,37 @@ def _package_deps(tree: Path, base: str, path: str) -> list[str]:
     return []
 
 
+# What in Cargo.toml decides how the code or its tests are built, beside dependencies:
+# the build script, targets and their harness, profiles, patched sources. A package's
+# metadata (version, license, description, …) and its features are neither.
+_CARGO_BUILD_KEYS = ("lib", "bin", "test", "bench", "example", "profile", "patch", "replace")
+
+
 def _cargo_toml(tree: Path, base: str, path: str, allow_deps: bool) -> list[str]:
     before, after = _toml(_show(tree, base, path)), _toml(_read(tree, path))
-    rest_before = {k: v for k, v in before.items() if k not in _CARGO_DEPENDENCY_TABLES}
-    rest_after = {k: v for k, v in after.items() if k not in _CARGO_DEPENDENCY_TABLES}
     problems = []
-    if rest_before != rest_after:
-        problems.append(f"changes {path} beyond its dependencies (targets, profiles, features)")
-    deps = [before.get(k) != after.get(k) for k in _CARGO_DEPENDENCY_TABLES]
-    if any(deps) and not allow_deps:
+    build = [k for k in _CARGO_BUILD_KEYS if before.get(k) != after.get(k)]
+    if _get(before.get("package"), "build") != _get(after.get("package"), "build"):
+        build.insert(0, "package.build")
+    if "<unparsable>" in after:
+        build.append("the whole file (it does not parse)")
+    if build:
+        problems.append(f"changes how {path} builds the code or its tests ({', '.join(build)})")
+    if not allow_deps and _cargo_deps(before) != _cargo_deps(after):
         problems.append(_dependency(path))
     return problems
+
+
+def _cargo_deps(data: dict) -> list[object]:
+    """Every dependency table, the target-specific ones and the workspace's included."""
+    tables = [data.get(k) for k in _CARGO_DEPENDENCY_TABLES]
+    targets = data.get("target") if isinstance(data.get("target"), dict) else {}
+    for spec in targets.values():
+        tables += [
+            spec.get(k) if isinstance(spec, dict) else spec for k in _CARGO_DEPENDENCY_TABLES
+        ]
+    workspace = data.get("workspace") if isinstance(data.get("workspace"), dict) else {}
+    return [*tables, workspace.get("dependencies")]
 
 
 def _get(data: object, key: str) -> object:
