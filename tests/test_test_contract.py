@@ -96,6 +96,17 @@ def test_a_new_test_file_with_a_platform_skip_lands(tmp_path: Path) -> None:
 
 # --- weakened tests never land, whatever the directives say --------------------------
 
+
+def _refused(repo: Path, changes: dict[str, str | None], name: str) -> dict:
+    """Commit ``changes`` (a planted bug and the test that would catch it, weakened) and
+    check it: rejected, naming the test."""
+    _commit(repo, "Tweak", changes)
+    code, verdict = _check(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert name in verdict["reason"]
+    return verdict
+
+
 ENCODE = "def encode(s):\n    return s.encode('ascii').hex()\n"
 TEST_ENCODE = (
     "from enc import encode\n\n\ndef test_encode():\n"
@@ -158,13 +169,11 @@ def test_a_planted_bug_behind_a_go_fatalf_turned_logf_is_refused(
 ) -> None:
     files = {"go.mod": GO_MOD, "v.go": GO_CODE, "v_test.go": GO_TEST}
     repo = make_repo(tmp_path / "r", files, directives("go test ./...", extra=extra))
-    _commit(repo, "Tweak Newer", {
+    verdict = _refused(repo, {
         "v.go": GO_CODE.replace("a > b", "a < b"),
         "v_test.go": GO_TEST.replace("t.Fatalf", "t.Logf"),
-    })  # fmt: skip
-    code, verdict = _check(repo)
-    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
-    assert "TestNewer" in verdict["reason"] and "2 should be newer than 1" in verdict["reason"]
+    }, "TestNewer")  # fmt: skip
+    assert "2 should be newer than 1" in verdict["reason"]
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")
@@ -182,6 +191,7 @@ def test_go_toolchain_line_is_no_dependency_change_but_a_require_needs_review(
     assert any("go.mod" in item for item in verdict["review"])
 
 
+CARGO = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
 RUST_LIB = """pub fn add(a: i32, b: i32) -> i32 {
     a + b
 }
@@ -200,17 +210,13 @@ mod tests {
 
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
 def test_a_planted_bug_behind_a_weakened_inline_rust_test_is_refused(tmp_path: Path) -> None:
-    cargo = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
-    files = {"Cargo.toml": cargo, "src/lib.rs": RUST_LIB}
+    files = {"Cargo.toml": CARGO, "src/lib.rs": RUST_LIB}
     repo = make_repo(tmp_path / "r", files, directives("cargo test --offline", extra=ALLOW))
-    _commit(repo, "Tweak add", {
+    _refused(repo, {
         "src/lib.rs": RUST_LIB.replace("    a + b", "    a * b").replace(
             "assert_eq!(add(2, 3), 5)", "assert!(add(2, 3) > 0)"
         ),
-    })  # fmt: skip
-    code, verdict = _check(repo)
-    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
-    assert "adds" in verdict["reason"]
+    }, "adds")  # fmt: skip
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
@@ -224,13 +230,10 @@ def test_a_planted_bug_behind_a_weakened_node_test_is_refused(tmp_path: Path) ->
     package = json.dumps({"name": "m", "version": "1.0.0", "scripts": {"test": "node --test"}})
     files = {"package.json": package, "math.js": code_js, "test/math.test.js": test_js}
     repo = make_repo(tmp_path / "r", files, directives("node --test", extra=ALLOW))
-    _commit(repo, "Tweak add", {
+    _refused(repo, {
         "math.js": code_js.replace("a + b", "a * b"),
         "test/math.test.js": test_js.replace("strictEqual(add(2, 3), 5)", "ok(add(2, 3))"),
-    })  # fmt: skip
-    code, verdict = _check(repo)
-    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
-    assert "adds" in verdict["reason"]
+    }, "adds")  # fmt: skip
 
 
 def test_a_deleted_test_that_hid_a_regression_is_refused_with_its_message(tmp_path: Path) -> None:
@@ -347,6 +350,8 @@ def test_the_mcp_check_tool_says_needs_review_with_exit_code_3(tmp_path: Path) -
     import anyio
     from mcp.client.stdio import stdio_client
 
+    from test_mcp_server import _json
+
     repo = _repo(tmp_path)
     new_calc = CALC.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return b - a")
     _commit(repo, "sub() counts down", {
@@ -362,7 +367,7 @@ def test_the_mcp_check_tool_says_needs_review_with_exit_code_3(tmp_path: Path) -
             await s.initialize()
             plain = await s.call_tool("check", {"change": "HEAD"})
             declared = await s.call_tool("check", {"change": "HEAD", "changes": ["test_sub"]})
-            return _structured(plain), _structured(declared)
+            return _json(plain), _json(declared)
 
     plain, declared = anyio.run(call)
     assert (plain["verdict"], plain["exit_code"]) == ("rejected", 1)
@@ -370,28 +375,16 @@ def test_the_mcp_check_tool_says_needs_review_with_exit_code_3(tmp_path: Path) -
     assert any("test_calc.py::test_sub" in item for item in declared["review"])
 
 
-def _structured(result: object) -> dict:
-    assert not result.isError, result  # type: ignore[attr-defined]
-    structured = getattr(result, "structuredContent", None)
-    if structured is not None:
-        return structured.get("result", structured)
-    return json.loads(result.content[0].text)  # type: ignore[attr-defined]
-
-
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
 def test_a_planted_bug_behind_a_weakened_rust_integration_test_is_refused(tmp_path: Path) -> None:
-    cargo = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
     lib = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
     it = "#[test]\nfn adds() {\n    assert_eq!(adder::add(2, 3), 5);\n}\n"
-    files = {"Cargo.toml": cargo, "src/lib.rs": lib, "tests/it.rs": it}
+    files = {"Cargo.toml": CARGO, "src/lib.rs": lib, "tests/it.rs": it}
     repo = make_repo(tmp_path / "r", files, directives("cargo test --offline", extra=ALLOW))
-    _commit(repo, "Tweak add", {
+    _refused(repo, {
         "src/lib.rs": lib.replace("a + b", "a * b"),
         "tests/it.rs": it.replace("assert_eq!(adder::add(2, 3), 5)", "let _ = adder::add(2, 3)"),
-    })  # fmt: skip
-    code, verdict = _check(repo)
-    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
-    assert "adds" in verdict["reason"]
+    }, "adds")  # fmt: skip
 
 
 JS_RUNNERS = Path(
@@ -429,13 +422,10 @@ def test_a_planted_bug_behind_a_weakened_js_framework_test_is_refused(
     if framework == "jest":
         files["jest.config.js"] = "module.exports = { testEnvironment: 'node' };\n"
     repo = make_repo(tmp_path / "r", files, text)
-    _commit(repo, "Tweak add", {
+    _refused(repo, {
         "math.js": "exports.add = (a, b) => a * b;\n",
         "test/math.test.js": spec.replace(assertion, "add(2, 3)"),
-    })  # fmt: skip
-    code, verdict = _check(repo)
-    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
-    assert "adds" in verdict["reason"]
+    }, "adds")  # fmt: skip
 
 
 def test_a_failing_test_skipped_by_the_change_s_code_is_no_fix(tmp_path: Path) -> None:
@@ -450,9 +440,6 @@ def test_a_failing_test_skipped_by_the_change_s_code_is_no_fix(tmp_path: Path) -
         "skipped by the change, not fixed: test_calc.py::test_add: failed → skipped"
         in (verdict["reason"])
     )
-
-
-CARGO = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
 
 
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
