@@ -312,11 +312,14 @@ class Journal:
         duration_s: float,
         output: str,
         summary: dict[str, Any] | None = None,
+        started_at: float | None = None,
     ) -> None:
+        """``started_at`` (wall clock): when the check began, if not ``duration_s`` ago."""
+        now = time.time()
         self.conn.execute(
             "INSERT INTO checks (run_id, attempt_id, round, name, command, exit_code, passed,"
-            " timed_out, duration_s, output, summary, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " timed_out, duration_s, output, summary, created_at, started_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 run_id,
                 attempt_id,
@@ -329,7 +332,8 @@ class Journal:
                 duration_s,
                 output,
                 json.dumps(summary) if summary else None,
-                time.time(),
+                now,
+                started_at if started_at is not None else now - (duration_s or 0.0),
             ),
         )
 

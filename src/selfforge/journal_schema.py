@@ -130,6 +130,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX trajectory_attempt ON trajectory(attempt_id, id);
     """,
+    # 11: when each check started (wall clock): a cold `selfforge check` runs the base's
+    # suite and the candidate's at once, and a check is journaled after it ends
+    """
+    ALTER TABLE checks ADD COLUMN started_at REAL;
+    """,
 ]
 
 

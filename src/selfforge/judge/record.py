@@ -49,8 +49,11 @@ class Recorder:
         summary: dict[str, int] | None = None,
         show: bool = True,
         names: list[str] | None = None,
+        started_at: float | None = None,
     ) -> None:
-        """Journal one check of candidate ``c``; show it as a step unless told not to."""
+        """Journal one check of candidate ``c``; show it as a step unless told not to.
+        ``started_at``: when it began (wall clock), for a run journaled well after it ended
+        (one run ahead of its stage: testruns.RunAhead)."""
         result = timing if not isinstance(timing, float | int | type(None)) else None
         seconds = result.duration_s if result is not None else _since(timing)  # type: ignore[arg-type]
         self.journal.record_check(
@@ -65,6 +68,7 @@ class Recorder:
             duration_s=seconds,
             output=output,
             summary=summary,
+            started_at=started_at,
         )
         if show:
             detail = ", ".join(f"{v} {k}" for k, v in (summary or {}).items())

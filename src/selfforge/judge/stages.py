@@ -29,9 +29,12 @@ from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CheckSpace, is_pytest
 from selfforge.judge.selfcheck import smoke_run
 from selfforge.judge.testruns import (
+    RunKey,
+    TestRun,
     focused_tests,
     focused_verdict,
     mark_flaky,
+    ran_ahead,
     run_check,
     run_test_command,
     shown,
@@ -61,6 +64,8 @@ class Candidate:
     concerns: str = ""
     declared: tuple[str, ...] = ()  # tests the change says it changes on purpose
     review: list[str] = field(default_factory=list)  # what a person must look at
+    # test runs made ahead of their stage (testruns.RunAhead), taken by the stage that asks
+    ahead: dict[RunKey, TestRun] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -229,7 +234,8 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     else:
         new_tests = integrity_lang.added_test_files(c.changed, j.rule)
     focused: list[str] = []
-    if pytest or (adapter is not None and adapter.can_select()):
+    selects = pytest or (adapter is not None and adapter.can_select())
+    if selects and not ran_ahead(c, command, judged.commit):  # no first pass: it has run
         focused = focused_tests(c, j, new_tests, adapter)
     if focused:
         result, report = run_test_command(

@@ -1,9 +1,17 @@
 """How the stages run a command on a candidate's tree: restored to the candidate's commit
 before and after, journaled, with the focused first pass over the tests a change reaches,
-the flaky reruns of the tests whose outcome changed, and the step line's summary."""
+the flaky reruns of the tests whose outcome changed, and the step line's summary. A run
+may be made ahead of its stage (``RunAhead``: a cold ``selfforge check`` runs the judged
+commit's suite while the base's runs); the stage then takes it instead of running it."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -17,6 +25,9 @@ from selfforge.judge.verdict import PASS, Observed, Verdict
 from selfforge.treefiles import remove_special_files
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from selfforge.judge.runner import CheckSpace
     from selfforge.judge.stages import Candidate, Judge
 
 MAX_RERUN_TESTS = 50
@@ -54,6 +65,81 @@ def run_check(c: Candidate, j: Judge, name: str, command: str) -> CommandResult:
         restore(c.tree, c.commit)  # nothing the check left reaches selfforge's reads
 
 
+@dataclass(frozen=True)
+class TestRun:
+    """One run of a test command on a tree, and when it began (wall clock)."""
+
+    result: CommandResult
+    report: TestReport | None
+    started_at: float
+
+
+# (tree, git tree of the commit, command, only, ignore): what decides a run's results. The
+# commit's content, not its id: a judged commit made twice differs only in its date.
+RunKey = tuple[str, str, str, tuple[str, ...] | None, tuple[str, ...] | None]
+
+
+def run_key(
+    tree: Path,
+    commit: str,
+    command: str,
+    only: list[str] | None = None,
+    ignore: list[str] | None = None,
+) -> RunKey:
+    return (
+        str(tree),
+        git.tree_of(tree, commit),
+        command,
+        tuple(only) if only else None,
+        tuple(ignore) if ignore else None,
+    )
+
+
+def ran_ahead(c: Candidate, command: str, commit: str) -> bool:
+    """Is the full run of ``command`` at ``commit`` already made (RunAhead)?"""
+    return bool(c.ahead) and run_key(c.tree, commit, command) in c.ahead
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    timeout_s: float
+    space: CheckSpace
+    on_start: Callable[[int | None], None] | None = None
+
+
+def _run_on_tree(
+    tree: Path,
+    commit: str,
+    back_to: str,
+    command: str,
+    settings: RunSettings,
+    only: list[str] | None = None,
+    ignore: list[str] | None = None,
+) -> TestRun:
+    restore(tree, commit)
+    if ignore and not is_pytest(command):  # a runner that cannot leave a file out
+        for path in ignore:
+            (tree / path).unlink(missing_ok=True)
+        ignore = None
+    started_at = time.time()
+    try:
+        result, report = run_tests(
+            command,
+            tree,
+            settings.timeout_s,
+            settings.space,
+            on_start=settings.on_start,
+            only=only,
+            ignore=ignore,
+            head=commit,
+        )
+    finally:
+        # What the tests left (a symlink to ~/.ssh in place of a source file, a FIFO)
+        # never reaches a prompt, a stage or a later round: selfforge reads this tree.
+        restore(tree, back_to)
+    return TestRun(result, report, started_at)
+
+
 def run_test_command(
     c: Candidate,
     j: Judge,
@@ -64,29 +150,15 @@ def run_test_command(
     commit: str | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
     """Run and journal a test command on the candidate's tree at ``commit`` (the
-    candidate's own unless told); the caller reports the step once it is judged."""
+    candidate's own unless told), or take the same run made ahead; the caller reports
+    the step once it is judged."""
     j.record.begin(name)
-    tree, commit = c.tree, commit or c.commit
-    restore(tree, commit)
-    if ignore and not is_pytest(command):  # a runner that cannot leave a file out
-        for path in ignore:
-            (tree / path).unlink(missing_ok=True)
-        ignore = None
-    try:
-        result, report = run_tests(
-            command,
-            tree,
-            j.directives.checks.timeout_s,
-            j.space,
-            on_start=j.record.on_start,
-            only=only,
-            ignore=ignore,
-            head=commit,
-        )
-    finally:
-        # What the tests left (a symlink to ~/.ssh in place of a source file, a FIFO)
-        # never reaches a prompt, a stage or a later round: selfforge reads this tree.
-        restore(tree, c.commit)
+    commit = commit or c.commit
+    ran = c.ahead.pop(run_key(c.tree, commit, command, only, ignore), None) if c.ahead else None
+    if ran is None:
+        settings = RunSettings(j.directives.checks.timeout_s, j.space, j.record.on_start)
+        ran = _run_on_tree(c.tree, commit, c.commit, command, settings, only, ignore)
+    result, report = ran.result, ran.report
     summary = report.summary() if report else {}
     j.record.check(
         c,
@@ -98,8 +170,66 @@ def run_test_command(
         result.output,
         summary,
         show=False,
+        started_at=ran.started_at,
     )
     return result, report
+
+
+class RunAhead:
+    """The full run of a test command on ``tree`` at ``commit``, started in a thread ahead
+    of its stage (a cold ``selfforge check``: while the base's suite runs in the baseline's
+    worktree). Only that thread touches ``tree`` until ``join``, and it journals nothing
+    (the journal's connection is the main thread's): the stage that asks for the same run
+    takes it from ``join`` and journals it. A run that raised is simply not there: the
+    stage runs it again and says why. ``cancel`` kills it (an error in the main thread)."""
+
+    def __init__(
+        self, tree: Path, commit: str, back_to: str, command: str, timeout_s: float,
+        space: CheckSpace,
+    ) -> None:  # fmt: skip
+        self.key = run_key(tree, commit, command)
+        self._run: TestRun | None = None
+        self._group: int | None = None
+        self._cancelled = False
+        self._lock = threading.Lock()
+        settings = RunSettings(timeout_s, space, self._started)
+        work = (tree, commit, back_to, command, settings)
+        self._thread = threading.Thread(
+            target=self._work, args=work, name="selfforge-ahead", daemon=True
+        )
+        self._thread.start()
+
+    def _work(self, *work: object) -> None:
+        with contextlib.suppress(Exception):
+            self._run = _run_on_tree(*work)  # type: ignore[arg-type]
+
+    def _started(self, group: int | None) -> None:
+        with self._lock:
+            self._group = group
+            if group and self._cancelled:  # cancelled while it was starting
+                _kill(group)
+
+    def join(self) -> dict[RunKey, TestRun]:
+        self._thread.join()
+        return {self.key: self._run} if self._run is not None and not self._cancelled else {}
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._group:
+                _kill(self._group)
+        self._thread.join()
+
+
+def _kill(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
+
+
+def can_run_ahead(command: str, tree: Path) -> bool:
+    """May this command's run share the machine with the base's? Not cargo's: a check's
+    copy of the target dir the base's build is writing could be torn (buildcache.py)."""
+    return not ((tree / "Cargo.toml").is_file() and "cargo" in command)
 
 
 def focused_tests(
