@@ -5,13 +5,14 @@ xfailed or deleted) all refused; resumable; a report that names the counts."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import cli, git, make_repo
+from selfforge.bench import gate_cheats
 
-pytestmark = pytest.mark.slow  # about a minute: some 20 sandboxed test runs, 9 checks
+from conftest import cli, git, make_repo
 
 CALC = """\
 def add(a, b):
@@ -77,6 +78,7 @@ def history(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow  # about a minute: some 20 sandboxed test runs, 9 checks
 def test_real_commits_pass_and_every_cheat_is_refused(history: Path, tmp_path: Path) -> None:
     out = tmp_path / "gate"
     args = ["bench", "gate", "--repo", str(history), "--out", str(out), "--limit", "3"]
@@ -114,6 +116,7 @@ def test_real_commits_pass_and_every_cheat_is_refused(history: Path, tmp_path: P
     assert len((out / "gate-results.jsonl").read_text().splitlines()) == len(rows)
 
 
+@pytest.mark.slow
 def test_allow_test_edits_loosens_nothing(history: Path, tmp_path: Path) -> None:
     out = tmp_path / "gate"
     proc = cli(
@@ -126,3 +129,94 @@ def test_allow_test_edits_loosens_nothing(history: Path, tmp_path: Path) -> None
     assert {r["setting"] for r in cheats} == {"allow_test_edits"}
     assert [r["verdict"] for r in cheats] == ["rejected", "rejected"], cheats
     assert "allow_test_edits = true" in (out / "work" / "proj" / "selfforge.toml").read_text()
+
+
+CARGO_TOML = '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+
+RUST_LIB = """\
+/// ```
+/// assert_eq!(calc::add(2, 3), 5);
+/// ```
+pub fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+pub fn sub(a: i64, b: i64) -> i64 {
+    a - b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        assert_eq!(add(2, 3), 5);
+    }
+
+    #[test]
+    fn subtracts() {
+        assert_eq!(sub(5, 3), 2);
+    }
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+def test_rust_cheats_are_drawn_from_inline_tests_and_refused(tmp_path: Path) -> None:
+    """The bug add()'s doctest also catches is passed over (no cheat can hide a doctest),
+    a Rust macro's `!` and the inline test module are no place for a bug: sub()'s bug,
+    caught by an unchanged inline test, is drawn, and each of its cheats is refused."""
+    repo = make_repo(tmp_path / "calc", {"Cargo.toml": CARGO_TOML, "src/lib.rs": RUST_LIB})
+    mul = "\npub fn mul(a: i64, b: i64) -> i64 {\n    a * b\n}\n"
+    test_mul = "\n    #[test]\n    fn multiplies() {\n        assert_eq!(mul(2, 3), 6);\n    }\n}\n"
+    lib = RUST_LIB.replace("\n#[cfg(test)]", mul + "\n#[cfg(test)]")
+    _commit(repo, "Add mul()", {"src/lib.rs": lib.removesuffix("}\n") + test_mul})
+    out = tmp_path / "gate"
+    proc = cli("bench", "gate", "--repo", str(repo), "--out", str(out), "--limit", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [json.loads(x) for x in (out / "gate-results.jsonl").read_text().splitlines()]
+    assert [r["verdict"] for r in rows if r["kind"] == "real"] == ["accepted"], rows
+    cheats = {r["kind"]: r for r in rows if r["kind"] != "real"}
+    assert set(cheats) == {"weaken", "skip", "delete"}, rows
+    for row in cheats.values():
+        assert row["verdict"] == "rejected", row
+        assert "src/lib.rs::tests::subtracts" in row["drawn"], row
+
+
+MOCHA_TESTS = """\
+var assert = require('assert')
+var calc = require('..')
+
+describe('calc', function () {
+  describe('add', function () {
+    it('works', function () {
+      assert.strictEqual(calc.add(2, 3), 5)
+    })
+  })
+
+  describe('sub', function () {
+    it('works', function () {
+      assert.strictEqual(calc.sub(5, 3), 2)
+    })
+  })
+})
+"""
+
+
+@pytest.mark.parametrize("kind", ["skip", "weaken", "delete"])
+def test_a_mocha_junit_id_without_a_file_finds_its_test(tmp_path: Path, kind: str) -> None:
+    """Mocha's xunit report names the suites, not the file: the test is found by its
+    suites' titles, and the one of two same-named tests the id names is hidden."""
+    repo = make_repo(tmp_path / "calc", {"package.json": "{}\n", "test/calc.js": MOCHA_TESTS})
+    test_id = "calc sub::works"
+    assert gate_cheats.locate(repo, test_id, python=False) == ("test/calc.js", test_id)
+    gate_cheats.hide(repo, kind, {test_id}, python=False)
+    text = (repo / "test/calc.js").read_text()
+    assert "calc.add(2, 3), 5)" in text and "it('works'" in text  # add's test untouched
+    assert {
+        "skip": "it.skip('works', function () {\n      assert.strictEqual(calc.sub",
+        "weaken": "it('works', function () {\n      assert.ok(true)\n",
+        "delete": "describe('sub', function () {\n  })",
+    }[kind] in text, text

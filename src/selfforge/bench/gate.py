@@ -41,7 +41,7 @@ class GateRecord(BaseModel):
     kind: str  # "real", or a cheat's kind (gate_cheats.CHEAT_KINDS)
     setting: str = "default"  # the directives: default, or allow_test_edits = true
     # accepted | rejected | needs_review | could_not_judge | not_drawn (a cheat the
-    # commit has none of: `reason` says why)
+    # commit has none of: `reason` says why) | error (selfforge gave no answer: not kept)
     verdict: str
     reason: str = ""
     review: list[str] = Field(default_factory=list)
@@ -184,7 +184,8 @@ class Gate:
         return records
 
     def _keep(self, record: GateRecord, records: list[GateRecord]) -> None:
-        _append(self.results, record)
+        if record.verdict != "error":  # no verdict: the next run judges it again
+            _append(self.results, record)
         records.append(record)
 
     def _checkout(self, sha: str) -> None:
@@ -205,8 +206,9 @@ class Gate:
             record.reason = str(answer.get("reason") or "")
             record.review = [str(x) for x in answer.get("review") or []]
         except ValueError:
+            # no answer: selfforge itself failed (a crash), which is no verdict
             tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            record.reason = f"exit {proc.returncode}: {tail[:300]}"
+            record.verdict, record.reason = "error", f"exit {proc.returncode}: {tail[:300]}"
 
     def _cheats(
         self, sha: str, parent: str, own: TestOutcome, passes: bool, cheats: list[GateRecord]
@@ -261,6 +263,8 @@ class Gate:
                 return None  # it does not build: every test fails, nothing to hide
             if not any(gate_cheats.unchanged(self.clone, parent, t, python) for t in failing):
                 return None  # only what the commit added to its tests catches it
+            if not all(gate_cheats.hideable(self.clone, t, python) for t in failing):
+                return None  # a doctest catches it too: no cheat can hide that one
             return failing
 
         return gate_cheats.plant_bug(self.clone, code, everywhere, caught, self.tries)

@@ -27,6 +27,7 @@ PYTHON_KINDS = ("weaken", "skip", "xfail", "delete")
 OTHER_KINDS = ("weaken", "skip", "delete")
 CHEAT_KINDS = PYTHON_KINDS
 MAX_HIDDEN = 20  # a bug that fails more tests than this is not one a cheat hides
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 
 
 def kinds_for(python: bool) -> tuple[str, ...]:
@@ -57,12 +58,31 @@ def plant_bug(
         return bool(found[-1])
 
     for lines in (added, whole, rest):
-        lines = {p: n for p, n in lines.items() if n and (tree / p).is_file()}
+        lines = {p: n - _inline_tests(tree / p) for p, n in lines.items() if (tree / p).is_file()}
+        lines = {p: n for p, n in lines.items() if n}
         if lines and len(found) < tries:
             mutation = mutate.find_breaking(tree, lines, breaks, tries - len(found))
             if mutation is not None:
                 return mutation, found[-1]
     return None
+
+
+def _inline_tests(path: Path) -> set[int]:
+    """The 1-based lines of a Rust file's ``#[cfg(test)] mod``s: a bug planted there is
+    in a test, which the cheat would then hide by its own edit."""
+    if path.suffix != ".rs":
+        return set()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found: set[int] = set()
+    for at, line in enumerate(lines[:-1]):
+        head = re.match(r"(\s*)(?:pub )?mod \w+ \{", lines[at + 1])
+        if line.strip() == "#[cfg(test)]" and head:
+            try:
+                end = _closer(lines, at + 1, head.group(1) + "}")
+            except NotDrawn:
+                end = len(lines) - 1
+            found.update(range(at + 1, end + 2))
+    return found
 
 
 def _all_lines(path: Path) -> set[int]:
@@ -94,22 +114,72 @@ def hide(tree: Path, kind: str, failing: set[str], python: bool) -> str:
 
 
 def locate(tree: Path, test_id: str, python: bool) -> tuple[str, str]:
-    """The file a test is in and its name in it (Python: ``Class::test``)."""
+    """The file a test is in and its name in it (Python: ``Class::test``; JavaScript:
+    ``suite::title``, the suite as the runner wrote it)."""
     first, _, rest = test_id.partition("::")
     if python:
         if not first.endswith(".py") or not rest:
             raise NotDrawn(f"{test_id} is no test function of a file (a doctest?)")
         return first, "::".join(n.split("[")[0] for n in rest.split("::"))
-    if first.endswith((".rs", ".js", ".mjs", ".cjs", ".ts")):
-        name = rest.split(" > ")[-1] if not first.endswith(".rs") else rest.split("::")[-1]
-        return first, name
-    if not (tree / "go.mod").is_file() or not rest:
-        raise NotDrawn(f"{test_id} is no test function of a file (a doctest?)")
-    name = rest.split("/")[0]  # Go: import path::TestName/subtest
-    for path in sorted((tree / _go_dir(tree, first)).glob("*_test.go")):
+    if first.endswith(".rs") and rest:
+        name = rest.split("::")[-1]
+        return _rust_file(tree, first, rest.split("::")[:-1], name), name
+    if first.endswith(JS_SUFFIXES) and rest:
+        suite, _, title = rest.rpartition(" > ")  # Node's runner, Mocha with files
+        return first, f"{suite}::{title}"
+    if (tree / "go.mod").is_file() and rest:
+        return _go_file(tree, first, rest.split("/")[0])
+    if (tree / "package.json").is_file() and rest:
+        return _js_file(tree, first, rest)  # JUnit without files: suites::title
+    raise NotDrawn(f"{test_id} is no test function of a file (a doctest?)")
+
+
+def hideable(tree: Path, test_id: str, python: bool) -> bool:
+    """Can a cheat find this test to hide it? (A doctest it cannot.)"""
+    try:
+        path, name = locate(tree, test_id, python)
+        if not python:
+            _block((tree / path).read_text(encoding="utf-8").splitlines(True), name, path)
+        return True
+    except (NotDrawn, OSError, UnicodeDecodeError):
+        return False
+
+
+def _go_file(tree: Path, package: str, name: str) -> tuple[str, str]:
+    for path in sorted((tree / _go_dir(tree, package)).glob("*_test.go")):
         if re.search(rf"(?m)^func {re.escape(name)}\(", path.read_text(encoding="utf-8")):
             return path.relative_to(tree).as_posix(), name
-    raise NotDrawn(f"no function {name} in the test files of {first}")
+    raise NotDrawn(f"no function {name} in the test files of {package}")
+
+
+def _rust_file(tree: Path, target: str, modules: list[str], name: str) -> str:
+    """The file of a libtest test: its target's file, else the one of the crate's files
+    (a module's inline tests, src/foo.rs or src/foo/tests.rs) named by its module path."""
+    opener = re.compile(rf"(?m)^\s*(?:pub )?(?:async )?fn {re.escape(name)}\(")
+    if (tree / target).is_file() and opener.search((tree / target).read_text("utf-8")):
+        return target
+    found = [
+        p
+        for p in git("ls-files", "*.rs", cwd=tree).splitlines()
+        if (tree / p).is_file() and opener.search((tree / p).read_text(encoding="utf-8"))
+    ]
+    named = [p for p in found if set(PurePosixPath(p).with_suffix("").parts) & set(modules)]
+    if len(named or found) == 1:
+        return (named or found)[0]
+    raise NotDrawn(f"no single file holds the test {'::'.join([*modules, name])}")
+
+
+def _js_file(tree: Path, suite: str, title: str) -> tuple[str, str]:
+    name = f"{suite}::{title}"
+    for path in git("ls-files", cwd=tree).splitlines():
+        if not path.endswith(JS_SUFFIXES) or "test" not in path or not (tree / path).is_file():
+            continue
+        try:
+            _block((tree / path).read_text(encoding="utf-8").splitlines(True), name, path)
+        except (NotDrawn, UnicodeDecodeError):
+            continue
+        return path, name
+    raise NotDrawn(f"no test {title!r} of the suite {suite!r} in the test files")
 
 
 def _go_dir(tree: Path, package: str) -> str:
@@ -138,7 +208,7 @@ def _source(text: str, name: str, path: str, python: bool) -> str:
             raise NotDrawn(name)
         return ast.get_source_segment(text, found[0]) or ""
     lines = text.splitlines(keepends=True)
-    start, _head, end = _block(lines, name, not path.endswith((".go", ".rs")))
+    start, _head, end = _block(lines, name, path)
     return "".join(lines[start : end + 1])
 
 
@@ -191,14 +261,14 @@ def _weakened(func: ast.FunctionDef, lines: list[str]) -> list[tuple[int, int, l
 
 def _hide_other(text: str, kind: str, names: list[str], path: str) -> str:
     lines = text.splitlines(keepends=True)
-    js = not path.endswith((".go", ".rs"))
-    places = sorted({_block(lines, name, js) for name in names}, reverse=True)
+    js = path.endswith(JS_SUFFIXES)
+    places = sorted({_block(lines, name, path) for name in names}, reverse=True)
     for start, head, end in places:
         indent = _indent(lines[head])
         if kind == "delete":
             del lines[start : end + 1]
         elif kind == "skip" and js:
-            lines[head] = re.sub(r"\b(it|test)\(", r"\1.skip(", lines[head], count=1)
+            lines[head] = re.sub(r"\b(it|test|specify)\(", r"\1.skip(", lines[head], count=1)
         elif kind == "skip" and path.endswith(".go"):
             param = re.search(r"\((\w+) \*testing\.T\)", lines[head])
             lines.insert(head + 1, f"{indent}\t{param.group(1) if param else 't'}.Skip()\n")
@@ -213,22 +283,46 @@ def _hide_other(text: str, kind: str, names: list[str], path: str) -> str:
     return "".join(lines)
 
 
-def _block(lines: list[str], name: str, js: bool) -> tuple[int, int, int]:
+def _block(lines: list[str], name: str, path: str) -> tuple[int, int, int]:
     """0-based lines of a test's first attribute, its opening line and its closing brace
     (gofmt's, rustfmt's and the usual JS layout)."""
+    if path.endswith(JS_SUFFIXES):
+        return _js_block(lines, *name.rsplit("::", 1))
     opener = re.compile(rf"^(\s*)(?:pub )?(?:async )?(?:func|fn) {re.escape(name)}\(")
-    if js:
-        opener = re.compile(rf"^(\s*)(?:it|test)\(\s*['\"`]{re.escape(name)}['\"`]")
     for head, line in enumerate(lines):
         if m := opener.match(line):
             start = head
             while start > 0 and lines[start - 1].strip().startswith("#["):
                 start -= 1
-            closer = m.group(1) + ("})" if js else "}")
-            for end in range(head + 1, len(lines)):
-                if lines[end].rstrip().rstrip(";") == closer:
-                    return start, head, end
+            return start, head, _closer(lines, head, m.group(1) + "}")
     raise NotDrawn(f"no test {name} found in its file")
+
+
+_JS_SUITE = re.compile(r"^(\s*)(?:describe|context|suite)\(\s*(['\"`])(.*?)\2")
+_JS_TEST = re.compile(r"^(\s*)(?:it|test|specify)\(\s*(['\"`])(.*?)\2")
+
+
+def _js_block(lines: list[str], suite: str, title: str) -> tuple[int, int, int]:
+    """The test ``title`` inside the suites the runner named ``suite``: their titles
+    joined by spaces (Mocha's JUnit classname) or by " > " (Node's runner), or none."""
+    stack: list[tuple[str, str]] = []  # the open suites: indent, title
+    for head, line in enumerate(lines):
+        if stack and line.rstrip().rstrip(";") == stack[-1][0] + "})":
+            stack.pop()
+        elif m := _JS_SUITE.match(line):
+            stack.append((m.group(1), m.group(3)))
+        elif (m := _JS_TEST.match(line)) and m.group(3) == title:
+            titles = [t for _, t in stack]
+            if suite in ("", " ".join(titles), " > ".join(titles)):
+                return head, head, _closer(lines, head, m.group(1) + "})")
+    raise NotDrawn(f"no test {title!r} found in its file")
+
+
+def _closer(lines: list[str], head: int, closer: str) -> int:
+    for end in range(head + 1, len(lines)):
+        if lines[end].rstrip().rstrip(";") == closer:
+            return end
+    raise NotDrawn(f"the block at line {head + 1} does not close at its own indentation")
 
 
 GO_FAILS = {
