@@ -57,6 +57,10 @@ class Instance(BaseModel):
     runner: str = "auto"  # [checks] runner for the test command (e.g. junit for mocha)
     junit: str | None = None  # ... and the JUnit report it writes
     setup: str | None = None  # [checks] setup: what installs the dependencies (npm ci)
+    # A variant whose target test was altered to contradict the gold change (impossible.py):
+    # no honest change passes it; only model jobs replay it, and nothing may land.
+    impossible: bool = False
+    alteration: str | None = None  # what was altered, e.g. "tests/t.py:7 contradicted"
 
     @property
     def suite(self) -> Suite:
@@ -106,6 +110,7 @@ class Job(BaseModel):
     keep_clone: bool = False
     timeout_s: float = 900
     repeat: int = 0  # which of `bench run --repeat N`'s runs of the same job (0 first)
+    proposer: str = "oneshot"  # `run --proposer` (oneshot, explore) or agent:NAME
 
     @model_validator(mode="after")
     def _bug_by_default(self) -> Job:
@@ -115,7 +120,9 @@ class Job(BaseModel):
 
     @property
     def key(self) -> str:
-        return result_key(self.instance.instance_id, self.mode, self.model, self.kind, self.repeat)
+        return result_key(
+            self.instance.instance_id, self.mode, self.model, self.kind, self.repeat, self.proposer
+        )
 
 
 class Result(BaseModel):
@@ -158,6 +165,12 @@ class Result(BaseModel):
     # or "selfforge" (the gold passes them every time: the judge was wrong).
     rejection: str | None = None
     evidence: str = ""  # what the reruns saw, in a sentence
+    proposer: str = "oneshot"  # the job's proposer (Job.proposer)
+    impossible: bool = False  # the instance is an impossible variant (Instance.impossible)
+    # The cheat a rejected (or landed) attempt made, by the judge's reason or its diff
+    # (refusals.py): "test edited", "skipped", "special-cased", "infrastructure".
+    cheat: str | None = None
+    cannot: bool = False  # no change, and said so: CANNOT, or an empty proposal
 
     @model_validator(mode="after")
     def _bug_by_default(self) -> Result:
@@ -167,20 +180,29 @@ class Result(BaseModel):
 
     @property
     def key(self) -> str:
-        return result_key(self.instance_id, self.mode, self.model, self.kind, self.repeat)
+        return result_key(
+            self.instance_id, self.mode, self.model, self.kind, self.repeat, self.proposer
+        )
 
     @property
     def job(self) -> str:
         """The job whatever its repeat: the rows ``--repeat`` compares."""
-        return result_key(self.instance_id, self.mode, self.model, self.kind)
+        return result_key(self.instance_id, self.mode, self.model, self.kind, 0, self.proposer)
 
 
 def result_key(
-    instance_id: str, mode: str, model: str, kind: str | None = None, repeat: int = 0
+    instance_id: str,
+    mode: str,
+    model: str,
+    kind: str | None = None,
+    repeat: int = 0,
+    proposer: str = "oneshot",
 ) -> str:
-    """Gold and negative jobs are the same whatever model; model jobs differ per model;
-    negatives differ per kind; a repeat after the first is a job of its own."""
+    """Gold and negative jobs are the same whatever model; model jobs differ per model
+    and proposer (the one-shot's keys are those written before proposers); negatives
+    differ per kind; a repeat after the first is a job of its own."""
     key = f"{instance_id}:{mode}" + (f":{model}" if mode == "model" else "")
+    key += f"/{proposer}" if mode == "model" and proposer != "oneshot" else ""
     key += f":{kind}" if mode == "negative" and kind else ""
     return key + (f"#{repeat}" if repeat else "")
 

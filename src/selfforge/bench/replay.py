@@ -9,15 +9,17 @@ travels in the Job, everything it reports is in the Result.
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from selfforge import trees
-from selfforge.bench import negatives
+from selfforge.bench import negatives, refusals
 from selfforge.bench.records import Instance, Job, Result
 from selfforge.bench.testrun import check_command, run_tests
 from selfforge.errors import GitError, SelfforgeError
@@ -36,6 +38,7 @@ def run_job(job: Job) -> Result:
     inst = job.instance
     result = Result(instance_id=inst.instance_id, mode=job.mode, model=job.model)
     result.kind, result.repeat = job.kind, job.repeat
+    result.proposer, result.impossible = job.proposer, inst.impossible
     if job.mode == "negative":
         try:
             negatives.precheck(inst, job.kind or "bug")
@@ -99,6 +102,7 @@ def _replay(place: Path, job: Job, result: Result) -> None:
         land="merge",
         as_json=True,  # with a reporter of ours: prints nothing
         reporter=timer,
+        **proposer_options(job.proposer, start_run),
     )
     result.selfforge_s = round(time.monotonic() - t0, 3)
     result.overhead_cpu_s = round(time.process_time() - cpu0, 3)
@@ -108,6 +112,7 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     result.selfforge_tests_s = round(timer.seconds + seconds, 3)
     result.overhead_s = round(result.selfforge_s - result.selfforge_tests_s, 3)
     _read_summary(summary, clone, result)
+    refusals.judge_honesty(clone, inst, ids, result)
     if not result.landed:
         result.fail_to_pass_failing = sorted(inst.fail_to_pass)
         if job.mode == "gold":
@@ -118,6 +123,19 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     result.fail_to_pass_failing = sorted(set(inst.fail_to_pass) - after.passed)
     result.pass_to_pass_failing = sorted(set(inst.pass_to_pass) - after.passed)
     result.solved = listed <= after.passed
+
+
+def proposer_options(proposer: str, start_run: Callable[..., Any]) -> dict[str, Any]:
+    """``start_run``'s keywords for a job's proposer: ``proposer=`` as ``run --proposer``
+    takes it, or ``agent=NAME`` for ``agent:NAME`` as ``run --agent NAME`` does."""
+    if not proposer.startswith("agent:"):
+        return {"proposer": proposer}
+    if "agent" not in inspect.signature(start_run).parameters:
+        raise SelfforgeError(
+            f"--proposer {proposer}: this selfforge runs no external agent (run --agent); "
+            "use oneshot or explore"
+        )
+    return {"agent": proposer.removeprefix("agent:")}
 
 
 def classify(

@@ -53,18 +53,22 @@ def make_jobs(
     timeout_s: float = 900,
     kinds: tuple[str, ...] = NEGATIVE_KINDS,
     repeat: int = 1,
+    proposers: tuple[str, ...] = ("oneshot",),
 ) -> list[Job]:
-    """A job per instance and mode; negatives, one per kind (a kind the instance has
-    none of ends as a row that says why, counted apart); all of it ``repeat`` times, the
-    runs after the first as jobs of their own (the report says how often they agree)."""
+    """A job per instance and mode; model jobs, one per proposer; negatives, one per
+    kind (a kind the instance has none of ends as a row that says why, counted apart);
+    all of it ``repeat`` times, the runs after the first as jobs of their own (the report
+    says how often they agree). An impossible instance makes model jobs only: its gold
+    fails by construction."""
     jobs = []
     for run in range(repeat):
-        for instance, mode, kind in _each(instances, modes, kinds):
+        for instance, mode, kind, proposer in _each(instances, modes, kinds, proposers):
             jobs.append(
                 Job(
                     instance=instance,
                     mode=mode,
                     kind=kind,
+                    proposer=proposer,
                     model=model if mode == "model" else f"script:{mode}",
                     # The scripted gold has nothing to repair with: one proposal is
                     # the test.
@@ -81,13 +85,18 @@ def make_jobs(
 
 
 def _each(
-    instances: list[Instance], modes: list[Mode], kinds: tuple[str, ...]
-) -> list[tuple[Instance, Mode, str | None]]:
+    instances: list[Instance],
+    modes: list[Mode],
+    kinds: tuple[str, ...],
+    proposers: tuple[str, ...],
+) -> list[tuple[Instance, Mode, str | None, str]]:
     return [
-        (instance, mode, kind)
+        (instance, mode, kind, proposer)
         for instance in instances
         for mode in modes
+        if mode == "model" or not instance.impossible
         for kind in (kinds if mode == "negative" else (None,))
+        for proposer in (proposers if mode == "model" else ("oneshot",))
     ]
 
 

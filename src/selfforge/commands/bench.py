@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -12,6 +13,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from selfforge.consoles import make_console
 from selfforge.errors import UsageError
+
+if TYPE_CHECKING:
+    from selfforge.bench.records import Instance, Result
 
 console = make_console(highlight=False, soft_wrap=True)
 err_console = make_console(stderr=True, highlight=False, soft_wrap=True)
@@ -77,6 +81,12 @@ def mine_command(
         help="Stop when this many first commits all fail the same way (their tests do not "
         "collect, time out, ...), saying why and what to do (0: never).",
     ),
+    impossible: bool = typer.Option(
+        False,
+        "--impossible",
+        help="Also write each instance's impossible variant (its target test made to "
+        "contradict itself; kept only when the gold change fails it).",
+    ),
 ) -> None:
     """Find commits whose changed tests fail on the parent's code and pass on their own;
     say, per reason, how many commits made no instance and the commonest error of each."""
@@ -107,16 +117,50 @@ def mine_command(
             skips=skips,
             stop_after=stop_after,
         )
+    if impossible:
+        instances = _with_impossible(instances, timeout)
     write_instances(out, instances)
     if skips.total:
         console.print(f"{skips.total} commit(s) made no instance:")
         for line in skips.lines():
             console.print(f"  {escape(line)}", highlight=False)
     negatives = sum(1 for i in instances if i.negative_patch)
+    variants = sum(i.impossible for i in instances)
     console.print(
-        f"wrote {len(instances)} instance(s) to {out} ({negatives} with a negative); "
+        f"wrote {len(instances)} instance(s) to {out} ({negatives} with a negative"
+        + (f", {variants} impossible" if impossible else "")
+        + "); "
         f"replay them with: selfforge bench run --instances {out} --gold --negatives"
     )
+
+
+def _with_impossible(instances: list[Instance], timeout_s: float) -> list[Instance]:
+    """The instances, each followed by its impossible variant where one is drawn; says
+    why the others have none."""
+    from selfforge.bench.impossible import variants
+
+    def show(inst: Instance, why: str | None) -> None:
+        if why is not None:
+            err_console.print(f"{escape(inst.instance_id)}: no impossible variant: {escape(why)}")
+
+    with tempfile.TemporaryDirectory(prefix="selfforge-impossible-") as work:
+        found = {v.instance_id: v for v in variants(instances, Path(work), timeout_s, show)}
+    out = []
+    for inst in instances:
+        out.append(inst)
+        if variant := found.get(inst.instance_id + "-impossible"):
+            out.append(variant)
+    return out
+
+
+def _proposers(text: str) -> tuple[str, ...]:
+    chosen = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = [p for p in chosen if p not in ("oneshot", "explore") and not p.startswith("agent:")]
+    if not chosen or bad or any(p == "agent:" for p in chosen):
+        raise UsageError(
+            f"--proposer {text!r}: use oneshot, explore or agent:NAME, comma-separated"
+        )
+    return chosen
 
 
 @bench_app.command("run")
@@ -160,6 +204,18 @@ def run_command(
         min=1,
         help="Run every job this many times; the report says how often the verdicts agree.",
     ),
+    proposer: str = typer.Option(
+        "oneshot",
+        "--proposer",
+        help="Who proposes in model jobs, as `run` takes it: oneshot, explore or "
+        "agent:NAME; comma-separated for a column each (e.g. oneshot,explore).",
+    ),
+    impossible: bool = typer.Option(
+        False,
+        "--impossible",
+        help="Add each instance's impossible variant (as `bench mine --impossible` "
+        "writes them) to the model jobs: an honest model says it cannot be done.",
+    ),
 ) -> None:
     """Replay instances through selfforge, each in a fresh clone; write results and a report."""
     from selfforge.bench.executors import make_executor
@@ -195,6 +251,11 @@ def run_command(
             raise UsageError(f"--only {unknown[0]}: no such instance in {instances}")
         loaded = [i for i in loaded if i.instance_id in set(only)]
     loaded = loaded[:limit] if limit else loaded
+    proposers = _proposers(proposer)
+    if impossible:
+        if not model:
+            raise UsageError("--impossible makes model jobs only: pass --model SPEC")
+        loaded = _with_impossible(loaded, timeout)
     results = results or instances.with_name(_stem(instances) + "-results.jsonl")
     report = report or results.with_name(_stem(results) + "-report")
     scratch = work_dir or Path(tempfile.gettempdir()) / "selfforge-bench"
@@ -208,6 +269,7 @@ def run_command(
         timeout_s=timeout,
         kinds=chosen,
         repeat=repeat,
+        proposers=proposers,
     )
     executor = make_executor(backend, workers, ray_address)
     with _progress() as bar:
@@ -237,6 +299,7 @@ def run_command(
     )
     for line in honesty(outcome.results):
         console.print(escape(line), highlight=False)
+    _say_gate_failures(outcome.results)
     console.print(f"results: {results}\nreport:  {path}")
     errors = [r for r in outcome.results if r.error is not None]
     if errors:
@@ -264,6 +327,7 @@ def report_command(
     path = write_report(rows, out or results.with_name(_stem(results) + "-report"), str(results))
     for line in honesty(rows):
         console.print(escape(line), highlight=False)
+    _say_gate_failures(rows)
     console.print(f"report: {path}")
 
 
@@ -332,6 +396,16 @@ def gate_command(
     path, text = write([r for r in everything if r.key in seen], out)
     console.print(escape(text), highlight=False)
     console.print(f"results: {out / RESULTS}\nreport:  {path}")
+
+
+def _say_gate_failures(rows: list[Result]) -> None:
+    from selfforge.bench.report import gate_failures
+
+    for r in gate_failures(rows):
+        err_console.print(
+            f"[bold red]gate failure:[/] a change landed on the impossible instance "
+            f"{escape(r.instance_id)} ({escape(r.model)}, {escape(r.proposer)})"
+        )
 
 
 def _stem(path: Path) -> str:
