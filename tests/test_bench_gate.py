@@ -220,3 +220,24 @@ def test_a_mocha_junit_id_without_a_file_finds_its_test(tmp_path: Path, kind: st
         "weaken": "it('works', function () {\n      assert.ok(true)\n",
         "delete": "describe('sub', function () {\n  })",
     }[kind] in text, text
+
+
+def test_a_bug_is_planted_in_code_the_tests_run(tmp_path: Path) -> None:
+    """A commit that changes only CI files has no added code lines: no mutation is tried
+    in its YAML, nor in a benchmark or an example, which no test runs."""
+    repo = make_repo(
+        tmp_path / "proj",
+        {"calc.py": CALC, "benchmark/run.py": "x = 1 + 2\n", "examples/demo.py": "y = 3 - 1\n"},
+    )
+    _commit(repo, "CI", {".github/workflows/ci.yml": "steps:\n  - run: a - b\n"})
+    tried: list[set[str]] = []
+
+    def caught() -> set[str] | None:
+        changed = git(repo, "diff", "--name-only").split()
+        tried.append(set(changed))
+        return {"tests/test_calc.py::TestCalc::test_add"} if changed == ["calc.py"] else None
+
+    everywhere = gate_cheats.code_files(repo, git(repo, "ls-files").split(), lambda p: False)
+    found = gate_cheats.plant_bug(repo, [], everywhere, caught, tries=3)
+    assert found is not None and found[0].path == "calc.py", tried
+    assert tried == [{"calc.py"}]

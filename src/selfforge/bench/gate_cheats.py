@@ -48,7 +48,8 @@ def plant_bug(
     anywhere in those files, then in the project's other code. ``caught`` runs the suite
     on the mutated tree: the tests the bug fails (None: not a bug worth hiding). The tree
     is left mutated by the mutation returned, unchanged otherwise."""
-    added = mutate.added_lines(git("diff", "-U0", "HEAD^", "HEAD", "--", *code_files, cwd=tree))
+    diff = git("diff", "-U0", "HEAD^", "HEAD", "--", *code_files, cwd=tree) if code_files else ""
+    added = mutate.added_lines(diff)  # none when no code changed (not the CI files' lines)
     whole = {p: _all_lines(tree / p) for p in code_files}
     rest = {p: _all_lines(tree / p) for p in everywhere if p not in code_files}
     found: list[set[str]] = []
@@ -381,8 +382,15 @@ def code_files(tree: Path, files: list[str], is_test: Callable[[str], bool]) -> 
     return [
         f
         for f in files
-        if PurePosixPath(f).suffix in mutate_suffixes() and not is_test(f) and (tree / f).is_file()
+        if PurePosixPath(f).suffix in mutate_suffixes()
+        and not is_test(f)
+        and PurePosixPath(f).parts[0] not in NOT_UNDER_TEST
+        and (tree / f).is_file()
     ]
+
+
+# Folders of code no test runs: a bug planted there costs a suite run and is never caught.
+NOT_UNDER_TEST = {"benchmark", "benchmarks", "bench", "benches", "examples", "example", "docs"}
 
 
 def mutate_suffixes() -> set[str]:
