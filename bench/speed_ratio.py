@@ -10,12 +10,18 @@ minutes:
     moved  the same after a commit of the user's since the last run (the common cold
            case: the baseline is not cached for the new tree; the state is kept)
     warm   the same for the next one-line change, the baseline cached by the last
+    check cold  `selfforge check --patch` of a one-line change on top of a commit of the
+           user's that no check measured (the baseline not cached): with two cores the
+           base's suite and the candidate's run at once
+    check warm  the same for another one-line change on that commit (the baseline cached
+           by the cold check)
 
 --samples times each (first, plain, warm, plain, moved, plain, first, ...: each judged
 change divided by the plain runs just before and after it), and prints the median ratios
 with every sample's, and the median time a judged change adds beyond its test runs (the
 ratio moves with the machine's speed; that time much less). Targets: warm <= 1.3x, cold
-(first, moved) <= 2.2x.
+(first, moved) <= 2.2x; for check on a suite of 2 s or more, on 2 cores, cold <= 1.5x,
+warm <= 1.2x. --kinds picks some of them (e.g. --kinds check-cold,check-warm).
 
     python bench/speed_ratio.py --repo CLONE [--test-cmd "python -m pytest -q"] [--runs 3]
         [--resident] [--own-directives]
@@ -54,9 +60,16 @@ IDENTITY = {
 }
 
 
-KINDS = ("first", "warm", "moved")
-LABELS = {"first": "cold, first", "warm": "warm", "moved": "cold, moved"}
-SUITES = {"first": 2, "warm": 1, "moved": 2}  # test-suite runs in a judged change of each
+KINDS = ("first", "warm", "moved", "check-cold", "check-warm")
+LABELS = {
+    "first": "cold, first",
+    "warm": "warm",
+    "moved": "cold, moved",
+    "check-cold": "check, cold",
+    "check-warm": "check, warm",
+}
+# test-suite runs in a judged change of each (a cold check's two may run at once)
+SUITES = {"first": 2, "warm": 1, "moved": 2, "check-cold": 2, "check-warm": 1}
 
 
 def _git(root: Path, *args: str) -> str:
@@ -170,6 +183,42 @@ def judged(
     return took, f"{outcome}, {where}; baseline: {' | '.join(baseline)[:90]}"
 
 
+def checked(
+    clone: Path, path: str, n: int, scratch: Path, env: dict[str, str] | None = None
+) -> tuple[float, str]:
+    """Wall time of `selfforge check --patch` judging one added comment line in ``path``
+    on top of HEAD (nothing lands, HEAD stays)."""
+    original = (clone / path).read_text()
+    (clone / path).write_text(original.replace("\n", f"\n# bench {n}\n", 1))
+    patch = scratch / f"change-{n}.patch"
+    patch.write_text(_git(clone, "diff"))
+    (clone / path).write_text(original)
+    command = [sys.executable, "-m", "selfforge", "check", "--repo", str(clone), "--json"]
+    started = time.monotonic()
+    proc = subprocess.run(
+        [*command, "--patch", str(patch)], capture_output=True, text=True, env=env
+    )
+    took = time.monotonic() - started
+    if proc.returncode != 0:  # a rejected change is no sample: say why
+        tail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+        sys.exit(f"check {n} ended with exit {proc.returncode}: {tail}")
+    steps = json.loads(proc.stdout)["steps"]
+    return took, "accepted; " + ", ".join(str(s["name"]) for s in steps)
+
+
+def sample(
+    kind: str, clone: Path, path: str, n: int, scratch: Path, env: dict[str, str] | None
+) -> tuple[float, str]:
+    """One judged change of ``kind``, its state set up first (not timed)."""
+    if kind == "first":
+        shutil.rmtree(clone / ".selfforge", ignore_errors=True)  # no state
+    elif kind in ("moved", "check-cold"):
+        user_commit(clone, n)
+    if kind.startswith("check"):
+        return checked(clone, path, n, scratch, env)
+    return judged(clone, path, n, scratch, env)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, required=True, help="a clone of the repository")
@@ -178,9 +227,13 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1, help="cold and warm changes each")
     parser.add_argument("--resident", action="store_true", help="through a resident selfforge")
     parser.add_argument("--own-directives", action="store_true", help="keep selfforge.toml")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="which judged changes")
     args = parser.parse_args()
-    ratios: dict[str, list[float]] = {kind: [] for kind in KINDS}
-    extra: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    kinds = [k for k in KINDS if k in args.kinds.split(",")]
+    if not kinds:
+        sys.exit(f"--kinds: give some of {', '.join(KINDS)}")
+    ratios: dict[str, list[float]] = {kind: [] for kind in kinds}
+    extra: dict[str, list[float]] = {kind: [] for kind in kinds}
     notes: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="sf-speed-") as tmp:
         clone, path = prepare(args.repo.resolve(), Path(tmp), args.test_cmd, args.own_directives)
@@ -191,13 +244,9 @@ def main() -> None:
             # machine's speed drifts by more than the overhead being measured.
             before, n = base, 0
             for _ in range(args.samples):
-                for kind in KINDS:
+                for kind in kinds:
                     n += 1
-                    if kind == "first":
-                        shutil.rmtree(clone / ".selfforge", ignore_errors=True)  # no state
-                    elif kind == "moved":
-                        user_commit(clone, n)
-                    took, notes[kind] = judged(clone, path, n, Path(tmp), env)
+                    took, notes[kind] = sample(kind, clone, path, n, Path(tmp), env)
                     after = plain(clone, args.test_cmd, 1)
                     suite = statistics.mean([before, after])
                     ratios[kind].append(took / suite)
@@ -212,14 +261,14 @@ def main() -> None:
     print(f"repository: {args.repo.name}; test command: {args.test_cmd}; edited: {path}; {how}")
     runs = f"median of {args.runs}, before {base:.2f}, after {after:.2f}"
     print(f"plain suite          {statistics.mean([base, after]):6.2f} s  ({runs})")
-    for kind in KINDS:
+    for kind in kinds:
         each = ", ".join(f"{r:.2f}" for r in ratios[kind])
         median = statistics.median(ratios[kind])
         print(f"judged, {LABELS[kind]:<12} {median:4.2f}x  (each: {each}; last: {notes[kind]})")
     # The ratio moves with the machine's speed; the time a judged change adds does not.
     suites = {1: "one suite", 2: "two suites"}
     beyond = ", ".join(
-        f"{LABELS[k]} +{statistics.median(extra[k]):.2f} s ({suites[SUITES[k]]})" for k in KINDS
+        f"{LABELS[k]} +{statistics.median(extra[k]):.2f} s ({suites[SUITES[k]]})" for k in kinds
     )
     print(f"beyond the test runs: {beyond}")
     print(f"load average  {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")

@@ -30,5 +30,8 @@ def test_the_speed_bench_measures_each_kind_of_judged_change(tmp_path: Path) -> 
         ratio = float(re.search(r"(\d+\.\d\d)x", line)[1])  # type: ignore[index]
         assert ratio > 1.0 and "accepted, landed" in line, line
     assert "cold, moved" in out and "baseline: tests: 3 collected" in out  # measured anew
+    for label in ("check, cold", "check, warm"):  # selfforge check of a patch, judged whole
+        line = next(line for line in out.splitlines() if line.startswith(f"judged, {label} "))
+        assert "accepted; " in line and "tests" in line, line
     assert re.search(r"warm \+-?\d+\.\d\d s \(one suite\)", out), out
     assert git(repo, "status", "--porcelain") == ""  # the bench works on a clone of its own
