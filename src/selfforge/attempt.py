@@ -149,7 +149,7 @@ class Attempt:
 
     def _rounds(self) -> AttemptResult:
         bundle = self.context()
-        if self.e.d.model.proposer == "explore":
+        if self.e.d.model.proposer == "explore" or self.e.d.model.agent:
             return self._explore_rounds(bundle)
         feedback, carried, reminded = "", "", False
         last: Verdict | None = None
@@ -178,11 +178,15 @@ class Attempt:
             self.round += 1
 
     def _explore_rounds(self, bundle: ContextBundle) -> AttemptResult:
-        """The exploring proposer (propose/explore.py): each round the model works in the
-        worktree until it stops, and what it changed there is the candidate."""
+        """The exploring proposer (propose/explore.py), or an outside agent's
+        (propose/external.py): each round it works in the worktree until it stops, and
+        what it changed there is the candidate."""
         from selfforge.propose.explore import Explorer
+        from selfforge.propose.external import AgentProposer
 
-        explorer, feedback, last = Explorer(self, bundle), "", None
+        explorer: Explorer | AgentProposer
+        explorer = AgentProposer(self) if self.e.d.model.agent else Explorer(self, bundle)
+        feedback, last = "", None
         while True:
             stop = explorer.run(feedback)
             applied = explorer.candidate()

@@ -113,6 +113,11 @@ class ModelSettings(_Section):
     explore_steps: int = Field(default=30, ge=1)  # model replies per round of exploring
     explore_seconds: float = Field(default=900, gt=0)  # wall time per round of exploring
     explore_command_s: float = Field(default=60, gt=0)  # one command's timeout
+    # An outside coding agent as the proposer, run in the proposer sandbox: mini, aider,
+    # claude, codex, gemini or "cmd:COMMAND" (propose/agents.py; docs/guides/agents.md).
+    agent: str | None = None
+    agent_model: str | None = None  # the agent's model spec; None: the run's, else its own
+    agent_seconds: float = Field(default=1800, gt=0)  # wall time of one agent run
 
 
 class Roles(_Section):

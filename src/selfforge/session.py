@@ -49,6 +49,7 @@ def start_run(
     parallel: int = 1,
     backend: str = "pool",
     proposer: str | None = None,
+    agent: str | None = None,
 ) -> dict[str, Any]:
     """Run the loop as ``selfforge run`` does; return the JSON summary.
 
@@ -67,7 +68,7 @@ def start_run(
         load_directives(ws.root), goals=goals, max_repairs=max_repairs, land=land
     )
     d = loaded.directives
-    check_proposer(loaded, proposer, parallel=parallel, no_sandbox=no_sandbox)
+    check_proposer(loaded, proposer, parallel=parallel, no_sandbox=no_sandbox, agent=agent)
     if loaded.path is None:
         _use_detected_checks(loaded, ws, quiet)
     if not d.goals.items:
@@ -214,22 +215,36 @@ def apply_overrides(
 
 
 def check_proposer(
-    loaded: LoadedDirectives, proposer: str | None, *, parallel: int, no_sandbox: bool
+    loaded: LoadedDirectives,
+    proposer: str | None,
+    *,
+    parallel: int,
+    no_sandbox: bool,
+    agent: str | None = None,
 ) -> None:
-    """``--proposer`` over [model] proposer; the exploring proposer runs the model's
-    commands, so only in the sandbox, and one candidate per cycle."""
+    """``--proposer`` over [model] proposer, ``--agent`` over [model] agent; the
+    exploring proposer and an agent run commands, so only in the sandbox, and one
+    candidate per cycle; an agent's program must be there before the run starts."""
     model = loaded.directives.model
     if proposer is not None:
         if proposer not in ("oneshot", "explore"):
             raise UsageError(f"--proposer {proposer!r}: use oneshot or explore")
         model.proposer = proposer  # type: ignore[assignment]
-    if model.proposer != "explore":
+    model.agent = agent if agent is not None else model.agent
+    if model.agent:
+        from selfforge.propose.agents import adapter_for
+
+        adapter_for(model.agent).locate()
+        if model.proposer == "explore":
+            raise UsageError("--agent proposes instead of --proposer explore: give one of them")
+    elif model.proposer != "explore":
         return
+    what = f"the agent {model.agent}" if model.agent else "the exploring proposer"
     if parallel > 1:
-        raise UsageError("--proposer explore makes one candidate per cycle; drop --parallel")
+        raise UsageError(f"{what} makes one candidate per cycle; drop --parallel")
     if no_sandbox or loaded.directives.sandbox.mode == "off":
         raise UsageError(
-            "the exploring proposer runs the model's commands only in the sandbox: drop "
+            f"{what} runs commands only in the sandbox: drop "
             '--no-sandbox / [sandbox] mode = "off", or use --proposer oneshot'
         )
 

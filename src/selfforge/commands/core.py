@@ -119,6 +119,12 @@ def run(
         help="oneshot (one call answers with edits) or explore (the model runs commands in "
         "the sandbox, then edits); default: [model] proposer.",
     ),
+    agent: str = typer.Option(
+        None,
+        "--agent",
+        help="A coding agent proposes, in the proposer sandbox: mini, aider, claude, codex, "
+        'gemini or "cmd:COMMAND {task_file}"; default: [model] agent.',
+    ),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="No live view and no line per step; the summary only."
     ),
@@ -144,6 +150,7 @@ def run(
         parallel=parallel,
         backend=backend,
         proposer=proposer,
+        agent=agent,
     )
 
 

@@ -99,9 +99,11 @@ def run_command(
     on_start: object = None,
     channel: Channel | None = None,
     head: str | None = None,
+    binds: tuple[sandbox.Bind, ...] = (),
 ) -> CommandResult:
     """Run a shell command on the tree ``cwd``; ``head`` is the commit the tree holds.
-    A ``channel``'s secret descriptor is passed on (to selfforge's plugin)."""
+    A ``channel``'s secret descriptor is passed on (to selfforge's plugin); ``binds``
+    are mounts beyond the check's own (an agent proposer's configuration folder)."""
     with contextlib.ExitStack() as stack:
         caches = buildcache.for_check(space, cwd, command, check_git.scratch_dir(cwd))
         stack.callback(caches.remove)
@@ -111,7 +113,7 @@ def run_command(
             argv = ["/bin/sh", "-c", command]
             if not sandbox.inside():
                 policy = check_policy(space, cwd, command, channel, head)
-                policy = dataclasses.replace(policy, binds=(*policy.binds, *caches.binds))
+                policy = dataclasses.replace(policy, binds=(*policy.binds, *caches.binds, *binds))
                 prelude = check_git.prelude(policy.binds) + caches.prelude
                 argv = sandbox.bwrap_argv(policy, ["/bin/sh", "-c", prelude + command], cwd)
         else:

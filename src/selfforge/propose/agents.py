@@ -1,0 +1,413 @@
+"""Coding agents as proposers (``run --agent NAME``): one small adapter per agent.
+
+An adapter says how to start the agent on a task without a person (its command line),
+how to point it at a model (the variables and options for the endpoint and key), which
+of the user's home folders hold its own configuration (shown in the proposer sandbox,
+read-only, or as a copy it may write and that is thrown away), where its own trajectory
+file is, and how to read its steps and cost from that file or its output. Running it is
+``external.py``'s job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge.errors import UsageError
+from selfforge.models.spec import parse_spec
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """The model the agent calls: its wire protocol, name, base URL and key (None:
+    the agent's own configuration decides)."""
+
+    wire: str  # openai | anthropic | gemini | ollama
+    model: str
+    base_url: str | None = None
+    key: str | None = field(default=None, repr=False)
+
+    @property
+    def litellm_name(self) -> str:
+        return f"{self.wire}/{self.model}"
+
+
+@dataclass
+class Spend:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class AgentStep:
+    """One step the agent's own trajectory records: what it did and what it saw."""
+
+    kind: str
+    action: str | None
+    output: str
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run of an agent: the task file and the folder for its files (outside the
+    worktree, shown to it read-write), and the model it is pointed at."""
+
+    task_file: Path
+    io: Path
+    endpoint: Endpoint | None
+
+
+@dataclass(frozen=True)
+class Adapter:
+    name: str
+    program: str  # looked up on PATH
+    install: str  # how to get it, for the message when it is missing
+    argv: Callable[[str, Job], str]  # (the program's path, the job) -> a shell command
+    env: Callable[[Endpoint | None], dict[str, str]] = lambda endpoint: {}
+    # Home-relative paths of its configuration: shown read-only at the same place under
+    # the sandbox's home, or copied there (for what the agent writes as it starts).
+    config: tuple[str, ...] = ()
+    copied: tuple[str, ...] = ()
+    trajectory: str | None = None  # its own trajectory file, in the job's folder
+    steps: Callable[[str], list[AgentStep]] = lambda text: []
+    spend: Callable[[str, str], Spend] = lambda output, trajectory: Spend()
+    shown: Callable[[Path], tuple[Path, ...]] = lambda exe: ()  # its installation
+
+    def locate(self) -> str:
+        """The program's path ("" for a ``cmd:`` agent: its shell finds it)."""
+        if not self.program:
+            return ""
+        found = shutil.which(self.program)
+        if found is None:
+            raise UsageError(
+                f"--agent {self.name}: `{self.program}` is not on PATH; install it "
+                f"({self.install}) or pick another agent"
+            )
+        return found
+
+
+def _q(value: object) -> str:
+    return shlex.quote(str(value))
+
+
+def _task_text(job: Job) -> str:
+    return f'"$(cat {_q(job.task_file)})"'
+
+
+def _key_env(endpoint: Endpoint | None, names: Mapping[str, str]) -> dict[str, str]:
+    """The endpoint's key and base URL under the names the agent reads for its wire."""
+    if endpoint is None:
+        return {}
+    env = {}
+    key_name, url_names = names.get(endpoint.wire, ""), names.get(f"{endpoint.wire}_url", "")
+    if endpoint.key and key_name:
+        env[key_name] = endpoint.key
+    if endpoint.base_url:
+        env.update(dict.fromkeys(url_names.split(), endpoint.base_url))
+    return env
+
+
+_LITELLM_NAMES = {
+    "openai": "OPENAI_API_KEY",
+    "openai_url": "OPENAI_API_BASE OPENAI_BASE_URL",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "anthropic_url": "ANTHROPIC_API_BASE ANTHROPIC_BASE_URL",
+    "gemini": "GEMINI_API_KEY",
+    "gemini_url": "GEMINI_API_BASE",
+    "ollama": "OLLAMA_API_KEY",
+    "ollama_url": "OLLAMA_API_BASE",
+}
+
+
+# litellm's own price list, not one fetched from GitHub at every start.
+_LITELLM_OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+
+
+def _node_package(exe: Path) -> tuple[Path, ...]:
+    """An npm-installed agent: the node_modules its launcher is in (a native binary of
+    the agent is a package beside it)."""
+    real = exe.resolve()
+    modules = next((p for p in real.parents if p.name == "node_modules"), None)
+    return (modules,) if modules is not None else (real.parent,)
+
+
+# --- mini-swe-agent ----------------------------------------------------------------------
+
+
+def _mini_argv(exe: str, job: Job) -> str:
+    model = f" -m {_q(job.endpoint.litellm_name)}" if job.endpoint else ""
+    return (
+        f"{_q(exe)} -y --exit-immediately -c mini_textbased.yaml"
+        f" --model-class litellm_textbased{model} -l 0"
+        f" -o {_q(job.io / 'mini.traj.json')} -t {_task_text(job)}"
+    )
+
+
+def _mini_env(endpoint: Endpoint | None) -> dict[str, str]:
+    quiet = {"MSWEA_CONFIGURED": "true", "MSWEA_SILENT_STARTUP": "1", **_LITELLM_OFFLINE}
+    # A model litellm has no price for (a local one) is no error; its cost is unknown.
+    return {**quiet, "MSWEA_COST_TRACKING": "ignore_errors", **_key_env(endpoint, _LITELLM_NAMES)}
+
+
+def _mini_steps(text: str) -> list[AgentStep]:
+    messages = _json(text).get("messages", [])
+    steps: list[AgentStep] = []
+    for i, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        after = messages[i + 1] if i + 1 < len(messages) else {}
+        seen = after.get("content", "") if after.get("role") != "assistant" else ""
+        steps.append(AgentStep("agent", _text(message.get("content")), _text(seen)))
+    return steps
+
+
+def _mini_spend(output: str, text: str) -> Spend:
+    stats = _json(text).get("info", {}).get("model_stats", {})
+    cost = stats.get("instance_cost")
+    return Spend(cost_usd=float(cost) if isinstance(cost, int | float) and cost > 0 else None)
+
+
+# --- aider -------------------------------------------------------------------------------
+
+
+def _aider_argv(exe: str, job: Job) -> str:
+    io = job.io
+    model = ""
+    if job.endpoint:
+        model = f" --model {_q(job.endpoint.litellm_name)}"
+        if job.endpoint.base_url and job.endpoint.wire == "openai":
+            model += f" --openai-api-base {_q(job.endpoint.base_url)}"
+    # No commits (the worktree's change is the candidate), no .gitignore edit, nothing of
+    # its own written into the worktree, no prompt waiting for a person.
+    quiet = (
+        "--yes-always --no-auto-commits --no-dirty-commits --no-gitignore --no-check-update"
+        " --no-analytics --no-show-model-warnings --no-show-release-notes --no-pretty"
+        " --no-stream --no-fancy-input --no-auto-lint --no-auto-test --no-detect-urls"
+        " --no-suggest-shell-commands --map-tokens 0 --edit-format diff"
+    )
+    return (
+        f"{_q(exe)} {quiet}{model} --chat-history-file {_q(io / '.aider.chat.history.md')}"
+        f" --input-history-file {_q(io / '.aider.input.history')}"
+        f" --message-file {_q(job.task_file)}"
+    )
+
+
+def _aider_steps(text: str) -> list[AgentStep]:
+    """The chat history: each ``#### `` paragraph is what aider was told, the rest its
+    replies and what it did with them."""
+    parts = re.split(r"^#### ", text, flags=re.M)
+    return [AgentStep("agent", None, "#### " + p.strip()) for p in parts[1:] if p.strip()]
+
+
+_AIDER_TOKENS = re.compile(r"Tokens: ([\d.,]+)(k?) sent, ([\d.,]+)(k?) received")
+_AIDER_COST = re.compile(r"Cost: \$([\d.]+) message, \$([\d.]+) session")
+
+
+def _aider_spend(output: str, text: str) -> Spend:
+    spent = Spend()
+    for sent, k1, received, k2 in _AIDER_TOKENS.findall(output):
+        spent.input_tokens += _count(sent, k1)
+        spent.output_tokens += _count(received, k2)
+    costs = _AIDER_COST.findall(output)
+    spent.cost_usd = float(costs[-1][1]) if costs else None
+    return spent
+
+
+def _count(number: str, k: str) -> int:
+    return int(float(number.replace(",", "")) * (1000 if k else 1))
+
+
+# --- Claude Code, Codex, Gemini CLI -----------------------------------------------------
+
+
+def _claude_argv(exe: str, job: Job) -> str:
+    model = f" --model {_q(job.endpoint.model)}" if job.endpoint else ""
+    # Its own permission prompts have no one to answer them: the proposer sandbox is
+    # what confines it. stream-json on stdout is its whole trajectory.
+    return (
+        f"{_q(exe)} -p --output-format stream-json --verbose"
+        f" --dangerously-skip-permissions{model} < {_q(job.task_file)}"
+    )
+
+
+def _claude_env(endpoint: Endpoint | None) -> dict[str, str]:
+    env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    return {**env, **_key_env(endpoint, {"anthropic": "ANTHROPIC_API_KEY",
+                                          "anthropic_url": "ANTHROPIC_BASE_URL"})}  # fmt: skip
+
+
+def _jsonl_steps(output: str) -> list[AgentStep]:
+    steps = []
+    for event in _jsonl(output):
+        kind = str(event.get("type", "event"))
+        if kind in ("assistant", "user", "item.completed", "result"):
+            steps.append(AgentStep("agent", None, json.dumps(event)[:4000]))
+    return steps
+
+
+def _claude_spend(output: str, text: str) -> Spend:
+    spent = Spend()
+    for event in _jsonl(output):
+        if event.get("type") == "result":
+            usage = event.get("usage") or {}
+            spent.input_tokens = int(usage.get("input_tokens") or 0)
+            spent.output_tokens = int(usage.get("output_tokens") or 0)
+            cost = event.get("total_cost_usd")
+            spent.cost_usd = float(cost) if isinstance(cost, int | float) else None
+    return spent
+
+
+def _codex_argv(exe: str, job: Job) -> str:
+    options = ""
+    if job.endpoint:
+        options = f" -m {_q(job.endpoint.model)}"
+        if job.endpoint.base_url:
+            provider = "model_providers.selfforge"
+            options += (
+                f" -c {provider}.name=selfforge"
+                f" -c {_q(provider + '.base_url=' + job.endpoint.base_url)}"
+                f" -c {provider}.env_key=OPENAI_API_KEY -c {provider}.wire_api=responses"
+                " -c model_provider=selfforge"
+            )
+    # Its own sandbox (Landlock, seccomp) cannot nest in bubblewrap's; ours confines it.
+    return (
+        f"{_q(exe)} exec --json --skip-git-repo-check --sandbox danger-full-access{options}"
+        f" - < {_q(job.task_file)}"
+    )
+
+
+def _codex_spend(output: str, text: str) -> Spend:
+    spent = Spend()
+    for event in _jsonl(output):
+        usage = event.get("usage") if event.get("type") == "turn.completed" else None
+        if isinstance(usage, dict):
+            spent.input_tokens += int(usage.get("input_tokens") or 0)
+            spent.output_tokens += int(usage.get("output_tokens") or 0)
+    return spent
+
+
+def _gemini_argv(exe: str, job: Job) -> str:
+    model = f" -m {_q(job.endpoint.model)}" if job.endpoint else ""
+    return f"{_q(exe)} --yolo --output-format json{model} -p {_task_text(job)}"
+
+
+def _gemini_spend(output: str, text: str) -> Spend:
+    spent = Spend()
+    start = output.find("{")
+    models = _json(output[start:] if start >= 0 else "").get("stats", {}).get("models", {})
+    for stats in models.values() if isinstance(models, dict) else ():
+        tokens = stats.get("tokens", {}) if isinstance(stats, dict) else {}
+        spent.input_tokens += int(tokens.get("prompt") or 0)
+        spent.output_tokens += int(tokens.get("candidates") or 0)
+    return spent
+
+
+# --- anything else ------------------------------------------------------------------------
+
+
+def command_adapter(template: str) -> Adapter:
+    """``cmd:TEMPLATE``: a shell command of the user's; ``{task_file}`` is replaced by
+    the task file's path and ``{task}`` by the task's text (both quoted); the variables
+    SELFFORGE_TASK and SELFFORGE_TASK_FILE hold them too."""
+    if not template.strip():
+        raise UsageError('--agent "cmd:" needs a command, e.g. --agent "cmd:my-agent {task_file}"')
+
+    def argv(exe: str, job: Job) -> str:
+        return template.replace("{task_file}", _q(job.task_file)).replace("{task}", _task_text(job))
+
+    return Adapter("cmd", "", "", argv)
+
+
+def _json(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _jsonl(text: str) -> list[dict]:
+    events = []
+    for line in text.splitlines():
+        if line.startswith("{"):
+            event = _json(line)
+            if event:
+                events.append(event)
+    return events
+
+
+def _text(content: object) -> str:
+    if isinstance(content, list):  # content parts
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+ADAPTERS: dict[str, Adapter] = {
+    "mini": Adapter(
+        "mini", "mini", "pip install mini-swe-agent, or selfforge[agents]", _mini_argv,
+        env=_mini_env, config=(".config/mini-swe-agent",), trajectory="mini.traj.json",
+        steps=_mini_steps, spend=_mini_spend,
+    ),
+    "aider": Adapter(
+        "aider", "aider", "pipx install aider-chat (it pins its dependencies: a venv of its "
+        "own)", _aider_argv, env=lambda e: {**_LITELLM_OFFLINE, **_key_env(e, _LITELLM_NAMES)},
+        config=(".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json"),
+        trajectory=".aider.chat.history.md", steps=_aider_steps, spend=_aider_spend,
+    ),
+    "claude": Adapter(
+        "claude", "claude", "npm install -g @anthropic-ai/claude-code", _claude_argv,
+        env=_claude_env, copied=(".claude/settings.json", ".claude/.credentials.json",
+                                 ".claude/CLAUDE.md", ".claude.json"),
+        steps=_jsonl_steps, spend=_claude_spend, shown=_node_package,
+    ),
+    "codex": Adapter(
+        "codex", "codex", "npm install -g @openai/codex", _codex_argv,
+        env=lambda e: _key_env(e, {"openai": "OPENAI_API_KEY"}),
+        copied=(".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md"),
+        steps=_jsonl_steps, spend=_codex_spend, shown=_node_package,
+    ),
+    "gemini": Adapter(
+        "gemini", "gemini", "npm install -g @google/gemini-cli", _gemini_argv,
+        env=lambda e: _key_env(e, {"gemini": "GEMINI_API_KEY",
+                                   "gemini_url": "GOOGLE_GEMINI_BASE_URL"}),
+        copied=(".gemini/settings.json", ".gemini/oauth_creds.json",
+                ".gemini/google_accounts.json", ".gemini/GEMINI.md"),
+        spend=_gemini_spend, shown=_node_package,
+    ),
+}  # fmt: skip
+ALIASES = {"mini-extra": "mini", "mini-swe-agent": "mini", "claude-code": "claude"}
+
+
+def adapter_for(name: str) -> Adapter:
+    """The adapter ``--agent NAME`` names; a one-line error listing the names otherwise."""
+    if name.startswith("cmd:"):
+        return command_adapter(name.removeprefix("cmd:"))
+    found = ADAPTERS.get(ALIASES.get(name, name))
+    if found is None:
+        names = ", ".join([*ADAPTERS, *ALIASES])
+        raise UsageError(f'--agent {name!r}: use one of {names}, or "cmd:COMMAND {{task_file}}"')
+    return found
+
+
+def endpoint_for(spec: str | None) -> Endpoint | None:
+    """The agent's model from a selfforge model spec (``openai:gpt-4.1@URL``), its key
+    from the variables selfforge reads for that provider; None for none or a script."""
+    if not spec or spec.startswith("script:"):
+        return None
+    from selfforge.models.catalog import key_names, provider_config
+    from selfforge.models.secrets import find_key
+
+    parsed = parse_spec(spec)
+    wire = provider_config(parsed.provider, os.environ).wire
+    found = find_key(key_names(parsed, os.environ), os.environ)
+    key = found[1].get_secret_value() if found else None
+    if key is None and parsed.base_url:
+        key = "none"  # a local server wants none; the agents' clients insist on one
+    return Endpoint(wire, parsed.model, parsed.base_url, key)
