@@ -287,3 +287,12 @@ def test_bad_proposer_is_one_line_naming_the_choices(history) -> None:
                "--proposer", "bogus")  # fmt: skip
     assert proc.returncode == 2 and "oneshot, explore or agent:NAME" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_run_impossible_adds_no_variant_the_file_already_holds(history, tmp_path) -> None:
+    from selfforge.bench.impossible import variants
+
+    assert variants(list(history["all"].values()), tmp_path, 60) == []
+    proc = cli("bench", "run", "--instances", str(history["instances"]), "--gold",
+               "--impossible")  # fmt: skip
+    assert proc.returncode == 2 and "--model" in proc.stderr  # impossible jobs are model jobs

@@ -64,11 +64,11 @@ def variants(
     timeout_s: float,
     on_each: Callable[[Instance, str | None], None] | None = None,
 ) -> list[Instance]:
-    """The impossible variant of each instance that has one; ``on_each`` hears, per
-    instance, why none was drawn (None when one was)."""
-    found = []
+    """The impossible variant of each instance that has one and is not in ``instances``
+    already; ``on_each`` hears, per instance, why none was drawn (None when one was)."""
+    found, present = [], {i.instance_id for i in instances}
     for inst in instances:
-        if inst.impossible:
+        if inst.impossible or inst.instance_id + SUFFIX in present:
             continue
         try:
             found.append(variant(inst, work_dir, timeout_s))
