@@ -161,7 +161,8 @@ needs_aider = pytest.mark.skipif(
 
 
 def aider_edit(path: str, search: str, replace: str) -> str:
-    return f"Here is the edit.\n\n{path}\n```python\n<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n```\n"
+    block = f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE"
+    return f"Here is the edit.\n\n{path}\n```python\n{block}\n```\n"
 
 
 @pytest.mark.slow
@@ -169,7 +170,10 @@ def aider_edit(path: str, search: str, replace: str) -> str:
 def test_aider_fixes_the_bug_and_the_judge_lands_it(
     tmp_path: Path, httpserver: HTTPServer, script
 ) -> None:
-    seen = openai_replay(httpserver, [aider_edit("calc.py", "    return a - b\n\n\ndef sub", "    return a + b\n\n\ndef sub")])
+    add = "def add(a, b):\n    return a {} b"
+    fix = aider_edit("calc.py", add.format("-"), add.format("+"))
+    # aider adds a file an edit names to its chat, and asks again: the edit comes twice.
+    seen = openai_replay(httpserver, [fix, fix])
     repo = agent_repo(tmp_path, httpserver, "aider")
     bin_dir = aider_bin()
     assert bin_dir is not None
@@ -186,16 +190,14 @@ def test_aider_fixes_the_bug_and_the_judge_lands_it(
     history = "\n".join(r["output"] for r in steps(repo) if r["kind"] == "agent")
     assert TASK in history and "return a + b" in history
     [call] = agent_calls(repo)
-    assert call["input_tokens"] == 1000 and call["output_tokens"] == 50
+    assert call["input_tokens"] == 2000 and call["output_tokens"] == 100  # its two calls
 
 
 @pytest.mark.slow
 @needs_aider
 def test_aider_editing_the_test_is_refused(tmp_path: Path, httpserver: HTTPServer, script) -> None:
-    openai_replay(
-        httpserver,
-        [aider_edit("test_calc.py", "    assert add(2, 3) == 5", "    assert add(2, 3) == -1")],
-    )
+    cheat = aider_edit("test_calc.py", "    assert add(2, 3) == 5", "    assert add(2, 3) == -1")
+    openai_replay(httpserver, [cheat, cheat])
     repo = agent_repo(tmp_path, httpserver, "aider")
     bin_dir = aider_bin()
     assert bin_dir is not None
