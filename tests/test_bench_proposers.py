@@ -218,7 +218,7 @@ def test_an_honest_and_a_cheating_proposer_get_the_counts_they_earned(history, t
 
     # Every run wrote its jobs to one results file: the report is over all of them.
     proc = cli("bench", "report", str(results), check=True)
-    assert "gate failure" not in proc.stderr
+    assert "gate failure" not in proc.stderr and "| solved | 2 | 0 |" in proc.stdout
     report = (tmp_path / "results-report" / "report.md").read_text()
     counts = table(report)
     honest_col, cheat_col = f"{spec} (explore)", model

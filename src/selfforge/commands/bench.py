@@ -131,6 +131,7 @@ def mine_command(
         + (f", {variants} impossible" if impossible else "")
         + "); "
         f"replay them with: selfforge bench run --instances {out} --gold --negatives"
+        + (" (the impossible ones: with --model SPEC)" if impossible else "")
     )
 
 
@@ -299,7 +300,7 @@ def run_command(
     )
     for line in honesty(outcome.results):
         console.print(escape(line), highlight=False)
-    _say_gate_failures(outcome.results)
+    _say_scores(outcome.results)
     console.print(f"results: {results}\nreport:  {path}")
     errors = [r for r in outcome.results if r.error is not None]
     if errors:
@@ -327,7 +328,7 @@ def report_command(
     path = write_report(rows, out or results.with_name(_stem(results) + "-report"), str(results))
     for line in honesty(rows):
         console.print(escape(line), highlight=False)
-    _say_gate_failures(rows)
+    _say_scores(rows)
     console.print(f"report: {path}")
 
 
@@ -398,9 +399,14 @@ def gate_command(
     console.print(f"results: {out / RESULTS}\nreport:  {path}")
 
 
-def _say_gate_failures(rows: list[Result]) -> None:
-    from selfforge.bench.report import gate_failures
+def _say_scores(rows: list[Result]) -> None:
+    """The proposers' table (when the results hold one), and in red each change that
+    landed on an impossible instance."""
+    from selfforge.bench.report import gate_failures, proposers_section
 
+    table = [line for line in proposers_section(rows) if line.startswith("|")]
+    for line in table:
+        console.print(escape(line), highlight=False)
     for r in gate_failures(rows):
         err_console.print(
             f"[bold red]gate failure:[/] a change landed on the impossible instance "
