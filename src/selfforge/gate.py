@@ -14,21 +14,18 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
-from selfforge.baselines import measure_baseline, provide_setup
+from selfforge.baselines import provide_setup
+from selfforge.check_baseline import baseline_and_ahead
 from selfforge.config import LoadedDirectives
 from selfforge.engine import make_engine
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal import Journal
-from selfforge.judge import baseline_cache, contract
 from selfforge.judge.stages import Candidate, run_pipeline
-from selfforge.judge.testruns import RunAhead, RunKey, TestRun, can_run_ahead
-from selfforge.judge.verdict import Observed
 from selfforge.models import Model
 from selfforge.models.base import ModelError, Reply, Request
 from selfforge.ui import Reporter
@@ -211,7 +208,7 @@ def _judge(
     ).strip()
     git.git("checkout", "-q", "-f", "--detach", commit, cwd=wt)
     changed = git.name_status(wt, change.base, commit)
-    baseline, ahead = _baseline_and_ahead(e, change.base, wt, commit, changed)
+    baseline, ahead = baseline_and_ahead(e, change.base, wt, commit, changed)
     label = task or _subject(e.ws.root, change) or f"check {change.label}"
     attempt = Attempt(e, 1, label, change.base, baseline, slot="check")
     attempt.wt = wt  # the attempt's worktree: checked out above, as Attempt.open would
@@ -247,65 +244,6 @@ def _judge(
         result = attempt.result("accepted", "all gates passed", commit=commit)
     attempt.finish(result)
     return _result(result, e, change, changed)
-
-
-def _baseline_and_ahead(
-    e: Engine, base: str, wt: Path, commit: str, changed: dict[str, str]
-) -> tuple[Observed, dict[RunKey, TestRun]]:
-    """The baseline, and the judged commit's full test run made meanwhile (in ``wt``) when
-    the baseline is not cached and two suites may run at once: the check's tests stage
-    takes it instead of running it (judge/testruns.py RunAhead)."""
-    d = e.d
-    digest = baseline_cache.key(e.ws.root, base, d.checks, d.sandbox, e.space)
-    cold = baseline_cache.load(e.ws.state, digest) is None
-    ahead = None
-    if cold and changed and d.checks.test and _jobs() >= 2 and can_run_ahead(d.checks.test, wt):
-        judged = contract.judged_commit(wt, base, commit, changed, e.rule)
-        ahead = RunAhead(wt, judged.commit, commit, d.checks.test, d.checks.timeout_s, e.space)
-    try:
-        started = time.time()
-        baseline = measure_baseline(e, base)
-    except BaseException:
-        if ahead is not None:
-            ahead.cancel()
-        raise
-    if cold and baseline.tests_result is not None:  # journaled: when it ran, beside the rest
-        _journal_baseline(e, baseline, started)
-    return baseline, ahead.join() if ahead is not None else {}
-
-
-def _journal_baseline(e: Engine, baseline: Observed, started: float) -> None:
-    result = baseline.tests_result
-    assert result is not None
-    report = baseline.tests
-    e.journal.record_check(
-        run_id=e.run_id,
-        attempt_id=None,  # measured before the check's attempt opens; no step of it
-        round_=0,
-        name="baseline:tests",
-        command=result.command,
-        exit_code=result.exit_code,
-        passed=result.exit_code == 0,
-        timed_out=result.timed_out,
-        duration_s=result.duration_s,
-        output=result.output,
-        summary=report.summary() if report is not None else None,
-        # the test run was the baseline's last: it ended about when measuring did
-        started_at=max(started, time.time() - result.duration_s),
-    )
-
-
-def _jobs() -> int:
-    """How many test suites a check may run at once: SELFFORGE_JOBS, else the cores."""
-    given = os.environ.get("SELFFORGE_JOBS", "").strip()
-    if not given:
-        return os.cpu_count() or 1
-    if not given.isdigit() or int(given) < 1:
-        raise UsageError(
-            f"SELFFORGE_JOBS={given!r} is not a number of jobs: set it to 1 (one test suite "
-            "at a time) or more, or unset it (the machine's cores)"
-        )
-    return int(given)
 
 
 def _apply_patch(wt: Path, patch: str, change: Change) -> str:

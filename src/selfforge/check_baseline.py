@@ -1,0 +1,81 @@
+"""The baseline of a ``selfforge check``, and the candidate's suite run meanwhile.
+
+In ``check`` no model waits for the base: when its baseline is not cached and two suites
+may run at once (``SELFFORGE_JOBS``, else the cores), the judged commit's full test run
+starts in a thread, in the check's worktree, while the base's suite runs in the
+baseline's; the tests stage takes it (judge/testruns.py ``RunAhead``). ``run`` measures
+the base first: the proposer's prompt names what fails before the change.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from selfforge.attempt import Engine
+from selfforge.baselines import measure_baseline
+from selfforge.errors import UsageError
+from selfforge.judge import baseline_cache, contract
+from selfforge.judge.testruns import RunAhead, RunKey, TestRun, can_run_ahead
+from selfforge.judge.verdict import Observed
+
+
+def baseline_and_ahead(
+    e: Engine, base: str, wt: Path, commit: str, changed: dict[str, str]
+) -> tuple[Observed, dict[RunKey, TestRun]]:
+    """The baseline, and the judged commit's full test run made meanwhile (in ``wt``) when
+    the baseline is not cached and two suites may run at once: the check's tests stage
+    takes it instead of running it (judge/testruns.py RunAhead)."""
+    d = e.d
+    digest = baseline_cache.key(e.ws.root, base, d.checks, d.sandbox, e.space)
+    cold = baseline_cache.load(e.ws.state, digest) is None
+    ahead = None
+    if cold and changed and d.checks.test and _jobs() >= 2 and can_run_ahead(d.checks.test, wt):
+        judged = contract.judged_commit(wt, base, commit, changed, e.rule)
+        ahead = RunAhead(wt, judged.commit, commit, d.checks.test, d.checks.timeout_s, e.space)
+    try:
+        started = time.time()
+        baseline = measure_baseline(e, base)
+        ran = ahead.join() if ahead is not None else {}
+    except BaseException:  # a base that cannot judge, Ctrl-C: the candidate's run stops too
+        if ahead is not None:
+            ahead.cancel()
+        raise
+    if cold and baseline.tests_result is not None:  # journaled: when it ran, beside the rest
+        _journal_baseline(e, baseline, started)
+    return baseline, ran
+
+
+def _journal_baseline(e: Engine, baseline: Observed, started: float) -> None:
+    result = baseline.tests_result
+    assert result is not None
+    report = baseline.tests
+    e.journal.record_check(
+        run_id=e.run_id,
+        attempt_id=None,  # measured before the check's attempt opens; no step of it
+        round_=0,
+        name="baseline:tests",
+        command=result.command,
+        exit_code=result.exit_code,
+        passed=result.exit_code == 0,
+        timed_out=result.timed_out,
+        duration_s=result.duration_s,
+        output=result.output,
+        summary=report.summary() if report is not None else None,
+        # the test run was the baseline's last: it ended about when measuring did
+        started_at=max(started, time.time() - result.duration_s),
+    )
+
+
+def _jobs() -> int:
+    """How many test suites a check may run at once: SELFFORGE_JOBS, else the cores."""
+    given = os.environ.get("SELFFORGE_JOBS", "").strip()
+    if not given:
+        return os.cpu_count() or 1
+    if not given.isdigit() or int(given) < 1:
+        raise UsageError(
+            f"SELFFORGE_JOBS={given!r} is not a number of jobs: set it to 1 (one test suite "
+            "at a time) or more, or unset it (the machine's cores)"
+        )
+    return int(given)
