@@ -207,3 +207,232 @@ def test_aider_editing_the_test_is_refused(tmp_path: Path, httpserver: HTTPServe
     assert attempt["outcome"] == "rejected", attempt
     assert "test_calc.py" in attempt["reason"]
     assert "== 5" in (repo / "test_calc.py").read_text()
+
+
+# --- what the proposer sandbox lets an agent reach ----------------------------------------
+
+
+def test_a_cmd_agent_reaches_its_model_and_the_worktree_and_nothing_after_the_base(
+    tmp_path: Path, httpserver: HTTPServer, script
+) -> None:
+    httpserver.expect_request("/ping").respond_with_data("pong")
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC}
+    repo = make_repo(tmp_path / "repo", files, directives())
+    git(repo, "switch", "-q", "-c", "future")
+    (repo / "calc.py").write_text(CALC.replace("a - b", "a + b", 1))
+    git(repo, "commit", "-q", "-am", "the gold fix")
+    gold = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "switch", "-q", "-")
+    url = httpserver.url_for("/ping")
+    ping = f"import urllib.request; print('NET', urllib.request.urlopen('{url}').read())"
+    agent = (
+        'cmd:echo "TASK $(head -1 {task_file})"; echo "HOME [$(ls -A "$HOME")]";'
+        " git log --all --oneline | wc -l | sed 's/^/COMMITS /';"
+        f" git cat-file -t {gold} || echo NO-GOLD;"
+        f' ls {repo} > /dev/null 2>&1 || echo NO-CHECKOUT; {sys.executable} -c "{ping}";'
+        " sed -i '2s/a - b/a + b/' calc.py"
+    )
+    cli(
+        "run",
+        "--repo",
+        str(repo),
+        "--model",
+        script(),
+        "--task",
+        TASK,
+        "--agent",
+        agent,
+        check=True,
+    )
+
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted", attempt
+    [transcript] = [s for s in steps(repo) if s["kind"] == "transcript"]
+    seen = transcript["output"]
+    assert f"TASK Task: {TASK}" in seen
+    assert "HOME []" in seen  # a home of its own, empty: nothing of the user's
+    assert "COMMITS 1" in seen and "NO-GOLD" in seen  # the past only
+    assert "NO-CHECKOUT" in seen
+    assert "NET b'pong'" in seen  # the network is on: it can call its model
+
+
+def test_the_agents_configuration_is_shown_read_only_or_as_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from selfforge.judge.runner import CheckSpace, run_command
+    from selfforge.propose.agents import ADAPTERS
+    from selfforge.propose.external import agent_binds
+
+    home = tmp_path / "home"
+    for rel, text in {
+        ".config/mini-swe-agent/.env": "MSWEA_MODEL_NAME=x\n",
+        ".claude/settings.json": "{}\n",
+        ".ssh/id_rsa": "PRIVATE\n",
+    }.items():
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(text)
+    monkeypatch.setenv("HOME", str(home))
+    tree, io = tmp_path / "tree", tmp_path / "io"
+    tree.mkdir(), io.mkdir()
+    space = CheckSpace(repo=tmp_path / "nothing", network=True)
+
+    def run(name: str, command: str) -> str:
+        binds = agent_binds(ADAPTERS[name], None, io)
+        return run_command(command, tree, 30, space, binds=binds).output
+
+    seen = run("mini", 'echo "HOME [$(ls -A "$HOME")] [$(ls -A "$HOME/.config")]";'
+               ' cat "$HOME/.config/mini-swe-agent/.env";'
+               ' echo hi > "$HOME/.config/mini-swe-agent/.env" || echo READ-ONLY')  # fmt: skip
+    assert "HOME [.config] [mini-swe-agent]" in seen  # its configuration, nothing else
+    assert "MSWEA_MODEL_NAME=x" in seen and "READ-ONLY" in seen
+    seen = run(
+        "claude",
+        'echo changed > "$HOME/.claude/settings.json" && cat "$HOME/.claude/settings.json"',
+    )
+    assert "changed" in seen  # a copy it may write...
+    assert (home / ".claude/settings.json").read_text() == "{}\n"  # ...and the user's is untouched
+
+
+# --- Claude Code and Codex (npm) ----------------------------------------------------------
+
+
+def npm_agent(program: str) -> Path | None:
+    """Claude Code and Codex from npm, installed by .ci/run outside the clone
+    (SELFFORGE_AGENTS/node_modules/.bin), or on PATH."""
+    own = AGENTS / "node_modules" / ".bin" / program
+    if own.exists():
+        return own.parent
+    found = shutil.which(program)
+    return Path(found).parent if found else None
+
+
+def sse(events: list[tuple[str, dict]]) -> Response:
+    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+    return Response(body, content_type="text/event-stream")
+
+
+def anthropic_replay(server: HTTPServer, turns: list[str | dict]) -> list[dict]:
+    """Anthropic's Messages API, streamed: each request of the agent's loop (one that
+    offers tools) gets the next turn, a text or a tool call ({"tool", "input"})."""
+    seen: list[dict] = []
+
+    def answer(request: Request) -> Response:
+        body = json.loads(request.data or b"{}")
+        seen.append(body)
+        turn = turns.pop(0) if body.get("tools") and turns else "OK"
+        if isinstance(turn, str):
+            block, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": turn}
+        else:
+            block = {"type": "tool_use", "id": f"toolu_{len(seen)}", "name": turn["tool"]}
+            block["input"] = {}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(turn["input"])}
+        stop = "end_turn" if isinstance(turn, str) else "tool_use"
+        usage = {"input_tokens": 100, "output_tokens": 20}
+        message = {"id": f"msg_{len(seen)}", "type": "message", "role": "assistant",
+                   "model": body.get("model"), "content": [], "stop_reason": None,
+                   "stop_sequence": None, "usage": usage}  # fmt: skip
+        return sse([
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 20},
+                               "delta": {"stop_reason": stop, "stop_sequence": None}}),
+            ("message_stop", {"type": "message_stop"}),
+        ])  # fmt: skip
+
+    server.expect_request(re.compile("/v1/messages.*"), method="POST").respond_with_handler(answer)
+    return seen
+
+
+def responses_replay(server: HTTPServer, turns: list[str | dict]) -> list[dict]:
+    """OpenAI's Responses API, streamed, as Codex calls it: each request gets the next
+    turn, a text or a function call ({"name", "args"})."""
+    seen: list[dict] = []
+
+    def answer(request: Request) -> Response:
+        body = json.loads(request.data or b"{}")
+        seen.append(body)
+        turn = turns.pop(0) if turns else "Done."
+        if isinstance(turn, str):
+            text = {"type": "output_text", "text": turn, "annotations": []}
+            item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                    "content": [text]}  # fmt: skip
+        else:
+            item = {"type": "function_call", "id": "fc_1", "call_id": f"call_{len(seen)}",
+                    "name": turn["name"], "arguments": json.dumps(turn["args"]),
+                    "status": "completed"}  # fmt: skip
+        usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": 120}  # fmt: skip
+        rid = f"resp_{len(seen)}"
+        return sse([
+            ("response.created", {"type": "response.created", "response": {"id": rid}}),
+            ("response.output_item.done", {"type": "response.output_item.done", "item": item}),
+            ("response.completed", {"type": "response.completed",
+                                    "response": {"id": rid, "usage": usage}}),
+        ])  # fmt: skip
+
+    server.expect_request(re.compile(".*/responses"), method="POST").respond_with_handler(answer)
+    return seen
+
+
+FIX_SED = "sed -i '2s/a - b/a + b/' calc.py"
+CHEAT_SED = "sed -i 's/assert add(2, 3) == 5/assert add(2, 3) == -1/' test_calc.py"
+
+
+def npm_agent_run(tmp_path: Path, server: HTTPServer, script, agent: str, spec: str) -> Path:
+    bin_dir = npm_agent(agent)
+    if bin_dir is None:
+        pytest.skip(f"{agent} is not installed (.ci/run: npm install --prefix {AGENTS})")
+    extra = f'\n[model]\nagent = "{agent}"\nagent_model = "{spec}"\nagent_seconds = 300\n'
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC}
+    repo = make_repo(tmp_path / "repo", files, directives(extra=extra))
+    run_agent(repo, script, bin_dir)
+    return repo
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("command", "outcome"), [(FIX_SED, "accepted"), (CHEAT_SED, "rejected")])
+def test_claude_code_against_a_local_messages_server(
+    tmp_path: Path, httpserver: HTTPServer, script, command: str, outcome: str
+) -> None:
+    seen = anthropic_replay(
+        httpserver,
+        [{"tool": "Bash", "input": {"command": command, "description": "edit"}}, "Done."],
+    )
+    spec = f"anthropic:claude-sonnet-4-5@{httpserver.url_for('').rstrip('/')}"
+    repo = npm_agent_run(tmp_path, httpserver, script, "claude", spec)
+
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == outcome, attempt
+    assert ("return a + b" in (repo / "calc.py").read_text()) == (outcome == "accepted")
+    assert "== 5" in (repo / "test_calc.py").read_text()
+    assert TASK in json.dumps(seen[0]["messages"]) and seen[0]["model"] == "claude-sonnet-4-5"
+    rows = steps(repo)
+    assert rows[-1]["kind"] == "transcript" and rows[-1]["exit_code"] == 0
+    assert any(command in (r["output"] or "") for r in rows if r["kind"] == "agent")
+    [call] = agent_calls(repo)  # its stream-json result: tokens and its own cost
+    assert call["input_tokens"] > 0 and call["cost_usd"] is not None and call["cost_usd"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("command", "outcome"), [(FIX_SED, "accepted"), (CHEAT_SED, "rejected")])
+def test_codex_against_a_local_responses_server(
+    tmp_path: Path, httpserver: HTTPServer, script, command: str, outcome: str
+) -> None:
+    seen = responses_replay(
+        httpserver, [{"name": "exec_command", "args": {"cmd": command}}, "Done."]
+    )
+    repo = npm_agent_run(
+        tmp_path, httpserver, script, "codex", f"openai:test-model@{httpserver.url_for('/v1')}"
+    )
+
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == outcome, attempt
+    assert ("return a + b" in (repo / "calc.py").read_text()) == (outcome == "accepted")
+    assert "== 5" in (repo / "test_calc.py").read_text()
+    assert seen and seen[0]["model"] == "test-model" and TASK in json.dumps(seen[0]["input"])
+    [call] = agent_calls(repo)  # turn.completed's usage; Codex reports no cost
+    assert call["input_tokens"] == 200 and call["output_tokens"] == 40 and call["cost_usd"] is None
