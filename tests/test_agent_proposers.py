@@ -436,3 +436,42 @@ def test_codex_against_a_local_responses_server(
     assert seen and seen[0]["model"] == "test-model" and TASK in json.dumps(seen[0]["input"])
     [call] = agent_calls(repo)  # turn.completed's usage; Codex reports no cost
     assert call["input_tokens"] == 200 and call["output_tokens"] == 40 and call["cost_usd"] is None
+
+
+def gemini_replay(server: HTTPServer, turns: list[str | dict]) -> list[dict]:
+    """Gemini's streamGenerateContent (alt=sse): each request of the agent's loop (one
+    that offers tools) gets the next turn, a text or a function call ({"name", "args"})."""
+    seen: list[dict] = []
+
+    def answer(request: Request) -> Response:
+        body = json.loads(request.data or b"{}")
+        seen.append(body)
+        turn = turns.pop(0) if body.get("tools") and turns else "Done."
+        part = {"text": turn} if isinstance(turn, str) else {"functionCall": turn}
+        chunk = {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 20},
+        }
+        return Response(f"data: {json.dumps(chunk)}\n\n", content_type="text/event-stream")
+
+    server.expect_request(
+        re.compile(".*:streamGenerateContent"), method="POST"
+    ).respond_with_handler(answer)
+    return seen
+
+
+@pytest.mark.slow
+def test_gemini_cli_against_a_local_gemini_server(
+    tmp_path: Path, httpserver: HTTPServer, script
+) -> None:
+    call = {"name": "run_shell_command", "args": {"command": FIX_SED}}
+    seen = gemini_replay(httpserver, [call, "Fixed add()."])
+    spec = f"gemini:gemini-2.5-flash@{httpserver.url_for('').rstrip('/')}"
+    repo = npm_agent_run(tmp_path, httpserver, script, "gemini", spec)
+
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted", attempt
+    assert "return a + b" in (repo / "calc.py").read_text()
+    assert TASK in json.dumps(seen[0]["contents"])
+    [call_row] = agent_calls(repo)  # its JSON output's stats: tokens, no cost
+    assert call_row["input_tokens"] >= 200 and call_row["cost_usd"] is None

@@ -70,7 +70,7 @@ class Adapter:
     program: str  # looked up on PATH
     install: str  # how to get it, for the message when it is missing
     argv: Callable[[str, Job], str]  # (the program's path, the job) -> a shell command
-    env: Callable[[Endpoint | None], dict[str, str]] = lambda endpoint: {}
+    env: Callable[[Job], dict[str, str]] = lambda job: {}
     # Home-relative paths of its configuration: shown read-only at the same place under
     # the sandbox's home, or copied there (for what the agent writes as it starts).
     config: tuple[str, ...] = ()
@@ -150,10 +150,10 @@ def _mini_argv(exe: str, job: Job) -> str:
     )
 
 
-def _mini_env(endpoint: Endpoint | None) -> dict[str, str]:
-    quiet = {"MSWEA_CONFIGURED": "true", "MSWEA_SILENT_STARTUP": "1", **_LITELLM_OFFLINE}
+def _mini_env(job: Job) -> dict[str, str]:
+    quiet = {"MSWEA_CONFIGURED": "true", "MSWEA_SILENT_STARTUP": "1"}
     # A model litellm has no price for (a local one) is no error; its cost is unknown.
-    return {**quiet, "MSWEA_COST_TRACKING": "ignore_errors", **_key_env(endpoint, _LITELLM_NAMES)}
+    return {**quiet, "MSWEA_COST_TRACKING": "ignore_errors", **_litellm_env(job)}
 
 
 def _mini_steps(text: str) -> list[AgentStep]:
@@ -199,6 +199,10 @@ def _aider_argv(exe: str, job: Job) -> str:
     )
 
 
+def _litellm_env(job: Job) -> dict[str, str]:
+    return {**_LITELLM_OFFLINE, **_key_env(job.endpoint, _LITELLM_NAMES)}
+
+
 def _aider_steps(text: str) -> list[AgentStep]:
     """The chat history: each ``#### `` paragraph is what aider was told, the rest its
     replies and what it did with them."""
@@ -237,9 +241,9 @@ def _claude_argv(exe: str, job: Job) -> str:
     )
 
 
-def _claude_env(endpoint: Endpoint | None) -> dict[str, str]:
+def _claude_env(job: Job) -> dict[str, str]:
     env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    return {**env, **_key_env(endpoint, {"anthropic": "ANTHROPIC_API_KEY",
+    return {**env, **_key_env(job.endpoint, {"anthropic": "ANTHROPIC_API_KEY",
                                           "anthropic_url": "ANTHROPIC_BASE_URL"})}  # fmt: skip
 
 
@@ -296,6 +300,21 @@ def _codex_spend(output: str, text: str) -> Spend:
 def _gemini_argv(exe: str, job: Job) -> str:
     model = f" -m {_q(job.endpoint.model)}" if job.endpoint else ""
     return f"{_q(exe)} --yolo --output-format json{model} -p {_task_text(job)}"
+
+
+def _gemini_env(job: Job) -> dict[str, str]:
+    """With a model of ours, the API-key sign-in in a settings home of its own (the
+    user's settings may choose another); the worktree is trusted (no prompt)."""
+    env = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
+    if job.endpoint is None:
+        return env
+    home = job.io / "gemini-home"
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    chosen = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    (home / ".gemini" / "settings.json").write_text(json.dumps(chosen))
+    env["GEMINI_CLI_HOME"] = str(home)
+    names = {"gemini": "GEMINI_API_KEY", "gemini_url": "GOOGLE_GEMINI_BASE_URL"}
+    return {**env, **_key_env(job.endpoint, names)}
 
 
 def _gemini_spend(output: str, text: str) -> Spend:
@@ -357,7 +376,7 @@ ADAPTERS: dict[str, Adapter] = {
     ),
     "aider": Adapter(
         "aider", "aider", "pipx install aider-chat (it pins its dependencies: a venv of its "
-        "own)", _aider_argv, env=lambda e: {**_LITELLM_OFFLINE, **_key_env(e, _LITELLM_NAMES)},
+        "own)", _aider_argv, env=_litellm_env,
         config=(".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json"),
         trajectory=".aider.chat.history.md", steps=_aider_steps, spend=_aider_spend,
     ),
@@ -369,14 +388,13 @@ ADAPTERS: dict[str, Adapter] = {
     ),
     "codex": Adapter(
         "codex", "codex", "npm install -g @openai/codex", _codex_argv,
-        env=lambda e: _key_env(e, {"openai": "OPENAI_API_KEY"}),
+        env=lambda j: _key_env(j.endpoint, {"openai": "OPENAI_API_KEY"}),
         copied=(".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md"),
         steps=_jsonl_steps, spend=_codex_spend, shown=_node_package,
     ),
     "gemini": Adapter(
         "gemini", "gemini", "npm install -g @google/gemini-cli", _gemini_argv,
-        env=lambda e: _key_env(e, {"gemini": "GEMINI_API_KEY",
-                                   "gemini_url": "GOOGLE_GEMINI_BASE_URL"}),
+        env=_gemini_env,
         copied=(".gemini/settings.json", ".gemini/oauth_creds.json",
                 ".gemini/google_accounts.json", ".gemini/GEMINI.md"),
         spend=_gemini_spend, shown=_node_package,

@@ -155,7 +155,7 @@ def agent_env(adapter: Adapter, job: Job) -> dict[str, str]:
     """What the agent sees beyond a check's variables: its endpoint and key, the task."""
     env = {"SELFFORGE_TASK_FILE": str(job.task_file), "NO_COLOR": "1", "TERM": "dumb"}
     env["SELFFORGE_TASK"] = job.task_file.read_text()
-    return {**env, **adapter.env(job.endpoint)}
+    return {**env, **adapter.env(job)}
 
 
 def agent_binds(adapter: Adapter, program: Path | None, io: Path) -> tuple[sandbox.Bind, ...]:
