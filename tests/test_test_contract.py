@@ -470,3 +470,16 @@ def test_a_cargo_version_bump_lands_and_a_profile_needs_review(tmp_path: Path) -
     code, verdict = _check(repo)
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     assert "profile" in verdict["review"][0]
+
+
+def test_a_declared_change_in_a_green_suite_needs_review(tmp_path: Path) -> None:
+    """On a base whose suite passes, the declared test's failure in its base version is
+    what makes the command exit 1: no unexplained exit code (found by the gate bench on
+    google/uuid a2b2b32, whose monotonic v7 rewrote TestVersion7FromReader)."""
+    repo = _repo(tmp_path, {"calc.py": FIXED, "test_calc.py": TEST_CALC})
+    new_calc = FIXED.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return b - a")
+    tests = TEST_CALC.replace("sub(5, 3) == 2", "sub(5, 3) == -2")
+    _commit(repo, "sub() counts down", {"calc.py": new_calc, "test_calc.py": tests})
+    code, verdict = _check(repo, "--changes", "test_sub")
+    assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
+    assert any("test_calc.py::test_sub" in item for item in verdict["review"])
