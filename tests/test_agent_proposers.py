@@ -475,3 +475,44 @@ def test_gemini_cli_against_a_local_gemini_server(
     assert TASK in json.dumps(seen[0]["contents"])
     [call_row] = agent_calls(repo)  # its JSON output's stats: tokens, no cost
     assert call_row["input_tokens"] >= 200 and call_row["cost_usd"] is None
+
+
+# --- usage ----------------------------------------------------------------------------------
+
+
+def test_an_unknown_agent_a_missing_program_or_no_sandbox_is_a_usage_error(
+    calc_repo: Path, script
+) -> None:
+    base = ("run", "--repo", str(calc_repo), "--model", script(), "--task", TASK)
+    proc = cli(*base, "--agent", "nosuch")
+    assert proc.returncode == 2 and "--agent 'nosuch': use one of mini, aider" in proc.stderr
+    proc = cli(*base, "--agent", "gemini", env={"PATH": os.defpath})
+    assert proc.returncode == 2 and "`gemini` is not on PATH" in proc.stderr
+    assert "npm install -g @google/gemini-cli" in proc.stderr
+    proc = cli(*base, "--agent", "cmd:true", "--no-sandbox")
+    assert proc.returncode == 2 and "runs commands only in the sandbox" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (calc_repo / ".selfforge").exists()
+
+
+def test_each_adapter_points_its_agent_at_the_model_it_is_given(tmp_path: Path) -> None:
+    from selfforge.propose.agent_models import Endpoint
+    from selfforge.propose.agents import ADAPTERS, Job, adapter_for
+
+    local = Endpoint("openai", "m1", "http://127.0.0.1:9/v1", "sk-local-key-1234567890")
+    job = Job(tmp_path / "task.md", tmp_path, local)
+    assert "-m openai/m1" in ADAPTERS["mini"].argv("/x/mini", job)
+    assert ADAPTERS["mini"].env(job)["OPENAI_API_BASE"] == "http://127.0.0.1:9/v1"
+    assert "--openai-api-base http://127.0.0.1:9/v1" in ADAPTERS["aider"].argv("/x/aider", job)
+    assert "--no-auto-commits" in ADAPTERS["aider"].argv("/x/aider", job)
+    codex = ADAPTERS["codex"].argv("/x/codex", job)
+    assert "model_providers.selfforge.base_url=http://127.0.0.1:9/v1" in codex
+    assert ADAPTERS["codex"].env(job) == {"OPENAI_API_KEY": "sk-local-key-1234567890"}
+    claude = Endpoint("anthropic", "claude-x", "http://127.0.0.1:9", "k")
+    env = ADAPTERS["claude"].env(Job(job.task_file, tmp_path, claude))
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9" and env["ANTHROPIC_API_KEY"] == "k"
+    # Without a model of ours, the agent's own configuration decides: no option, no key.
+    own = Job(job.task_file, tmp_path, None)
+    assert " -m " not in ADAPTERS["mini"].argv("/x/mini", own)
+    assert "ANTHROPIC_API_KEY" not in ADAPTERS["claude"].env(own)
+    cmd = adapter_for("cmd:my-agent --task {task} --file {task_file}").argv("", job)
+    assert cmd == f'my-agent --task "$(cat {job.task_file})" --file {job.task_file}'

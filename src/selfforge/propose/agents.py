@@ -5,37 +5,21 @@ how to point it at a model (the variables and options for the endpoint and key),
 of the user's home folders hold its own configuration (shown in the proposer sandbox,
 read-only, or as a copy it may write and that is thrown away), where its own trajectory
 file is, and how to read its steps and cost from that file or its output. Running it is
-``external.py``'s job.
+``external.py``'s job; the model it is pointed at, ``agent_models.py``'s.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from selfforge.errors import UsageError
-from selfforge.models.spec import parse_spec
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """The model the agent calls: its wire protocol, name, base URL and key (None:
-    the agent's own configuration decides)."""
-
-    wire: str  # openai | anthropic | gemini | ollama
-    model: str
-    base_url: str | None = None
-    key: str | None = field(default=None, repr=False)
-
-    @property
-    def litellm_name(self) -> str:
-        return f"{self.wire}/{self.model}"
+from selfforge.propose.agent_models import LITELLM_NAMES, LITELLM_OFFLINE, Endpoint, key_env
 
 
 @dataclass
@@ -99,35 +83,6 @@ def _q(value: object) -> str:
 
 def _task_text(job: Job) -> str:
     return f'"$(cat {_q(job.task_file)})"'
-
-
-def _key_env(endpoint: Endpoint | None, names: Mapping[str, str]) -> dict[str, str]:
-    """The endpoint's key and base URL under the names the agent reads for its wire."""
-    if endpoint is None:
-        return {}
-    env = {}
-    key_name, url_names = names.get(endpoint.wire, ""), names.get(f"{endpoint.wire}_url", "")
-    if endpoint.key and key_name:
-        env[key_name] = endpoint.key
-    if endpoint.base_url:
-        env.update(dict.fromkeys(url_names.split(), endpoint.base_url))
-    return env
-
-
-_LITELLM_NAMES = {
-    "openai": "OPENAI_API_KEY",
-    "openai_url": "OPENAI_API_BASE OPENAI_BASE_URL",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "anthropic_url": "ANTHROPIC_API_BASE ANTHROPIC_BASE_URL",
-    "gemini": "GEMINI_API_KEY",
-    "gemini_url": "GEMINI_API_BASE",
-    "ollama": "OLLAMA_API_KEY",
-    "ollama_url": "OLLAMA_API_BASE",
-}
-
-
-# litellm's own price list, not one fetched from GitHub at every start.
-_LITELLM_OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
 def _node_package(exe: Path) -> tuple[Path, ...]:
@@ -200,7 +155,7 @@ def _aider_argv(exe: str, job: Job) -> str:
 
 
 def _litellm_env(job: Job) -> dict[str, str]:
-    return {**_LITELLM_OFFLINE, **_key_env(job.endpoint, _LITELLM_NAMES)}
+    return {**LITELLM_OFFLINE, **key_env(job.endpoint, LITELLM_NAMES)}
 
 
 def _aider_steps(text: str) -> list[AgentStep]:
@@ -243,7 +198,7 @@ def _claude_argv(exe: str, job: Job) -> str:
 
 def _claude_env(job: Job) -> dict[str, str]:
     env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    return {**env, **_key_env(job.endpoint, {"anthropic": "ANTHROPIC_API_KEY",
+    return {**env, **key_env(job.endpoint, {"anthropic": "ANTHROPIC_API_KEY",
                                           "anthropic_url": "ANTHROPIC_BASE_URL"})}  # fmt: skip
 
 
@@ -314,7 +269,7 @@ def _gemini_env(job: Job) -> dict[str, str]:
     (home / ".gemini" / "settings.json").write_text(json.dumps(chosen))
     env["GEMINI_CLI_HOME"] = str(home)
     names = {"gemini": "GEMINI_API_KEY", "gemini_url": "GOOGLE_GEMINI_BASE_URL"}
-    return {**env, **_key_env(job.endpoint, names)}
+    return {**env, **key_env(job.endpoint, names)}
 
 
 def _gemini_spend(output: str, text: str) -> Spend:
@@ -388,7 +343,7 @@ ADAPTERS: dict[str, Adapter] = {
     ),
     "codex": Adapter(
         "codex", "codex", "npm install -g @openai/codex", _codex_argv,
-        env=lambda j: _key_env(j.endpoint, {"openai": "OPENAI_API_KEY"}),
+        env=lambda j: key_env(j.endpoint, {"openai": "OPENAI_API_KEY"}),
         copied=(".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md"),
         steps=_jsonl_steps, spend=_codex_spend, shown=_node_package,
     ),
@@ -412,20 +367,3 @@ def adapter_for(name: str) -> Adapter:
         names = ", ".join([*ADAPTERS, *ALIASES])
         raise UsageError(f'--agent {name!r}: use one of {names}, or "cmd:COMMAND {{task_file}}"')
     return found
-
-
-def endpoint_for(spec: str | None) -> Endpoint | None:
-    """The agent's model from a selfforge model spec (``openai:gpt-4.1@URL``), its key
-    from the variables selfforge reads for that provider; None for none or a script."""
-    if not spec or spec.startswith("script:"):
-        return None
-    from selfforge.models.catalog import key_names, provider_config
-    from selfforge.models.secrets import find_key
-
-    parsed = parse_spec(spec)
-    wire = provider_config(parsed.provider, os.environ).wire
-    found = find_key(key_names(parsed, os.environ), os.environ)
-    key = found[1].get_secret_value() if found else None
-    if key is None and parsed.base_url:
-        key = "none"  # a local server wants none; the agents' clients insist on one
-    return Endpoint(wire, parsed.model, parsed.base_url, key)

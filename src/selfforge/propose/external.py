@@ -31,7 +31,8 @@ from selfforge.models.base import Reply, Usage
 from selfforge.models.secrets import mask, remember
 from selfforge.propose import trajectory
 from selfforge.propose.actions import bounded
-from selfforge.propose.agents import Adapter, Job, Spend, adapter_for, endpoint_for
+from selfforge.propose.agent_models import endpoint_for
+from selfforge.propose.agents import Adapter, Job, Spend, adapter_for
 from selfforge.propose.explore import Done, LimitReached, Stop
 from selfforge.propose.trajectory import Step
 from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
