@@ -8,7 +8,7 @@ deleted), Go (``t.Fatalf``/``t.Errorf`` → ``t.Logf``, ``t.Skip()``, deleted), 
 (``assert_eq!(..)`` → ``assert!(true)``, ``#[ignore]``, deleted) and JavaScript
 (``assert.x(..)`` → ``assert.ok(true)``, ``it.skip``, deleted). Test ids are the
 runners' own (``path.py::Class::test``, ``pkg/path::TestX``, ``src/lib.rs::tests::x``,
-``test/a.js::suite > name``).
+``test/a.js::suite > name``, Mocha's JUnit ``suite titles::name`` with no file).
 """
 
 from __future__ import annotations
