@@ -15,6 +15,8 @@ minutes:
            base's suite and the candidate's run at once
     check warm  the same for another one-line change on that commit (the baseline cached
            by the cold check)
+    check cold, 1 job  check cold with SELFFORGE_JOBS=1: the two suites one after the
+           other, as before they ran at once (the yardstick for that)
 
 --samples times each (first, plain, warm, plain, moved, plain, first, ...: each judged
 change divided by the plain runs just before and after it), and prints the median ratios
@@ -60,16 +62,17 @@ IDENTITY = {
 }
 
 
-KINDS = ("first", "warm", "moved", "check-cold", "check-warm")
+KINDS = ("first", "warm", "moved", "check-cold", "check-warm", "check-cold-1")
 LABELS = {
     "first": "cold, first",
     "warm": "warm",
     "moved": "cold, moved",
     "check-cold": "check, cold",
     "check-warm": "check, warm",
+    "check-cold-1": "check, cold, 1 job",
 }
-# test-suite runs in a judged change of each (a cold check's two may run at once)
-SUITES = {"first": 2, "warm": 1, "moved": 2, "check-cold": 2, "check-warm": 1}
+# the test suites' time in a judged change of each: a cold check's two run at once
+SUITES = {"first": 2, "warm": 1, "moved": 2, "check-cold": 1, "check-warm": 1, "check-cold-1": 2}
 
 
 def _git(root: Path, *args: str) -> str:
@@ -212,8 +215,10 @@ def sample(
     """One judged change of ``kind``, its state set up first (not timed)."""
     if kind == "first":
         shutil.rmtree(clone / ".selfforge", ignore_errors=True)  # no state
-    elif kind in ("moved", "check-cold"):
+    elif kind in ("moved", "check-cold", "check-cold-1"):
         user_commit(clone, n)
+    if kind == "check-cold-1":
+        return checked(clone, path, n, scratch, {**(env or os.environ), "SELFFORGE_JOBS": "1"})
     if kind.startswith("check"):
         return checked(clone, path, n, scratch, env)
     return judged(clone, path, n, scratch, env)
@@ -264,7 +269,7 @@ def main() -> None:
     for kind in kinds:
         each = ", ".join(f"{r:.2f}" for r in ratios[kind])
         median = statistics.median(ratios[kind])
-        print(f"judged, {LABELS[kind]:<12} {median:4.2f}x  (each: {each}; last: {notes[kind]})")
+        print(f"judged, {LABELS[kind]:<18} {median:4.2f}x  (each: {each}; last: {notes[kind]})")
     # The ratio moves with the machine's speed; the time a judged change adds does not.
     suites = {1: "one suite", 2: "two suites"}
     beyond = ", ".join(

@@ -30,7 +30,7 @@ def test_the_speed_bench_measures_each_kind_of_judged_change(tmp_path: Path) -> 
         ratio = float(re.search(r"(\d+\.\d\d)x", line)[1])  # type: ignore[index]
         assert ratio > 1.0 and "accepted, landed" in line, line
     assert "cold, moved" in out and "baseline: tests: 3 collected" in out  # measured anew
-    for label in ("check, cold", "check, warm"):  # selfforge check of a patch, judged whole
+    for label in ("check, cold", "check, warm", "check, cold, 1 job"):  # check of a patch
         line = next(line for line in out.splitlines() if line.startswith(f"judged, {label} "))
         assert "accepted; " in line and "tests" in line, line
     assert re.search(r"warm \+-?\d+\.\d\d s \(one suite\)", out), out
