@@ -184,9 +184,14 @@ class RunAhead:
     stage runs it again and says why. ``cancel`` kills it (an error in the main thread)."""
 
     def __init__(
-        self, tree: Path, commit: str, back_to: str, command: str, timeout_s: float,
+        self,
+        tree: Path,
+        commit: str,
+        back_to: str,
+        command: str,
+        timeout_s: float,
         space: CheckSpace,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.key = run_key(tree, commit, command)
         self._run: TestRun | None = None
         self._group: int | None = None
