@@ -119,9 +119,19 @@ def test_mini_swe_agent_fixes_the_bug_and_the_judge_lands_it(
     assert [r["kind"] for r in rows] == ["task", "agent", "agent", "agent", "transcript"]
     assert "grep -n 'a - b' calc.py" in rows[1]["action"]
     assert "1:def add(a, b):" not in rows[1]["output"] and "2:    return a - b" in rows[1]["output"]
-    assert rows[-1]["exit_code"] == 0 and "mini" in rows[-1]["action"]
+    assert rows[-1]["exit_code"] == 0 and rows[-1]["output"].startswith("$ ")
+    assert "mini -y --exit-immediately" in rows[-1]["output"].splitlines()[0]
     [call] = agent_calls(repo)
     assert call["model"] == "agent:mini" and TASK in call["prompt"]
+    brief = cli("show", "last", "--repo", str(repo), "--brief", check=True).stdout
+    assert "agent    sed -i '2s/a - b/a + b/' calc.py" in brief
+    # Its steps are a multi-turn trace: each reply, then what it saw.
+    out = cli("export", "--format", "traces", "--repo", str(repo), check=True).stdout
+    [trace] = [json.loads(line) for line in out.splitlines()]
+    roles = [m["role"] for m in trace["messages"]]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
+    assert "mswea_bash_command\ngrep -n" in trace["messages"][2]["content"]
+    assert trace["metadata"]["steps"] == 3 and trace["metadata"]["outcome"] == "accepted"
 
 
 @pytest.mark.slow
@@ -185,9 +195,9 @@ def test_aider_fixes_the_bug_and_the_judge_lands_it(
     assert git(repo, "status", "--porcelain") == ""  # no .aider* files, no .gitignore edit
     assert TASK in json.dumps(seen[0]["messages"])
     kinds = [r["kind"] for r in steps(repo)]
-    assert kinds[0] == "task" and kinds[-1] == "transcript" and "agent" in kinds
+    assert kinds[0] == "task" and kinds[-1] == "transcript" and "log" in kinds
     # Its chat history (.aider.chat.history.md, written outside the worktree) is journaled.
-    history = "\n".join(r["output"] for r in steps(repo) if r["kind"] == "agent")
+    history = "\n".join(r["output"] for r in steps(repo) if r["kind"] == "log")
     assert TASK in history and "return a + b" in history
     [call] = agent_calls(repo)
     assert call["input_tokens"] == 2000 and call["output_tokens"] == 100  # its two calls
@@ -412,7 +422,8 @@ def test_claude_code_against_a_local_messages_server(
     assert TASK in json.dumps(seen[0]["messages"]) and seen[0]["model"] == "claude-sonnet-4-5"
     rows = steps(repo)
     assert rows[-1]["kind"] == "transcript" and rows[-1]["exit_code"] == 0
-    assert any(command in (r["output"] or "") for r in rows if r["kind"] == "agent")
+    [bash] = [r for r in rows if r["kind"] == "agent" and "Bash" in (r["action"] or "")]
+    assert command in json.loads(bash["action"].removeprefix("Bash: "))["command"]
     [call] = agent_calls(repo)  # its stream-json result: tokens and its own cost
     assert call["input_tokens"] > 0 and call["cost_usd"] is not None and call["cost_usd"] > 0
 
@@ -516,3 +527,35 @@ def test_each_adapter_points_its_agent_at_the_model_it_is_given(tmp_path: Path) 
     assert "ANTHROPIC_API_KEY" not in ADAPTERS["claude"].env(own)
     cmd = adapter_for("cmd:my-agent --task {task} --file {task_file}").argv("", job)
     assert cmd == f'my-agent --task "$(cat {job.task_file})" --file {job.task_file}'
+
+
+def test_a_rejected_agent_change_comes_back_to_it_with_the_judges_findings(
+    tmp_path: Path, script
+) -> None:
+    d = directives(max_repairs=1)
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, d)
+    # First a wrong fix; told of the rejection, it fixes its own change (still in the files).
+    agent = (
+        "cmd:if grep -q 'rejected your change' {task_file}; then"
+        " sed -i '2s/a \\* b/a + b/' calc.py; else sed -i '2s/a - b/a * b/' calc.py; fi"
+    )
+    cli(
+        "run",
+        "--repo",
+        str(repo),
+        "--model",
+        script(),
+        "--task",
+        TASK,
+        "--agent",
+        agent,
+        check=True,
+    )
+
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted" and attempt["repairs"] == 1, attempt
+    rows = steps(repo)
+    assert [(r["kind"], r["round"]) for r in rows] == [
+        ("task", 0), ("transcript", 0), ("feedback", 1), ("transcript", 1)
+    ]  # fmt: skip
+    assert "test_add" in rows[2]["output"] and TASK in rows[2]["output"]

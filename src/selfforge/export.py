@@ -110,7 +110,7 @@ class TraceRecord:
         for step in self.steps:
             if step.action is not None:
                 messages.append({"role": "assistant", "content": step.action})
-            if step.kind in ("task", "feedback", "bash", "edit", "invalid"):
+            if step.kind in ("task", "feedback", "bash", "edit", "invalid", "agent"):
                 messages.append({"role": "user", "content": step.output})
         while messages[-1]["role"] == "user" and len(messages) > 2:
             messages.pop()  # what the model saw after its last action taught it nothing

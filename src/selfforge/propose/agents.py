@@ -11,7 +11,6 @@ file is, and how to read its steps and cost from that file or its output. Runnin
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import shutil
 from collections.abc import Callable
@@ -19,23 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfforge.errors import UsageError
+from selfforge.propose import agent_records as records
 from selfforge.propose.agent_models import LITELLM_NAMES, LITELLM_OFFLINE, Endpoint, key_env
-
-
-@dataclass
-class Spend:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
-
-
-@dataclass(frozen=True)
-class AgentStep:
-    """One step the agent's own trajectory records: what it did and what it saw."""
-
-    kind: str
-    action: str | None
-    output: str
 
 
 @dataclass(frozen=True)
@@ -60,8 +44,8 @@ class Adapter:
     config: tuple[str, ...] = ()
     copied: tuple[str, ...] = ()
     trajectory: str | None = None  # its own trajectory file, in the job's folder
-    steps: Callable[[str], list[AgentStep]] = lambda text: []
-    spend: Callable[[str, str], Spend] = lambda output, trajectory: Spend()
+    steps: Callable[[str], list[records.AgentStep]] = lambda text: []
+    spend: Callable[[str, str], records.Spend] = lambda output, trajectory: records.Spend()
     shown: Callable[[Path], tuple[Path, ...]] = lambda exe: ()  # its installation
 
     def locate(self) -> str:
@@ -111,24 +95,6 @@ def _mini_env(job: Job) -> dict[str, str]:
     return {**quiet, "MSWEA_COST_TRACKING": "ignore_errors", **_litellm_env(job)}
 
 
-def _mini_steps(text: str) -> list[AgentStep]:
-    messages = _json(text).get("messages", [])
-    steps: list[AgentStep] = []
-    for i, message in enumerate(messages):
-        if message.get("role") != "assistant":
-            continue
-        after = messages[i + 1] if i + 1 < len(messages) else {}
-        seen = after.get("content", "") if after.get("role") != "assistant" else ""
-        steps.append(AgentStep("agent", _text(message.get("content")), _text(seen)))
-    return steps
-
-
-def _mini_spend(output: str, text: str) -> Spend:
-    stats = _json(text).get("info", {}).get("model_stats", {})
-    cost = stats.get("instance_cost")
-    return Spend(cost_usd=float(cost) if isinstance(cost, int | float) and cost > 0 else None)
-
-
 # --- aider -------------------------------------------------------------------------------
 
 
@@ -158,31 +124,6 @@ def _litellm_env(job: Job) -> dict[str, str]:
     return {**LITELLM_OFFLINE, **key_env(job.endpoint, LITELLM_NAMES)}
 
 
-def _aider_steps(text: str) -> list[AgentStep]:
-    """The chat history: each ``#### `` paragraph is what aider was told, the rest its
-    replies and what it did with them."""
-    parts = re.split(r"^#### ", text, flags=re.M)
-    return [AgentStep("agent", None, "#### " + p.strip()) for p in parts[1:] if p.strip()]
-
-
-_AIDER_TOKENS = re.compile(r"Tokens: ([\d.,]+)(k?) sent, ([\d.,]+)(k?) received")
-_AIDER_COST = re.compile(r"Cost: \$([\d.]+) message, \$([\d.]+) session")
-
-
-def _aider_spend(output: str, text: str) -> Spend:
-    spent = Spend()
-    for sent, k1, received, k2 in _AIDER_TOKENS.findall(output):
-        spent.input_tokens += _count(sent, k1)
-        spent.output_tokens += _count(received, k2)
-    costs = _AIDER_COST.findall(output)
-    spent.cost_usd = float(costs[-1][1]) if costs else None
-    return spent
-
-
-def _count(number: str, k: str) -> int:
-    return int(float(number.replace(",", "")) * (1000 if k else 1))
-
-
 # --- Claude Code, Codex, Gemini CLI -----------------------------------------------------
 
 
@@ -202,27 +143,6 @@ def _claude_env(job: Job) -> dict[str, str]:
                                           "anthropic_url": "ANTHROPIC_BASE_URL"})}  # fmt: skip
 
 
-def _jsonl_steps(output: str) -> list[AgentStep]:
-    steps = []
-    for event in _jsonl(output):
-        kind = str(event.get("type", "event"))
-        if kind in ("assistant", "user", "item.completed", "result"):
-            steps.append(AgentStep("agent", None, json.dumps(event)[:4000]))
-    return steps
-
-
-def _claude_spend(output: str, text: str) -> Spend:
-    spent = Spend()
-    for event in _jsonl(output):
-        if event.get("type") == "result":
-            usage = event.get("usage") or {}
-            spent.input_tokens = int(usage.get("input_tokens") or 0)
-            spent.output_tokens = int(usage.get("output_tokens") or 0)
-            cost = event.get("total_cost_usd")
-            spent.cost_usd = float(cost) if isinstance(cost, int | float) else None
-    return spent
-
-
 def _codex_argv(exe: str, job: Job) -> str:
     options = ""
     if job.endpoint:
@@ -240,16 +160,6 @@ def _codex_argv(exe: str, job: Job) -> str:
         f"{_q(exe)} exec --json --skip-git-repo-check --sandbox danger-full-access{options}"
         f" - < {_q(job.task_file)}"
     )
-
-
-def _codex_spend(output: str, text: str) -> Spend:
-    spent = Spend()
-    for event in _jsonl(output):
-        usage = event.get("usage") if event.get("type") == "turn.completed" else None
-        if isinstance(usage, dict):
-            spent.input_tokens += int(usage.get("input_tokens") or 0)
-            spent.output_tokens += int(usage.get("output_tokens") or 0)
-    return spent
 
 
 def _gemini_argv(exe: str, job: Job) -> str:
@@ -272,17 +182,6 @@ def _gemini_env(job: Job) -> dict[str, str]:
     return {**env, **key_env(job.endpoint, names)}
 
 
-def _gemini_spend(output: str, text: str) -> Spend:
-    spent = Spend()
-    start = output.find("{")
-    models = _json(output[start:] if start >= 0 else "").get("stats", {}).get("models", {})
-    for stats in models.values() if isinstance(models, dict) else ():
-        tokens = stats.get("tokens", {}) if isinstance(stats, dict) else {}
-        spent.input_tokens += int(tokens.get("prompt") or 0)
-        spent.output_tokens += int(tokens.get("candidates") or 0)
-    return spent
-
-
 # --- anything else ------------------------------------------------------------------------
 
 
@@ -299,60 +198,37 @@ def command_adapter(template: str) -> Adapter:
     return Adapter("cmd", "", "", argv)
 
 
-def _json(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _jsonl(text: str) -> list[dict]:
-    events = []
-    for line in text.splitlines():
-        if line.startswith("{"):
-            event = _json(line)
-            if event:
-                events.append(event)
-    return events
-
-
-def _text(content: object) -> str:
-    if isinstance(content, list):  # content parts
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return str(content or "")
-
-
 ADAPTERS: dict[str, Adapter] = {
     "mini": Adapter(
         "mini", "mini", "pip install mini-swe-agent, or selfforge[agents]", _mini_argv,
         env=_mini_env, config=(".config/mini-swe-agent",), trajectory="mini.traj.json",
-        steps=_mini_steps, spend=_mini_spend,
+        steps=records.mini_steps, spend=records.mini_spend,
     ),
     "aider": Adapter(
         "aider", "aider", "pipx install aider-chat (it pins its dependencies: a venv of its "
         "own)", _aider_argv, env=_litellm_env,
         config=(".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json"),
-        trajectory=".aider.chat.history.md", steps=_aider_steps, spend=_aider_spend,
+        trajectory=".aider.chat.history.md", steps=records.aider_steps, spend=records.aider_spend,
     ),
     "claude": Adapter(
         "claude", "claude", "npm install -g @anthropic-ai/claude-code", _claude_argv,
         env=_claude_env, copied=(".claude/settings.json", ".claude/.credentials.json",
                                  ".claude/CLAUDE.md", ".claude.json"),
-        steps=_jsonl_steps, spend=_claude_spend, shown=_node_package,
+        steps=records.claude_steps, spend=records.claude_spend, shown=_node_package,
     ),
     "codex": Adapter(
         "codex", "codex", "npm install -g @openai/codex", _codex_argv,
         env=lambda j: key_env(j.endpoint, {"openai": "OPENAI_API_KEY"}),
         copied=(".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md"),
-        steps=_jsonl_steps, spend=_codex_spend, shown=_node_package,
+        steps=records.codex_steps, spend=records.codex_spend, shown=_node_package,
     ),
     "gemini": Adapter(
         "gemini", "gemini", "npm install -g @google/gemini-cli", _gemini_argv,
         env=_gemini_env,
         copied=(".gemini/settings.json", ".gemini/oauth_creds.json",
                 ".gemini/google_accounts.json", ".gemini/GEMINI.md"),
-        spend=_gemini_spend, shown=_node_package,
+        steps=records.gemini_steps, spend=records.gemini_spend,
+        shown=_node_package,
     ),
 }  # fmt: skip
 ALIASES = {"mini-extra": "mini", "mini-swe-agent": "mini", "claude-code": "claude"}

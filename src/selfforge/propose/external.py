@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING
 from selfforge.edits import ApplyResult
 from selfforge.judge import sandbox
 from selfforge.judge.check_git import scratch_dir
-from selfforge.judge.runner import CheckSpace, run_command
+from selfforge.judge.runner import CheckSpace, CommandResult, run_command
 from selfforge.models.base import Reply, Usage
 from selfforge.models.secrets import mask, remember
 from selfforge.propose import trajectory
 from selfforge.propose.actions import bounded
 from selfforge.propose.agent_models import endpoint_for
-from selfforge.propose.agents import Adapter, Job, Spend, adapter_for
+from selfforge.propose.agent_records import Spend
+from selfforge.propose.agents import Adapter, Job, adapter_for
 from selfforge.propose.explore import Done, LimitReached, Stop
 from selfforge.propose.trajectory import Step
 from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
@@ -65,17 +66,28 @@ class AgentProposer:
             return LimitReached(why)
         io = Path(tempfile.mkdtemp(prefix="selfforge-agent-", dir=scratch_dir(a.wt)))
         atexit.register(shutil.rmtree, io, True)
-        task = task_text(a.task, [*a.e.d.goals.items], feedback)
+        try:
+            result = self._start(io, task_text(a.task, [*a.e.d.goals.items], feedback), feedback)
+        finally:
+            shutil.rmtree(io, ignore_errors=True)
+        how = "timed out" if result.timed_out else f"exited {result.exit_code}"
+        if result.timed_out:
+            seconds = a.e.d.model.agent_seconds
+            return LimitReached(f"the agent {how} ({seconds:g} s, [model] agent_seconds)")
+        return Done(f"the agent {self.adapter.name} {how}")
+
+    def _start(self, io: Path, task: str, feedback: str) -> CommandResult:
+        """Run the agent once on ``task``; journal what it did and spent."""
+        a = self.a
         (io / "task.md").write_text(task)
         self._record("feedback" if feedback else "task", None, task)
         job = Job(io / "task.md", io, self.endpoint)
         command = self.adapter.argv(self.program, job)
-        seconds = a.e.d.model.agent_seconds
         a.e.reporter.begin(f"agent {self.adapter.name}")
         result = run_command(
             command,
             a.wt,
-            seconds,
+            a.e.d.model.agent_seconds,
             self.space,
             extra_env=agent_env(self.adapter, job),
             head=a.base,
@@ -87,16 +99,13 @@ class AgentProposer:
             self._record(step.kind, step.action and mask(step.action), mask(step.output))
         spend = self.adapter.spend(result.full_output, own)
         self._count(spend, task, result.full_output, result.duration_s)
-        how = "timed out" if result.timed_out else f"exited {result.exit_code}"
         limit = f"\n[stopped at the {result.limit} limit]" if result.limit else ""
         spent = Step(0, 0, "", None, "", None, spend.input_tokens, spend.output_tokens)
         spent.cost_usd, spent.seconds = spend.cost_usd, result.duration_s
-        self._record("transcript", command, bounded(result.full_output) + limit,
-                     result.exit_code, spent)  # fmt: skip
-        shutil.rmtree(io, ignore_errors=True)
-        if result.timed_out:
-            return LimitReached(f"the agent {how} ({seconds:g} s, [model] agent_seconds)")
-        return Done(f"the agent {self.adapter.name} {how}")
+        # Its command line is no reply of a model: the output, not the action.
+        shown = f"$ {command}\n{bounded(result.full_output)}{limit}"
+        self._record("transcript", None, shown, result.exit_code, spent)
+        return result
 
     def candidate(self) -> ApplyResult:
         paths = changed_paths(self.a.wt, self.a.base)

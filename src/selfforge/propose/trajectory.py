@@ -4,7 +4,10 @@ step, what the model answered and what it saw in return, with tokens and time.
 Kinds: ``task`` (step 0: what the model was given), ``feedback`` (the judge's rejection
 of the previous round's candidate, the first thing a repair round sees), ``bash``,
 ``edit``, ``invalid`` (a reply with no readable action: the reminder it got), ``done``,
-``cannot`` and ``limit`` (the step, time or budget limit that ended the round).
+``cannot`` and ``limit`` (the step, time or budget limit that ended the round). An
+outside agent's (``external.py``): ``task`` or ``feedback``, then ``agent`` (an action of
+its own trajectory and what it saw) or ``log`` (a part of its record that does not split
+so), then ``transcript`` (its command line, output, exit code, tokens and cost).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from selfforge.journal import Journal
 
 _FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.S)
-ACTIONS = ("bash", "edit", "invalid", "done", "cannot")  # the rows a model reply made
+ACTIONS = ("bash", "edit", "invalid", "done", "cannot", "agent")  # the rows a model reply made
 
 
 @dataclass
@@ -36,7 +39,7 @@ class Step:
     def headline(self) -> str:
         """One line: the step, its kind, the command or the first line of the reply."""
         text = self.action or self.output
-        if self.kind == "bash" and (fenced := _FENCED.search(text)):
+        if self.kind in ("bash", "agent") and (fenced := _FENCED.search(text)):
             text = fenced[1]  # the command, not the words before it
         what = text.strip().splitlines() or [""]
         shown = what[0][:100] if self.kind != "edit" else f"edits ({len(self.action or '')} chars)"
