@@ -559,3 +559,30 @@ def test_a_rejected_agent_change_comes_back_to_it_with_the_judges_findings(
         ("task", 0), ("transcript", 0), ("feedback", 1), ("transcript", 1)
     ]  # fmt: skip
     assert "test_add" in rows[2]["output"] and TASK in rows[2]["output"]
+
+
+def test_an_agent_past_its_wall_time_is_stopped_and_what_it_left_is_judged(
+    tmp_path: Path, script
+) -> None:
+    d = directives(extra="\n[model]\nagent_seconds = 2\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, d)
+    agent = "cmd:sed -i '2s/a - b/a + b/' calc.py; sleep 60; echo NEVER-SEEN"
+    cli(
+        "run",
+        "--repo",
+        str(repo),
+        "--model",
+        script(),
+        "--task",
+        TASK,
+        "--agent",
+        agent,
+        check=True,
+    )
+
+    [attempt] = log_json(repo)
+    assert attempt["outcome"] == "accepted", attempt  # its change was made before the stop
+    [transcript] = [s for s in steps(repo) if s["kind"] == "transcript"]
+    output = transcript["output"].split("\n", 1)[1]  # after its command line
+    assert transcript["exit_code"] is None and "NEVER-SEEN" not in output
+    assert "[stopped after 2 s, [model] agent_seconds]" in output

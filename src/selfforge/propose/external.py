@@ -100,6 +100,8 @@ class AgentProposer:
         spend = self.adapter.spend(result.full_output, own)
         self._count(spend, task, result.full_output, result.duration_s)
         limit = f"\n[stopped at the {result.limit} limit]" if result.limit else ""
+        if result.timed_out:
+            limit = f"\n[stopped after {a.e.d.model.agent_seconds:g} s, [model] agent_seconds]"
         spent = Step(0, 0, "", None, "", None, spend.input_tokens, spend.output_tokens)
         spent.cost_usd, spent.seconds = spend.cost_usd, result.duration_s
         # Its command line is no reply of a model: the output, not the action.
