@@ -275,7 +275,7 @@ def test_the_agents_configuration_is_shown_read_only_or_as_a_copy(
 
     home = tmp_path / "home"
     for rel, text in {
-        ".config/mini-swe-agent/.env": "MSWEA_MODEL_NAME=x\n",
+        ".config/mini-swe-agent/.env": "OPENAI_API_KEY=sk-mini-own-0123456789abcdef\n",
         ".claude/settings.json": "{}\n",
         ".ssh/id_rsa": "PRIVATE\n",
     }.items():
@@ -294,7 +294,8 @@ def test_the_agents_configuration_is_shown_read_only_or_as_a_copy(
                ' cat "$HOME/.config/mini-swe-agent/.env";'
                ' echo hi > "$HOME/.config/mini-swe-agent/.env" || echo READ-ONLY')  # fmt: skip
     assert "HOME [.config] [mini-swe-agent]" in seen  # its configuration, nothing else
-    assert "MSWEA_MODEL_NAME=x" in seen and "READ-ONLY" in seen
+    # It reads its own key (the file is there), and selfforge's record of it is masked.
+    assert "READ-ONLY" in seen and "***" in seen and "sk-mini-own" not in seen
     seen = run(
         "claude",
         'echo changed > "$HOME/.claude/settings.json" && cat "$HOME/.claude/settings.json"',

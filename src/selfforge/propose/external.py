@@ -28,7 +28,7 @@ from selfforge.judge import sandbox
 from selfforge.judge.check_git import scratch_dir
 from selfforge.judge.runner import CheckSpace, CommandResult, run_command
 from selfforge.models.base import Reply, Usage
-from selfforge.models.secrets import mask, remember
+from selfforge.models.secrets import mask, remember, remember_file
 from selfforge.propose import trajectory
 from selfforge.propose.actions import bounded
 from selfforge.propose.agent_models import endpoint_for
@@ -181,13 +181,27 @@ def agent_binds(adapter: Adapter, program: Path | None, io: Path) -> tuple[sandb
     for rel in adapter.config:
         if (home / rel).exists():
             binds.append(sandbox.Bind(home / rel, inside / rel))
+            _remember_secrets(home / rel)
     for rel in adapter.copied:
         source, copy = home / rel, io / "home" / rel
         if source.is_file() and not source.is_symlink():
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, copy)
             binds.append(sandbox.Bind(copy, inside / rel, writable=True))
+            _remember_secrets(source)
     return tuple(binds)
+
+
+_SECRET_WORDS = ("cred", "auth", "token", "key", ".env", "oauth")
+
+
+def _remember_secrets(path: Path) -> None:
+    """The agent's own credentials are shown to it (it signs in with them): their values
+    are masked wherever selfforge stores or shows its output."""
+    files = [p for p in path.iterdir() if p.is_file()] if path.is_dir() else [path]
+    for file in files:
+        if any(word in file.name.lower() for word in _SECRET_WORDS):
+            remember_file(file)
 
 
 def task_text(task: str, goals: list[str], feedback: str) -> str:
