@@ -506,7 +506,9 @@ def test_an_unknown_agent_a_missing_program_or_no_sandbox_is_a_usage_error(
     assert "Traceback" not in proc.stderr and not (calc_repo / ".selfforge").exists()
 
 
-def test_each_adapter_points_its_agent_at_the_model_it_is_given(tmp_path: Path) -> None:
+def test_each_adapter_points_its_agent_at_the_model_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from selfforge.propose.agent_models import Endpoint
     from selfforge.propose.agents import ADAPTERS, Job, adapter_for
 
@@ -526,6 +528,15 @@ def test_each_adapter_points_its_agent_at_the_model_it_is_given(tmp_path: Path) 
     own = Job(job.task_file, tmp_path, None)
     assert " -m " not in ADAPTERS["mini"].argv("/x/mini", own)
     assert "ANTHROPIC_API_KEY" not in ADAPTERS["claude"].env(own)
+    # ...with its own provider's key from this environment, and no other.
+    from selfforge.propose.external import agent_env
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-users-own-0123456789")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-users-own-0123456789")
+    job.task_file.write_text("the task\n")
+    env = agent_env(ADAPTERS["claude"], own)
+    assert env["ANTHROPIC_API_KEY"] == "sk-ant-users-own-0123456789"
+    assert "OPENAI_API_KEY" not in env and env["SELFFORGE_TASK"] == "the task\n"
     cmd = adapter_for("cmd:my-agent --task {task} --file {task_file}").argv("", job)
     assert cmd == f'my-agent --task "$(cat {job.task_file})" --file {job.task_file}'
 

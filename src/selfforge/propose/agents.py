@@ -44,6 +44,8 @@ class Adapter:
     config: tuple[str, ...] = ()
     copied: tuple[str, ...] = ()
     trajectory: str | None = None  # its own trajectory file, in the job's folder
+    # Key variables of the user's environment it gets when no model of ours is given.
+    keys: tuple[str, ...] = ()
     steps: Callable[[str], list[records.AgentStep]] = lambda text: []
     spend: Callable[[str, str], records.Spend] = lambda output, trajectory: records.Spend()
     shown: Callable[[Path], tuple[Path, ...]] = lambda exe: ()  # its installation
@@ -198,29 +200,35 @@ def command_adapter(template: str) -> Adapter:
     return Adapter("cmd", "", "", argv)
 
 
+# The providers' keys litellm (mini-swe-agent, aider) reads, for a model its own
+# configuration names.
+_LITELLM_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY")
 ADAPTERS: dict[str, Adapter] = {
     "mini": Adapter(
         "mini", "mini", "pip install mini-swe-agent, or selfforge[agents]", _mini_argv,
         env=_mini_env, config=(".config/mini-swe-agent",), trajectory="mini.traj.json",
-        steps=records.mini_steps, spend=records.mini_spend,
+        steps=records.mini_steps, spend=records.mini_spend, keys=_LITELLM_KEYS,
     ),
     "aider": Adapter(
         "aider", "aider", "pipx install aider-chat (it pins its dependencies: a venv of its "
         "own)", _aider_argv, env=_litellm_env,
         config=(".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json"),
-        trajectory=".aider.chat.history.md", steps=records.aider_steps, spend=records.aider_spend,
+        trajectory=".aider.chat.history.md", steps=records.aider_steps,
+        spend=records.aider_spend, keys=_LITELLM_KEYS,
     ),
     "claude": Adapter(
         "claude", "claude", "npm install -g @anthropic-ai/claude-code", _claude_argv,
         env=_claude_env, copied=(".claude/settings.json", ".claude/.credentials.json",
                                  ".claude/CLAUDE.md", ".claude.json"),
         steps=records.claude_steps, spend=records.claude_spend, shown=_node_package,
+        keys=("ANTHROPIC_API_KEY",),
     ),
     "codex": Adapter(
         "codex", "codex", "npm install -g @openai/codex", _codex_argv,
         env=lambda j: key_env(j.endpoint, {"openai": "OPENAI_API_KEY"}),
         copied=(".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md"),
         steps=records.codex_steps, spend=records.codex_spend, shown=_node_package,
+        keys=("OPENAI_API_KEY", "CODEX_API_KEY"),
     ),
     "gemini": Adapter(
         "gemini", "gemini", "npm install -g @google/gemini-cli", _gemini_argv,
@@ -228,7 +236,7 @@ ADAPTERS: dict[str, Adapter] = {
         copied=(".gemini/settings.json", ".gemini/oauth_creds.json",
                 ".gemini/google_accounts.json", ".gemini/GEMINI.md"),
         steps=records.gemini_steps, spend=records.gemini_spend,
-        shown=_node_package,
+        shown=_node_package, keys=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     ),
 }  # fmt: skip
 ALIASES = {"mini-extra": "mini", "mini-swe-agent": "mini", "claude-code": "claude"}

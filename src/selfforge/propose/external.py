@@ -164,9 +164,15 @@ def agent_space(space: CheckSpace, tree: Path, base: str) -> CheckSpace:
 
 
 def agent_env(adapter: Adapter, job: Job) -> dict[str, str]:
-    """What the agent sees beyond a check's variables: its endpoint and key, the task."""
+    """What the agent sees beyond a check's variables: the task; its endpoint and key,
+    or without a model of ours, its provider's key variables as set here."""
     env = {"SELFFORGE_TASK_FILE": str(job.task_file), "NO_COLOR": "1", "TERM": "dumb"}
     env["SELFFORGE_TASK"] = job.task_file.read_text()
+    if job.endpoint is None:
+        for name in adapter.keys:
+            if value := os.environ.get(name, "").strip():
+                remember(value)
+                env[name] = value
     return {**env, **adapter.env(job)}
 
 
