@@ -113,7 +113,7 @@ def _aider_argv(exe: str, job: Job) -> str:
         "--yes-always --no-auto-commits --no-dirty-commits --no-gitignore --no-check-update"
         " --no-analytics --no-show-model-warnings --no-show-release-notes --no-pretty"
         " --no-stream --no-fancy-input --no-auto-lint --no-auto-test --no-detect-urls"
-        " --no-suggest-shell-commands --map-tokens 0 --edit-format diff"
+        " --no-suggest-shell-commands --edit-format diff"
     )
     return (
         f"{_q(exe)} {quiet}{model} --chat-history-file {_q(io / '.aider.chat.history.md')}"

@@ -22,8 +22,10 @@ from selfforge import git
 from selfforge.judge.check_git import scratch_dir
 from selfforge.judge.runner import CheckSpace
 
-# What the agent's own commands leave behind, never part of its change.
-_LITTER = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".selfforge"}
+# What the agent's own commands leave behind, never part of its change (aider's repo-map
+# cache too: an outside agent's, propose/agents.py).
+_LITTER = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".selfforge",
+           ".aider.tags.cache.v4"}  # fmt: skip
 
 
 def proposer_space(space: CheckSpace, tree: Path, base: str) -> CheckSpace:
