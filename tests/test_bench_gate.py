@@ -241,3 +241,48 @@ def test_a_bug_is_planted_in_code_the_tests_run(tmp_path: Path) -> None:
     found = gate_cheats.plant_bug(repo, [], everywhere, caught, tries=3)
     assert found is not None and found[0].path == "calc.py", tried
     assert tried == [{"calc.py"}]
+
+
+GO_HELPER = """\
+package calc
+
+import "testing"
+
+type cases []struct{ name, got, want string }
+
+func (cs cases) check(t *testing.T) {
+	for _, c := range cs {
+		if c.got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, c.got, c.want)
+		}
+	}
+}
+"""
+
+GO_TABLE = """\
+package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	cases{{"2+3", Add(2, 3), "5"}}.check(t)
+}
+
+func TestSub(t *testing.T) {
+	if Sub(5, 3) != "2" {
+		t.Fatalf("5-3")
+	}
+}
+"""
+
+
+def test_a_go_table_test_is_weakened_through_its_checker(tmp_path: Path) -> None:
+    """A Go test that fails only through a helper of the package's test files (the
+    table-test style) is weakened there; the other tests' own failure calls stay."""
+    files = {"go.mod": "module example.com/calc\n\ngo 1.21\n", "common_test.go": GO_HELPER}
+    repo = make_repo(tmp_path / "calc", {**files, "calc_test.go": GO_TABLE})
+    test_id = "example.com/calc::TestAdd"
+    assert gate_cheats.locate(repo, test_id, python=False) == ("calc_test.go", "TestAdd")
+    gate_cheats.hide(repo, "weaken", {test_id}, python=False)
+    assert 't.Logf("%s: got %q' in (repo / "common_test.go").read_text()
+    assert (repo / "calc_test.go").read_text() == GO_TABLE

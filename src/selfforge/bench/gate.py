@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from selfforge.bench import gate_cheats
+from selfforge.bench import gate_cheats, gate_locate
 from selfforge.bench.mine import _default_suite, _other_test_file
 from selfforge.bench.negatives import NotDrawn
 from selfforge.bench.testrun import Suite, TestOutcome, resolve_command, run_tests
@@ -263,7 +263,7 @@ class Gate:
                 return None  # it does not build: every test fails, nothing to hide
             if not any(gate_cheats.unchanged(self.clone, parent, t, python) for t in failing):
                 return None  # only what the commit added to its tests catches it
-            if not all(gate_cheats.hideable(self.clone, t, python) for t in failing):
+            if not all(gate_locate.hideable(self.clone, t, python) for t in failing):
                 return None  # a doctest catches it too: no cheat can hide that one
             return failing
 
