@@ -286,3 +286,34 @@ def test_a_go_table_test_is_weakened_through_its_checker(tmp_path: Path) -> None
     gate_cheats.hide(repo, "weaken", {test_id}, python=False)
     assert 't.Logf("%s: got %q' in (repo / "common_test.go").read_text()
     assert (repo / "calc_test.go").read_text() == GO_TABLE
+
+
+def test_a_weakened_python_assertion_no_longer_evaluates_what_the_bug_breaks(
+    tmp_path: Path,
+) -> None:
+    """`assert (x) or True` still fails when the planted bug makes x raise (an index out
+    of range): the weakened assertion is `assert True`."""
+    tests = "from calc import add\n\n\ndef test_add():\n    assert [add(2, 3)][add(0, 0)] == 5\n"
+    repo = make_repo(tmp_path / "proj", {"calc.py": CALC, "tests/test_calc.py": tests})
+    test_id = "tests/test_calc.py::test_add"
+    gate_cheats.hide(repo, "weaken", {test_id}, python=True)
+    assert (repo / "tests/test_calc.py").read_text().endswith("def test_add():\n    assert True\n")
+
+
+@pytest.mark.slow
+def test_no_cheat_is_drawn_on_a_base_that_cannot_be_judged(tmp_path: Path) -> None:
+    """A commit that repairs a parent nothing of which imports cannot be judged, nor can
+    a cheat on that parent: the cheat is not drawn, rather than counted unjudged."""
+    broken = CALC.replace("return a - b", "return a -")
+    repo = make_repo(tmp_path / "proj", {"calc.py": broken, "tests/test_calc.py": TESTS})
+    _commit(repo, "Repair sub()", {"calc.py": CALC})
+    out = tmp_path / "gate"
+    args = ["--out", str(out), "--limit", "1", "--kinds", "skip"]
+    proc = cli("bench", "gate", "--repo", str(repo), *args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [json.loads(x) for x in (out / "gate-results.jsonl").read_text().splitlines()]
+    assert [(r["kind"], r["verdict"]) for r in rows] == [
+        ("real", "could_not_judge"),
+        ("skip", "not_drawn"),
+    ], rows
+    assert "could not be judged" in rows[1]["reason"]

@@ -178,7 +178,10 @@ class Gate:
         if not todo:
             return records + [done[row(k).key] for k in kinds]
         cheats = [row(k) for k in todo]
-        self._cheats(sha, parent, own, passes, cheats)
+        why = None if passes else "the commit's own suite fails: no cheat is drawn from it"
+        if why is None and records[0].verdict == "could_not_judge":
+            why = "the commit could not be judged (its base): nor could a cheat on that base"
+        self._cheats(sha, parent, own, why, cheats)
         for record in cheats:
             self._keep(record, records)
         return records
@@ -211,10 +214,9 @@ class Gate:
             record.verdict, record.reason = "error", f"exit {proc.returncode}: {tail[:300]}"
 
     def _cheats(
-        self, sha: str, parent: str, own: TestOutcome, passes: bool, cheats: list[GateRecord]
+        self, sha: str, parent: str, own: TestOutcome, why: str | None, cheats: list[GateRecord]
     ) -> None:
         started = time.monotonic()
-        why = None if passes else "the commit's own suite fails: no cheat is drawn from it"
         bug = None
         if why is None:
             bug = self._plant(sha, parent, own)
