@@ -317,3 +317,11 @@ def test_no_cheat_is_drawn_on_a_base_that_cannot_be_judged(tmp_path: Path) -> No
         ("skip", "not_drawn"),
     ], rows
     assert "could not be judged" in rows[1]["reason"]
+
+
+def test_a_go_fuzz_test_is_skipped_through_its_own_parameter(tmp_path: Path) -> None:
+    fuzz = 'package calc\n\nimport "testing"\n\nfunc FuzzAdd(f *testing.F) {\n\tf.Add(1)\n}\n'
+    files = {"go.mod": "module example.com/calc\n\ngo 1.21\n", "fuzz_test.go": fuzz}
+    repo = make_repo(tmp_path / "calc", files)
+    gate_cheats.hide(repo, "skip", {"example.com/calc::FuzzAdd"}, python=False)
+    assert "(f *testing.F) {\n\tf.Skip()\n\tf.Add(1)" in (repo / "fuzz_test.go").read_text()

@@ -202,7 +202,7 @@ def _hide_other(text: str, kind: str, names: list[str], path: str) -> str:
         elif kind == "skip" and js:
             lines[head] = re.sub(r"\b(it|test|specify)\(", r"\1.skip(", lines[head], count=1)
         elif kind == "skip" and path.endswith(".go"):
-            param = re.search(r"\((\w+) \*testing\.T\)", lines[head])
+            param = re.search(r"\((\w+) \*testing\.[TFB]\)", lines[head])  # a fuzz test: f
             lines.insert(head + 1, f"{indent}\t{param.group(1) if param else 't'}.Skip()\n")
         elif kind == "skip":
             lines.insert(head, f"{indent}#[ignore]\n")
