@@ -325,3 +325,20 @@ def test_a_go_fuzz_test_is_skipped_through_its_own_parameter(tmp_path: Path) -> 
     repo = make_repo(tmp_path / "calc", files)
     gate_cheats.hide(repo, "skip", {"example.com/calc::FuzzAdd"}, python=False)
     assert "(f *testing.F) {\n\tf.Skip()\n\tf.Add(1)" in (repo / "fuzz_test.go").read_text()
+
+
+def test_rust_mutations_leave_what_only_breaks_the_build(tmp_path: Path) -> None:
+    """A Rust file's inner attribute, macro calls and tuple fields are no place for a bug
+    (without the `!` or with another field nothing builds, and a try costs a suite run)."""
+    from selfforge.bench.mutate import candidates
+
+    (tmp_path / "lib.rs").write_text(
+        "#![no_std]\n"
+        "pub struct W(u64);\n"
+        "pub fn f(w: W, on: bool) -> bool {\n"
+        "    debug_assert!(w.0 < 9);\n"
+        "    !on && w.0 == 1\n"
+        "}\n"
+    )
+    found = {(m.line, m.old, m.new) for m in candidates(tmp_path, {"lib.rs": set(range(1, 7))})}
+    assert found == {(4, "<", ">="), (5, "!", ""), (5, "&&", "||"), (5, "==", "!="), (5, "1", "0")}

@@ -132,12 +132,15 @@ def _c_like(path: str, source: str, added: dict[str, set[int]]) -> Iterator[tupl
             source[offset - 1 : offset] == " " == source[offset + 1 : offset + 2]
         ):
             continue
-        if token == "!" and not source[offset - 1 : offset].isidentifier():
-            yield VALUE_RANK, Mutation(path, row, col, "!", "")
-            continue
+        before = source[offset - 1 : offset]
         if token == "!":
-            continue  # a Rust macro's `!` (assert_eq!, vec!): without it nothing builds
+            # not a Rust macro's or inner attribute's `!` (assert_eq!, #![no_std]): without
+            # it nothing builds
+            if not (before.isidentifier() or before == "#"):
+                yield VALUE_RANK, Mutation(path, row, col, "!", "")
             continue
+        if token in ("0", "1") and before == ".":
+            continue  # a tuple's field (self.0): another one does not build
         for rank, table in enumerate(_C_SWAPS):
             if token in table:
                 yield rank, Mutation(path, row, col, token, table[token])
