@@ -100,10 +100,19 @@ def is_native(options: list[str]) -> bool:
 
 def what_to_build(record: dict[str, object] | None, returncode: int | None) -> str | None:
     """The profile to (re)build given the cached server's record and its start's exit
-    code (None: no binary), or None to keep it. Raises SystemExit when nothing is left."""
+    code (None: no binary), or None to keep it. Raises SystemExit when nothing is left.
+
+    A server that starts is kept, even an older setup's native build (no record): it runs
+    on this machine, whose cache it is, and a rebuild costs CI tens of minutes. One that
+    dies by SIGILL (built for another CPU) is built again: portable after a native build,
+    then for the baseline CPU."""
+    if returncode is None:
+        return "portable"  # none yet
+    if returncode == 0:
+        return None
     options = record.get("options") if record else None
-    if returncode is None or not isinstance(options, list) or is_native(options):
-        return "portable"  # none yet, or an older setup's build (native, llama.cpp's default)
+    if not isinstance(options, list) or is_native(options):
+        return "portable"  # an older setup's build (native, llama.cpp's default)
     if returncode == -signal.SIGILL:
         profile = str(record.get("profile")) if record else ""
         if profile == PROFILES[-1]:
@@ -112,9 +121,7 @@ def what_to_build(record: dict[str, object] | None, returncode: int | None) -> s
                 "CPU lacks what llama.cpp needs; run the model elsewhere"
             )
         return PROFILES[-1]
-    if returncode != 0:
-        return str(record.get("profile") or "portable") if record else "portable"
-    return None
+    return str(record.get("profile") or "portable") if record else "portable"
 
 
 def probe(binary: Path) -> int:
