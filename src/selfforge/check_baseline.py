@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from selfforge.attempt import Engine
@@ -20,31 +21,48 @@ from selfforge.judge import baseline_cache, contract
 from selfforge.judge.testruns import RunAhead, RunKey, TestRun, can_run_ahead
 from selfforge.judge.verdict import Observed
 
+Made = tuple[Path, str, dict[str, str]]  # the check's worktree, the commit, what it changes
 
-def baseline_and_ahead(
-    e: Engine, base: str, wt: Path, commit: str, changed: dict[str, str]
-) -> tuple[Observed, dict[RunKey, TestRun]]:
-    """The baseline, and the judged commit's full test run made meanwhile (in ``wt``) when
-    the baseline is not cached and two suites may run at once: the check's tests stage
-    takes it instead of running it (judge/testruns.py RunAhead)."""
+
+def baseline_and_candidate(
+    e: Engine, base: str, make: Callable[[], Made]
+) -> tuple[Observed, Made, dict[RunKey, TestRun]]:
+    """The baseline, the candidate (``make``) and the judged commit's full test run made
+    meanwhile when the baseline is not cached and two suites may run at once: the check's
+    tests stage takes it instead of running it (judge/testruns.py RunAhead). Otherwise
+    the baseline is measured first, as before: the candidate's files are written after
+    the base's build (cargo judges a shared target dir's freshness by mtimes)."""
     d = e.d
     digest = baseline_cache.key(e.ws.root, base, d.checks, d.sandbox, e.space)
     cold = baseline_cache.load(e.ws.state, digest) is None
-    ahead = None
-    if cold and changed and d.checks.test and _jobs() >= 2 and can_run_ahead(d.checks.test, wt):
-        judged = contract.judged_commit(wt, base, commit, changed, e.rule)
-        ahead = RunAhead(wt, judged.commit, commit, d.checks.test, d.checks.timeout_s, e.space)
-    try:
-        started = time.time()
+    command = d.checks.test
+    early = cold and bool(command) and _jobs() >= 2 and can_run_ahead(command, e.ws.root, base)
+    started = time.time()
+    if not early:
         baseline = measure_baseline(e, base)
-        ran = ahead.join() if ahead is not None else {}
-    except BaseException:  # a base that cannot judge, Ctrl-C: the candidate's run stops too
-        if ahead is not None:
-            ahead.cancel()
-        raise
+        made, ran = make(), {}
+    else:
+        made = make()
+        ahead = _start(e, base, made) if made[2] else None
+        try:
+            started = time.time()
+            baseline = measure_baseline(e, base)
+            ran = ahead.join() if ahead is not None else {}
+        except BaseException:  # a base that cannot judge, Ctrl-C: the candidate's run too
+            if ahead is not None:
+                ahead.cancel()
+            raise
     if cold and baseline.tests_result is not None:  # journaled: when it ran, beside the rest
         _journal_baseline(e, baseline, started)
-    return baseline, ran
+    return baseline, made, ran
+
+
+def _start(e: Engine, base: str, made: Made) -> RunAhead:
+    wt, commit, changed = made
+    judged = contract.judged_commit(wt, base, commit, changed, e.rule)
+    checks = e.d.checks
+    assert checks.test
+    return RunAhead(wt, judged.commit, commit, checks.test, checks.timeout_s, e.space)
 
 
 def _journal_baseline(e: Engine, baseline: Observed, started: float) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from selfforge import git
 from selfforge.attempt import Attempt, AttemptResult, Engine
 from selfforge.baselines import provide_setup
-from selfforge.check_baseline import baseline_and_ahead
+from selfforge.check_baseline import baseline_and_candidate
 from selfforge.config import LoadedDirectives
 from selfforge.engine import make_engine
 from selfforge.errors import SelfforgeError, UsageError
@@ -193,22 +193,9 @@ def _judge(
 ) -> CheckResult:
     if e.d.checks.setup:  # the base's manifests, installed once, seen read-only
         provide_setup(e, change.base)
-    # The candidate's commit first: a cold check runs its suite while the base's runs.
-    wt = e.ws.create_worktree("check", change.base)
-    tip = _apply_patch(wt, patch, change) if patch is not None else change.tip
-    commit = git.git(
-        "commit-tree",
-        f"{tip}^{{tree}}",
-        "-p",
-        change.base,
-        "-m",
-        f"check {change.label}",
-        cwd=wt,
-        env=git.identity_env(wt),  # a machine with no git identity can be judged
-    ).strip()
-    git.git("checkout", "-q", "-f", "--detach", commit, cwd=wt)
-    changed = git.name_status(wt, change.base, commit)
-    baseline, ahead = baseline_and_ahead(e, change.base, wt, commit, changed)
+    baseline, (wt, commit, changed), ahead = baseline_and_candidate(
+        e, change.base, lambda: _candidate_commit(e, change, patch)
+    )
     label = task or _subject(e.ws.root, change) or f"check {change.label}"
     attempt = Attempt(e, 1, label, change.base, baseline, slot="check")
     attempt.wt = wt  # the attempt's worktree: checked out above, as Attempt.open would
@@ -244,6 +231,27 @@ def _judge(
         result = attempt.result("accepted", "all gates passed", commit=commit)
     attempt.finish(result)
     return _result(result, e, change, changed)
+
+
+def _candidate_commit(
+    e: Engine, change: Change, patch: str | None
+) -> tuple[Path, str, dict[str, str]]:
+    """The change as one commit on its base, checked out in the check's worktree: the
+    worktree, the commit, what it changes."""
+    wt = e.ws.create_worktree("check", change.base)
+    tip = _apply_patch(wt, patch, change) if patch is not None else change.tip
+    commit = git.git(
+        "commit-tree",
+        f"{tip}^{{tree}}",
+        "-p",
+        change.base,
+        "-m",
+        f"check {change.label}",
+        cwd=wt,
+        env=git.identity_env(wt),  # a machine with no git identity can be judged
+    ).strip()
+    git.git("checkout", "-q", "-f", "--detach", commit, cwd=wt)
+    return wt, commit, git.name_status(wt, change.base, commit)
 
 
 def _apply_patch(wt: Path, patch: str, change: Change) -> str:

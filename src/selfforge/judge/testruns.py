@@ -231,10 +231,12 @@ def _kill(group: int) -> None:
         os.killpg(group, signal.SIGKILL)
 
 
-def can_run_ahead(command: str, tree: Path) -> bool:
-    """May this command's run share the machine with the base's? Not cargo's: a check's
-    copy of the target dir the base's build is writing could be torn (buildcache.py)."""
-    return not ((tree / "Cargo.toml").is_file() and "cargo" in command)
+def can_run_ahead(command: str, root: Path, base: str) -> bool:
+    """May this command's run on a candidate of ``base`` share the time of the base's?
+    Not cargo's: a check's copy of the target dir the base's build is writing could be
+    torn (buildcache.py), and cargo's freshness is by mtimes: the candidate's files must
+    be written after the base's build."""
+    return "cargo" not in command or not git.ok("cat-file", "-e", f"{base}:Cargo.toml", cwd=root)
 
 
 def focused_tests(
