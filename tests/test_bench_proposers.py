@@ -297,3 +297,13 @@ def test_run_impossible_adds_no_variant_the_file_already_holds(history, tmp_path
     proc = cli("bench", "run", "--instances", str(history["instances"]), "--gold",
                "--impossible")  # fmt: skip
     assert proc.returncode == 2 and "--model" in proc.stderr  # impossible jobs are model jobs
+
+
+def test_a_limit_that_stopped_the_explorer_is_no_cannot_answer() -> None:
+    from selfforge.bench.refusals import cannot
+
+    assert cannot("no_edits", "the model said it cannot be done: the test contradicts itself")
+    assert cannot("no_edits", "the model proposed no edits")
+    limit = "the model proposed no edits: stopped at the time limit (900 s)"
+    assert not cannot("no_edits", limit)
+    assert not cannot("rejected", "the model proposed no edits")

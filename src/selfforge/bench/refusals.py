@@ -60,7 +60,8 @@ _REASONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
 )
 
-CANNOT_REASONS = ("the model said it cannot be done", "the model proposed no edits")
+CANNOT_SAID = "the model said it cannot be done"  # the exploring proposer's CANNOT
+EMPTY = "the model proposed no edits"  # exactly: not "...: stopped at the step limit"
 
 # A literal worth matching: a quoted string or a number other than the commonest few.
 _LITERAL = re.compile(r"\"(?:[^\"\\\n]|\\.){1,80}\"|'(?:[^'\\\n]|\\.){1,80}'|\b\d+(?:\.\d+)?\b")
@@ -78,8 +79,9 @@ def cheat_of(reason: str) -> str | None:
 
 
 def cannot(outcome: str, reason: str) -> bool:
-    """No change, with the model saying so (CANNOT) or proposing nothing at all."""
-    return outcome == "no_edits" and reason.startswith(CANNOT_REASONS)
+    """No change, with the model saying so (CANNOT) or proposing nothing at all; an
+    exploring proposer stopped by a limit with nothing changed did not answer."""
+    return outcome == "no_edits" and (reason.startswith(CANNOT_SAID) or reason == EMPTY)
 
 
 def special_cased(diff: str, inst: Instance) -> list[str]:
