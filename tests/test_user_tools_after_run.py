@@ -7,15 +7,24 @@ no answer: Node 20's `node --test` walks `.git/` too, and Jest finds no test und
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from test_runner_cargo import FIX as CARGO_FIX
+from test_runner_cargo import _repo as cargo_repo
+from test_runner_go import FIX as GO_FIX
+from test_runner_go import TASK as GO_TASK
+from test_runner_go import _repo as go_repo
 from test_runner_js_frameworks import BIN, FRAMEWORKS, RUNNERS, SPEC
 from test_runner_js_frameworks import EXPECT as JEST_EXPECT
+from test_runner_js_frameworks import _repo as js_repo
 from test_runner_node import FIX, MATH, NODE_20, PACKAGE, TASK, TESTS
 
 from conftest import (
@@ -101,3 +110,77 @@ def test_the_checkout_holds_no_copy_of_the_code_after_a_run(tmp_path: Path, scri
     assert not {"worktrees", "tmp", "setup"} & set(state), state
     copies = [p for p in repo.rglob("calc.py") if p != repo / "calc.py"]
     assert copies == []
+
+
+def _own(command: list[str], repo: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The user's own plain command, run in their checkout as they would, outside any sandbox."""
+    return subprocess.run(
+        command, cwd=repo, capture_output=True, text=True, env={**os.environ, **env}
+    )
+
+
+@needs_node
+@pytest.mark.parametrize(
+    ("framework", "command", "passed"),
+    [
+        pytest.param("mocha", ["mocha"], "2 passing", id="mocha"),
+        pytest.param("vitest", ["vitest", "run", "--globals"], "2 passed (2)", id="vitest"),
+    ],
+)
+def test_the_users_mocha_and_vitest_pass_right_after_a_run_landed_a_fix(
+    tmp_path: Path, script, framework: str, command: list[str], passed: str
+) -> None:
+    """Vitest's default include is every ``**/*.test.js`` but a few named folders."""
+    if not (BIN / framework).exists():
+        pytest.skip(f"needs {framework} in {RUNNERS}")
+    repo = js_repo(tmp_path, framework)
+    _landed(repo, script(propose=[FIX]), TASK)
+    own = _own([str(BIN / command[0]), *command[1:]], repo)
+    assert own.returncode == 0, (own.stdout + own.stderr)[-2000:]
+    assert passed in own.stdout
+
+
+def test_the_users_plain_pytest_passes_right_after_a_run_landed_a_fix(
+    tmp_path: Path, script
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    _landed(repo, script(propose=[FIX_ADD]), "Fix add() so test_add passes")
+    own = _own([sys.executable, "-m", "pytest", "-q"], repo)
+    assert own.returncode == 0, own.stdout[-2000:]
+    assert "3 passed" in own.stdout
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="needs mypy")
+def test_the_users_mypy_passes_right_after_a_run_landed_a_fix(tmp_path: Path, script) -> None:
+    """calc.py and its test, annotated: mypy checks every body, and two modules named
+    ``calc`` under the folder it walks would be an error."""
+
+    def typed(text: str) -> str:
+        return text.replace("(a, b):", "(a: int, b: int) -> int:").replace("():", "() -> None:")
+
+    files = {"calc.py": typed(CALC), "test_calc.py": typed(TEST_CALC)}
+    repo = make_repo(tmp_path / "repo", files, directives())
+    _landed(repo, script(propose=[typed(FIX_ADD)]), "Fix add() so test_add passes")
+    own = _own([sys.executable, "-m", "mypy", "."], repo)
+    assert own.returncode == 0, own.stdout[-2000:]
+    assert "Success: no issues found in 2 source files" in own.stdout
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")
+def test_the_users_go_test_passes_right_after_a_run_landed_a_fix(tmp_path: Path, script) -> None:
+    repo = go_repo(tmp_path)
+    _landed(repo, script(propose=[GO_FIX]), GO_TASK)
+    # Go's caches in the test's folder: nothing read from or left in HOME.
+    cache = {"GOCACHE": str(tmp_path / "gocache"), "GOPATH": str(tmp_path / "gopath")}
+    own = _own(["go", "test", "./..."], repo, **cache)
+    assert own.returncode == 0, (own.stdout + own.stderr)[-2000:]
+    assert own.stdout.startswith("ok  \texample.com/mathx"), own.stdout
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+def test_the_users_cargo_test_passes_right_after_a_run_landed_a_fix(tmp_path: Path, script) -> None:
+    repo = cargo_repo(tmp_path)
+    _landed(repo, script(propose=[CARGO_FIX]), TASK)
+    own = _own(["cargo", "test", "--offline"], repo)
+    assert own.returncode == 0, own.stderr[-2000:]
+    assert "test tests::adds ... ok" in own.stdout
