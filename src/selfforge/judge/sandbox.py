@@ -69,18 +69,25 @@ class Policy:
     masked: tuple[Path, ...] = ()  # credentials inside a readable place: shown empty
 
 
+# Places every check gets a fresh, empty one of (a tmpfs each), /tmp first.
+PRIVATE = ("/tmp", "/dev/shm", "/run", "/var/tmp")
+
+
 def bwrap_argv(policy: Policy, argv: list[str], cwd: Path) -> list[str]:
     """The bubblewrap command line that runs ``argv`` in ``cwd`` under ``policy``."""
     args = [bwrap_exe() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     args += ["--size", str(policy.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-    for private in ("/dev/shm", "/run", "/var/tmp"):  # as small as /tmp: no disk of yours
+    for private in PRIVATE[1:]:  # as small as /tmp: no disk of yours
         if os.path.isdir(private):
             args += ["--size", str(policy.tmp_mb * 1024 * 1024), "--tmpfs", private]
     for path in _outermost(policy.hidden):
         if path.exists() and not _under(path, Path("/tmp")):
             args += ["--tmpfs", str(path)]
     for path in sorted(set(policy.readable), key=lambda p: len(p.parts)):
-        if path.exists() and any(_under(path, h) for h in (*policy.hidden, Path("/tmp"))):
+        # What the check must read inside a place made private (a venv or toolchain in
+        # /var/tmp, a checkout's interpreter under /tmp) is shown again, read-only.
+        covered = (*policy.hidden, *map(Path, PRIVATE))
+        if path.exists() and any(_under(path, h) for h in covered):
             args += ["--ro-bind", str(path), str(path)]
     for path in policy.masked:  # after the readable binds they sit in
         if path.is_dir() and not path.is_symlink():
