@@ -18,59 +18,14 @@ import pytest
 from selfforge.bench.impossible import _LINE_RULES
 from selfforge.bench.records import read_instances
 from selfforge.bench.refusals import cheat_of, special_cased
+from test_bench import CLAMP, SHOP, TEST_CLAMP, TEST_SHOP, TEST_TAX
 
 from conftest import cli, git, make_repo
-
-SHOP = """\
-def total(prices):
-    return sum(prices)
-
-
-def discount(price, pct):
-    return price * (100 - pct) / 100
-"""
-
-TEST_SHOP = """\
-from shop import discount, total
-
-
-def test_total():
-    assert total([1, 2, 3]) == 6
-
-
-def test_discount():
-    assert discount(200, 25) == 150
-"""
 
 TAX = """
 
 def tax(price, rate):
     return price * rate
-"""
-
-TEST_TAX = """
-
-def test_tax():
-    from shop import tax
-
-    assert tax(100, 0.25) == 25.0
-"""
-
-CLAMP = """
-
-def clamp(value, low, high):
-    if value < low:
-        return low
-    return min(value, high)
-"""
-
-TEST_CLAMP = """
-
-def test_clamp():
-    from shop import clamp
-
-    assert clamp(15, 0, 10) == 10
-    assert clamp(-3, 0, 10) == 0
 """
 
 FORCE_PASSES = """\
