@@ -127,3 +127,21 @@ def test_a_port_in_use_is_a_usage_error(repo: Path) -> None:
         proc = cli("serve", "--repo", str(repo), "--port", port)
     assert proc.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr and "--port" in proc.stderr
+
+
+def test_the_attempt_page_renders_an_explorer_s_trajectory_escaped(tmp_path: Path, script) -> None:
+    """Issue 35.4: every step of an exploring proposer — the command, what it printed,
+    tokens and time — on the attempt's page; what the model and the command wrote is
+    escaped like any model text."""
+    from conftest import CALC, FIX_ADD, TEST_CALC, directives
+
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+    look = f"```bash\necho '{SCRIPT_TAG}'; grep -n 'def add' calc.py\n```\n"
+    spec = script(propose=[look, FIX_ADD, "DONE"])
+    cli("run", "--repo", str(repo), "--model", spec, "--proposer", "explore", check=True)
+    with Server(repo) as server:
+        html = httpx.get(f"{server.base}/attempts/1").text
+    table = html.split('id="trajectory"', 1)[1].split("</table>", 1)[0]
+    assert "grep -n" in table and "def add(a, b):" in table  # the command, its output
+    assert ">bash<" in table and ">edit<" in table and ">done<" in table
+    assert SCRIPT_TAG not in html and "&lt;script&gt;" in table

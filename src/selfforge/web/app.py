@@ -155,6 +155,7 @@ class Pages:
             calls=page.calls,
             checks=page.checks,
             steps=page.steps,
+            trajectory=page.trajectory,
             votes=votes,
             files=diff.side_by_side(page.record.diff or ""),
             cost=sum(c["cost_usd"] or 0 for c in page.calls),

@@ -44,6 +44,7 @@ class Store:
                 f"{SCHEMA_VERSION}); upgrade selfforge to read it"
             )
         self.has_steps = "steps" in self.tables
+        self.has_trajectory = "trajectory" in self.tables
 
     @contextmanager
     def reader(self) -> Iterator[Reader]:
@@ -163,6 +164,13 @@ class Reader:
                 "SELECT * FROM checks WHERE attempt_id = ? ORDER BY id", (attempt_id,)
             ),
             steps=steps,
+            trajectory=self._dicts(
+                "SELECT round, step, kind, action, output, exit_code, input_tokens, "
+                "output_tokens, seconds FROM trajectory WHERE attempt_id = ? ORDER BY id",
+                (attempt_id,),
+            )
+            if self.store.has_trajectory
+            else [],
         )
 
     # --- runs ------------------------------------------------------------------------

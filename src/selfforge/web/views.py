@@ -3,7 +3,7 @@ the records of the timeline, a summary, a run and an attempt."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
@@ -115,6 +115,7 @@ class AttemptPage:
     calls: list[dict[str, Any]]
     checks: list[dict[str, Any]]
     steps: list[dict[str, Any]]
+    trajectory: list[dict[str, Any]] = field(default_factory=list)  # an explorer's steps
 
 
 @dataclass
