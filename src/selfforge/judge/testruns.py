@@ -233,10 +233,14 @@ def _kill(group: int) -> None:
 
 def can_run_ahead(command: str, root: Path, base: str) -> bool:
     """May this command's run on a candidate of ``base`` share the time of the base's?
-    Not cargo's: a check's copy of the target dir the base's build is writing could be
-    torn (buildcache.py), and cargo's freshness is by mtimes: the candidate's files must
-    be written after the base's build."""
-    return "cargo" not in command or not git.ok("cat-file", "-e", f"{base}:Cargo.toml", cwd=root)
+    Not one that reads a build cache the base's run is writing (buildcache.py): cargo's
+    copy of the target dir could be torn, and its freshness is by mtimes (the candidate's
+    files must be written after the base's build); go's links into GOCACHE could name
+    entries the base's run has not finished (a go check failed '[setup failed]')."""
+    for tool, manifest in (("cargo", "Cargo.toml"), ("go", "go.mod")):
+        if tool in command and git.ok("cat-file", "-e", f"{base}:{manifest}", cwd=root):
+            return False
+    return True
 
 
 def focused_tests(
