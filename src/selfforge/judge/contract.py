@@ -16,17 +16,22 @@ nothing in the user's repository or the candidate's worktree changes.
 
 from __future__ import annotations
 
-import configparser
-import json
 import os
 import re
 import tempfile
-import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from selfforge import git
-from selfforge.judge.integrity_lang import BUILD_CONFIG, INLINE_TESTS, TEST_CONFIG, _matches
+from selfforge.judge.integrity import _entry_points, _pytest_settings
+from selfforge.judge.integrity_lang import (
+    _PACKAGE_TEST_KEYS,
+    BUILD_CONFIG,
+    INLINE_TESTS,
+    TEST_CONFIG,
+    _json,
+    _matches,
+)
 from selfforge.testpaths import TestRule
 
 # Build configuration (BUILD_CONFIG) is code, not test infrastructure: the judging run
@@ -35,17 +40,12 @@ RUNNER_CONFIG = (*(p for p in TEST_CONFIG if p not in BUILD_CONFIG), "pytest.ini
 # Files that mix a test runner's settings with the project's own: the base's version is
 # judged with when (and only when) those settings changed.
 _MIXED = ("pyproject.toml", "setup.cfg", "tox.ini", "package.json")
-_PACKAGE_TEST_KEYS = ("jest", "mocha", "ava", "c8", "nyc", "vitest", "scripts")
 _NO_OBJECT = "0" * 40
-
-
-def is_build_config(path: str) -> bool:
-    return _matches(path, BUILD_CONFIG)
 
 
 def is_infrastructure(path: str, rule: TestRule) -> bool:
     """Test code or what decides how tests run: the judging run takes the base's."""
-    return rule.is_test_path(path) or (_matches(path, RUNNER_CONFIG) and not is_build_config(path))
+    return rule.is_test_path(path) or _matches(path, RUNNER_CONFIG)
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,6 @@ class Judged:
     restored: tuple[str, ...] = ()  # paths given their base version (or removed)
     spliced: tuple[str, ...] = ()  # Rust sources given the base's inline test modules
     unpaired: tuple[str, ...] = ()  # Rust sources whose inline tests could not be paired
-    notes: list[str] = field(default_factory=list)
 
     @property
     def is_candidate(self) -> bool:
@@ -176,22 +175,14 @@ def _mixed(tree: Path, base: str, commit: str, path: str) -> bool:
 
 
 def runner_settings(path: str, text: str | None) -> object:
-    """The part of a mixed file that decides how tests run (pytest's table or section,
-    pytest plugins declared as entry points, a package.json's runner keys and scripts)."""
+    """The part of a mixed file that decides how tests run: what the model-proposal gates
+    compare too (pytest's settings and plugins, a package.json's runner keys and scripts)."""
     if text is None:
         return None
+    if PurePosixPath(path).name == "package.json":
+        data = _json(text)
+        keys = (*_PACKAGE_TEST_KEYS, "scripts")
+        return {k: data.get(k) for k in keys} if isinstance(data, dict) else data
     name = PurePosixPath(path).name
-    try:
-        if name == "pyproject.toml":
-            data = tomllib.loads(text)
-            points = data.get("project", {}).get("entry-points", {}).get("pytest11")
-            return (data.get("tool", {}).get("pytest"), points)
-        if name == "package.json":
-            data = json.loads(text)
-            return {k: data.get(k) for k in _PACKAGE_TEST_KEYS} if isinstance(data, dict) else data
-        parser = configparser.ConfigParser(interpolation=None)
-        parser.read_string(text)
-    except (tomllib.TOMLDecodeError, ValueError, configparser.Error):
-        return "unparsable"
-    sections = ("pytest", "tool:pytest")
-    return {s: dict(parser[s]) for s in sections if parser.has_section(s)}
+    points = _entry_points(text) if name == "pyproject.toml" else None
+    return (_pytest_settings(name, text), points)

@@ -93,7 +93,7 @@ def tests_gate(
     verdict = regression_gate(base, cand, flaky, result.output, diff=diff)
     if not verdict.ok:
         return verdict
-    verdict = hidden_failure_gate(base, cand, baseline.flaky | candidate.flaky | excused)
+    verdict = hidden_failure_gate(base, cand, flaky)
     if not verdict.ok:
         return verdict
     if cand.collected < base.collected - len(excused):
