@@ -131,15 +131,13 @@ def regression_gate(
     output: str,
     *,
     partial: bool = False,
-    with_new_tests: bool = False,
     diff: str = "",
 ) -> Verdict:
     """No test is worse than on the baseline, flaky ones aside: a test that passed still
     passes (not failed, error, skipped, xfailed, xpassed or gone), and one that was
     skipped or expected to fail does not fail now (a strict xfail that passes fails).
     ``partial``: the run ran only some tests (the ones a change reaches), so only those
-    count. ``with_new_tests``: ``base`` is the candidate's own suite without its new test
-    files, ``cand`` the suite with them. A test known by another id in ``cand`` (a
+    count. A test known by another id in ``cand`` (a
     parameter that embeds the time, a doctest whose item ``diff`` renamed) is compared
     under that id: ``same_tests``."""
     alias = same_tests(base, cand, diff)
@@ -158,13 +156,9 @@ def regression_gate(
         if all(base.outcomes[t] == "passed" for t in broken)
         else ("did better before")
     )
-    if with_new_tests:
-        how = "do worse once the change's new test files run with them"
     reason = f"{len(broken)} test(s) {how}: " + "; ".join(details[:3])
     feedback = (
-        "These tests did better before your change"
-        + (" added its test files" if with_new_tests else "")
-        + ":\n"
+        "These tests did better before your change:\n"
         + "\n".join(f"- {d}" for d in details[:20])
         + f"\n\nTest output:\n{output}"
     )
@@ -395,33 +389,6 @@ def own_suite_gate(
         reason = "integrity: the change skips or removes tests that pass: " + "; ".join(dropped[:3])
         return Verdict(False, reason, reason + "; do not skip or delete existing tests.", dropped)
     return PASS
-
-
-def new_tests_gate(baseline: Observed, report: TestReport | None, result: CommandResult) -> Verdict:
-    """A candidate's new tests, run on their own, must pass (and the run must agree)."""
-    verdict = run_gate(result, report)
-    if not verdict.ok:
-        return verdict
-    if report is None:
-        if result.exit_code == 0:
-            return PASS
-        return Verdict(
-            False,
-            f"the new tests fail (exit {result.exit_code})",
-            f"Your new tests fail:\n{result.output}",
-        )
-    known = baseline.tests.outcomes if baseline.tests else {}
-    failing = sorted(t for t in report.failing if t not in known)
-    if not failing:
-        return PASS
-    details = [f"{t}: {report.messages.get(t, _state(report, t))}" for t in failing]
-    reason = f"{len(failing)} new test(s) fail: " + "; ".join(details[:3])
-    return Verdict(
-        False,
-        reason,
-        "Your new tests fail:\n" + "\n".join(details[:20]) + f"\n\nTest output:\n{result.output}",
-        details,
-    )
 
 
 def describe_state(baseline: Observed) -> str:
