@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -113,10 +114,18 @@ def test_the_checkout_holds_no_copy_of_the_code_after_a_run(tmp_path: Path, scri
 
 
 def _own(command: list[str], repo: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """The user's own plain command, run in their checkout as they would, outside any sandbox."""
-    return subprocess.run(
+    """The user's own plain command, run in their checkout as they would, outside any sandbox.
+
+    Colour codes are taken out of what it printed: a runner colours its summary when the
+    environment asks for colour (CI sets ``FORCE_COLOR``), and ``2 passed`` then reads
+    ``2 passed\x1b[39m``."""
+    done = subprocess.run(
         command, cwd=repo, capture_output=True, text=True, env={**os.environ, **env}
     )
+    plain = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+    done.stdout = plain.sub("", done.stdout)
+    done.stderr = plain.sub("", done.stderr)
+    return done
 
 
 @needs_node
