@@ -5,8 +5,11 @@ and length of each run show them overlap, and the verdict is the sequential one.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -136,3 +139,24 @@ def test_a_wrong_jobs_value_is_one_line(slow_repo: Path) -> None:
     proc = cli("check", "--repo", str(slow_repo), "HEAD", env={"SELFFORGE_JOBS": "two"})
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "SELFFORGE_JOBS='two'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_candidate_refused_before_its_tests_is_not_run_ahead(tmp_path: Path) -> None:
+    """A commit with a syntax error in one module and, in the module the tests import, a
+    wait that would hang the suite is refused at the syntax stage: no suite of the
+    candidate's runs, none waits out its timeout (the verdict comes before the wait ends)."""
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC, "other.py": OTHER}
+    repo = make_repo(tmp_path / "r", files, directives())
+    hang = "import time\n\ntime.sleep(50)\n" + CALC
+    _commit(repo, "Break it", {"calc.py": hang, "other.py": OTHER + "\ndef broken(:\n"})
+    # Waiting out the hang would take 50 s; the check itself takes a few.
+    proc = subprocess.run(
+        [sys.executable, "-m", "selfforge", "check", "--repo", str(repo), "HEAD", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SELFFORGE_JOBS": "2"},
+        timeout=40,
+    )
+    verdict = json.loads(proc.stdout)
+    assert verdict["verdict"] == "rejected", verdict
+    assert "syntax" in verdict["reason"], verdict

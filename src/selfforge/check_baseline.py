@@ -17,7 +17,7 @@ from pathlib import Path
 from selfforge.attempt import Engine
 from selfforge.baselines import measure_baseline
 from selfforge.errors import UsageError
-from selfforge.judge import baseline_cache, contract
+from selfforge.judge import baseline_cache, contract, syntax, tree_safety
 from selfforge.judge.testruns import RunAhead, RunKey, TestRun, can_run_ahead
 from selfforge.judge.verdict import Observed
 
@@ -43,7 +43,7 @@ def baseline_and_candidate(
         made, ran = make(), {}
     else:
         made = make()
-        ahead = _start(e, base, made) if made[2] else None
+        ahead = _start(e, base, made) if made[2] and _may_pass(e, base, made) else None
         try:
             started = time.time()
             baseline = measure_baseline(e, base)
@@ -55,6 +55,18 @@ def baseline_and_candidate(
     if cold and baseline.tests_result is not None:  # journaled: when it ran, beside the rest
         _journal_baseline(e, baseline, started)
     return baseline, made, ran
+
+
+def _may_pass(e: Engine, base: str, made: Made) -> bool:
+    """No run ahead for a candidate the judge refuses before its tests whatever they say
+    (a syntax error, a symlink out of the tree): the refusal would wait for a suite it
+    never reads (one whose link loops pytest's collection waits out the timeout)."""
+    wt, commit, changed = made
+    if not tree_safety.links_gate(wt, base, commit).ok:
+        return False
+    if not e.d.checks.syntax:
+        return True
+    return not syntax.check_syntax(wt, changed, before=syntax.at_commit(wt, base))
 
 
 def _start(e: Engine, base: str, made: Made) -> RunAhead:
