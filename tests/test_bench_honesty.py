@@ -205,7 +205,7 @@ def test_a_gold_that_leaves_another_test_failing_is_the_commits_own_breakage(
 def test_a_parametrized_id_that_holds_double_colons_keeps_its_name(tmp_path: Path) -> None:
     """sqlparse's ids hold SQL casts (`x::text`): the junit id's class ends at the first
     `::`, or two tests collapse into one mangled id and the instance cannot reproduce."""
-    from selfforge.bench.mine import junit_to_node
+    from selfforge.bench.records import junit_to_node
     from selfforge.bench.testrun import _node_id
 
     junit = 'tests.test_regressions::test_issue[select x::text as "z" from foo]'

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.bench import mutate
 from selfforge.bench.mine_report import Skip, Skips, collection_failed, early_stop, error_line
-from selfforge.bench.records import Instance
+from selfforge.bench.records import Instance, node_of
 from selfforge.bench.rust_split import split_doc_examples, split_inline, split_test_declarations
 from selfforge.bench.testrun import Suite, TestOutcome, run_tests
 from selfforge.errors import GitError, UsageError
@@ -234,37 +234,6 @@ def _inline_tests(root: Path, c: Candidate) -> dict[str, str]:
         if first != parent:
             found[path] = first
     return found
-
-
-def is_node_id(test_id: str) -> bool:
-    """``path/to/test_x.py::...``: pytest's own id, the one format selfforge uses."""
-    return test_id.split("::")[0].endswith(".py")
-
-
-def junit_to_node(test_id: str, files: list[str]) -> str:
-    """A junit id (``tests.test_a.Suite::test_x``) as pytest's node id
-    (``tests/test_a.py::Suite::test_x``), given the test files it can come from."""
-    if is_node_id(test_id):
-        return test_id
-    classname, _, name = test_id.partition("::")  # a parametrized name may hold "::"
-    node = node_of(classname + "::", files)
-    return f"{node}::{name}" if node != classname else test_id
-
-
-def node_of(test_id: str, modules: list[str]) -> str:
-    """The pytest node of a test's class: ``tests/test_a.py::Suite``, or its file; from a
-    node id (``tests/test_a.py::Suite::test_x``) or a junit id (``tests.test_a.Suite::x``)."""
-    if is_node_id(test_id):
-        parts = test_id.split("::")
-        return "::".join(parts[:-1]) if len(parts) > 2 else parts[0]
-    classname = test_id.split("::")[0]
-    for module in modules:
-        dotted = module.removesuffix(".py").replace("/", ".")
-        if classname == dotted:
-            return module
-        if classname.startswith(dotted + "."):
-            return module + "::" + classname[len(dotted) + 1 :].replace(".", "::")
-    return modules[0] if len(modules) == 1 else classname
 
 
 def _exists(root: Path, commit: str, path: str) -> bool:

@@ -83,7 +83,6 @@ class Instance(BaseModel):
 
     def node_id(self, test_id: str) -> str:
         """A test id as pytest's node id (older instance files hold junit ids)."""
-        from selfforge.bench.mine import junit_to_node
         from selfforge.bench.testrun import is_python
 
         if not is_python(self.test_cmd, self.runner):
@@ -276,3 +275,34 @@ def append_result(path: Path, result: Result) -> None:
         fh.write(result.model_dump_json() + "\n")
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def is_node_id(test_id: str) -> bool:
+    """``path/to/test_x.py::...``: pytest's own id, the one format selfforge uses."""
+    return test_id.split("::")[0].endswith(".py")
+
+
+def junit_to_node(test_id: str, files: list[str]) -> str:
+    """A junit id (``tests.test_a.Suite::test_x``) as pytest's node id
+    (``tests/test_a.py::Suite::test_x``), given the test files it can come from."""
+    if is_node_id(test_id):
+        return test_id
+    classname, _, name = test_id.partition("::")  # a parametrized name may hold "::"
+    node = node_of(classname + "::", files)
+    return f"{node}::{name}" if node != classname else test_id
+
+
+def node_of(test_id: str, modules: list[str]) -> str:
+    """The pytest node of a test's class: ``tests/test_a.py::Suite``, or its file; from a
+    node id (``tests/test_a.py::Suite::test_x``) or a junit id (``tests.test_a.Suite::x``)."""
+    if is_node_id(test_id):
+        parts = test_id.split("::")
+        return "::".join(parts[:-1]) if len(parts) > 2 else parts[0]
+    classname = test_id.split("::")[0]
+    for module in modules:
+        dotted = module.removesuffix(".py").replace("/", ".")
+        if classname == dotted:
+            return module
+        if classname.startswith(dotted + "."):
+            return module + "::" + classname[len(dotted) + 1 :].replace(".", "::")
+    return modules[0] if len(modules) == 1 else classname
