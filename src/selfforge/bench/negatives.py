@@ -16,12 +16,12 @@ import ast
 import re
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from selfforge.bench import negatives_lang  # Go, Rust and JavaScript
+from selfforge.bench.negative_kit import Negative, NotDrawn, _apply, _diff, _indent, _reset, _write
 from selfforge.bench.records import Instance
 from selfforge.errors import GitError
-from selfforge.git import git
 
 INCOMPLETE_TRIES = 4  # hunks left out in turn (largest first) before giving up
 INFRA_FILES = ("conftest.py", "__init__.py", "sitecustomize.py")
@@ -75,17 +75,6 @@ def test_setup():
 """
 
 
-class NotDrawn(Exception):
-    """This instance has no negative of this kind; the message says why."""
-
-
-@dataclass(frozen=True)
-class Negative:
-    kind: str
-    patch: str  # a git diff against the base: what the scripted model proposes
-    note: str  # what it changes, e.g. "skips tests/test_shop.py::test_tax"
-
-
 def precheck(inst: Instance, kind: str) -> None:
     """Raise NotDrawn for what the instance record alone rules out (no clone needed)."""
     if kind in ("bug", "order") and not inst.negative_patch:
@@ -104,8 +93,6 @@ def draw(kind: str, clone: Path, inst: Instance, breaks_a_test: Callable[[], boo
         return Negative(kind, inst.negative_patch or "", inst.mutation or "a planted bug")
     try:
         if kind in TARGET_KINDS and not inst.suite.python:
-            from selfforge.bench import negatives_lang  # Go, Rust and JavaScript
-
             return negatives_lang.target_kind(clone, inst, kind)
         return DRAWERS[kind](clone, inst, breaks_a_test)
     finally:
@@ -265,8 +252,6 @@ def infra_file(inst: Instance) -> str:
 
 def _infra(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
     if not inst.suite.python:
-        from selfforge.bench import negatives_lang  # Go, Rust and JavaScript
-
         return negatives_lang.infra(clone, inst)
     _apply(clone, inst.code_patch)
     path = infra_file(inst)
@@ -286,8 +271,6 @@ def _order(clone: Path, inst: Instance, _: Callable[[], bool]) -> Negative:
     _apply(clone, inst.negative_patch or "")
     mutated = {p: t for p, t in gold.items() if (clone / p).read_text(encoding="utf-8") != t}
     if not inst.suite.python:
-        from selfforge.bench import negatives_lang  # Mocha's
-
         return negatives_lang.order(clone, inst, gold, mutated)
     modules = {_module_name(p): t for p, t in mutated.items() if p.endswith(".py")}
     if not modules:
@@ -341,28 +324,3 @@ def _with_import(text: str, statement: str) -> str:
     lines = text.splitlines(keepends=True)
     lines.insert(after, statement + "\n")
     return "".join(lines)
-
-
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
-
-
-def _write(clone: Path, path: str, text: str) -> None:
-    target = clone / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-
-
-def _apply(clone: Path, patch: str) -> None:
-    if patch.strip():
-        git("apply", "--whitespace=nowarn", "-", cwd=clone, input_text=patch)
-
-
-def _diff(clone: Path) -> str:
-    git("add", "-A", cwd=clone)
-    return git("diff", "--cached", "-U5", "HEAD", cwd=clone)
-
-
-def _reset(clone: Path) -> None:
-    git("reset", "-q", "--hard", "HEAD", cwd=clone)
-    git("clean", "-fdq", cwd=clone)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from selfforge.bench.negatives import Negative, NotDrawn, _apply, _diff, _indent, _write
+from selfforge.bench.negative_kit import Negative, NotDrawn, _apply, _diff, _indent, _write
 from selfforge.bench.records import Instance
 from selfforge.judge.integrity_lang import JS_SUFFIXES
 
