@@ -13,7 +13,7 @@ from selfforge.edits import (
     format_instructions,
     parse_edits,
 )
-from selfforge.edits.parse import clean_path
+from selfforge.edits.markers import clean_path
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from selfforge.edits.parse import FENCE, UPDATED
+from selfforge.edits.markers import FENCE, UPDATED
 
 # Lines of our own prompts a model may parrot back as a "task" or a "lesson".
 _PROMPT_ECHOES = (

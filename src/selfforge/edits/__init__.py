@@ -21,12 +21,13 @@ from selfforge.edits.apply import apply_response
 from selfforge.edits.carry import carry_over
 from selfforge.edits.formats import (
     FORMAT_RULES,
+    FORMATS,
     FormatRule,
     default_format_for,
     format_instructions,
 )
 from selfforge.edits.parse import parse_edits
-from selfforge.edits.records import FORMATS, ApplyResult, Edit, EditFailure
+from selfforge.edits.records import ApplyResult, Edit, EditFailure
 
 __all__ = [
     "FORMATS",

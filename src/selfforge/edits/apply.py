@@ -13,8 +13,9 @@ from pathlib import Path
 
 from selfforge.edits import feedback
 from selfforge.edits.files import FileSet, FileState
+from selfforge.edits.markers import DIVIDER
 from selfforge.edits.match import Miss, Span, apply_spans, locate
-from selfforge.edits.parse import DIVIDER, detect_format, normalize_reply, parse_edits
+from selfforge.edits.parse import detect_format, normalize_reply, parse_edits
 from selfforge.edits.records import ApplyResult, Edit, EditFailure
 from selfforge.edits.safety import Refused, resolve_target
 from selfforge.edits.wholefile import lazy_reason

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import difflib
 
+from selfforge.edits.formats import format_instructions
+
 MAX_SHOWN = 12  # lines of the file quoted back; more wastes the model's context
 
 
 def no_edits(fmt: str) -> str:
-    from selfforge.edits.formats import format_instructions
-
     return (
         "No edits were found in your reply, so nothing was changed.\n"
         "Write every change in this format:\n\n" + format_instructions(fmt)

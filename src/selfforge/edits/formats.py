@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from selfforge.edits.records import FORMATS
+FORMATS: tuple[str, ...] = ("search_replace", "whole_file", "udiff")
 
 _INSTRUCTIONS = {
     "search_replace": """\

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 
 from selfforge.edits import feedback
 
-FORMATS: tuple[str, ...] = ("search_replace", "whole_file", "udiff")
-
 
 @dataclass(frozen=True)
 class Edit:
@@ -20,7 +18,7 @@ class Edit:
 
     index: int  # 1-based position of the block in the reply
     path: str | None  # as written by the model, decorations removed
-    kind: str  # one of FORMATS
+    kind: str  # one of formats.FORMATS
     search: tuple[str, ...] = ()
     replace: tuple[str, ...] = ()
     create_file: bool = False  # a diff from /dev/null: the file must not exist yet

@@ -6,7 +6,7 @@ path line reuses the previous block's path, as models do for several blocks in a
 
 from __future__ import annotations
 
-from selfforge.edits.parse import DIVIDER, HEAD, UPDATED, path_before
+from selfforge.edits.markers import DIVIDER, HEAD, UPDATED, path_before
 from selfforge.edits.records import Edit
 
 CANONICAL_DIVIDER = "======="

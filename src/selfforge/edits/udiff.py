@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from selfforge.edits.parse import FENCE, path_before
+from selfforge.edits.markers import FENCE, path_before
 from selfforge.edits.records import Edit
 
 DEV_NULL = "/dev/null"

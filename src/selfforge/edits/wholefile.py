@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from selfforge.edits.parse import FENCE, HEAD, MASK, UPDATED, path_before, path_from_fence_info
+from selfforge.edits.markers import FENCE, HEAD, MASK, UPDATED, path_before, path_from_fence_info
 from selfforge.edits.records import Edit
 
 # A placeholder is a comment (or a bare `...` line) standing in for code, e.g.
