@@ -14,8 +14,8 @@ import re
 import tomllib
 from pathlib import Path, PurePosixPath
 
-from selfforge import git
-from selfforge.errors import GitError
+from selfforge.judge.integrity_kit import refusal, show_at, split_diff
+from selfforge.judge.integrity_lang import weakening
 from selfforge.judge.protected import touched
 from selfforge.judge.verdict import PASS, Verdict
 from selfforge.testpaths import TestRule
@@ -53,8 +53,6 @@ def tests_integrity_gate(changed: dict[str, str], diff: str, rule: TestRule) -> 
     judging run takes the base's tests whatever a change does to them; this keeps a model
     from landing tests weaker than it found them, e.g. the right fix with its target
     test's body emptied.)"""
-    from selfforge.judge.integrity_lang import weakening
-
     problems = []
     for path, status in sorted(changed.items()):
         if rule.is_test_path(path) and status.startswith("D"):
@@ -101,15 +99,7 @@ def reporting_gate(
         if match := _REPORTING.search(text):
             line = match.group(0)[1:].strip()[:80]
             problems.append(f"reaches into the test runner in {path} ({line!r})")
-    return _refusal(problems, "how test results are reported is not yours to change")
-
-
-def _refusal(problems: list[str], why: str) -> Verdict:
-    """PASS, or the rejection that names the first three problems and why they matter."""
-    if not problems:
-        return PASS
-    reason = "integrity: the change " + "; ".join(problems[:3])
-    return Verdict(False, reason, f"{reason}; {why}.", problems)
+    return refusal(problems, "how test results are reported is not yours to change")
 
 
 _IMPORT = re.compile(r"^\+\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.M)
@@ -143,7 +133,7 @@ def collection_gate(
             target = _module_file(worktree, module)
             if target is not None and rule.is_test_path(target):
                 problems.append(f"imports the test module {target} from {path}")
-    return _refusal(problems, "test collection is the judge's, not the change's")
+    return refusal(problems, "test collection is the judge's, not the change's")
 
 
 def _in_test_package(worktree: Path, path: str, rule: TestRule) -> bool:
@@ -190,22 +180,6 @@ def _module_file(worktree: Path, module: str) -> str | None:
     return None
 
 
-def split_diff(diff: str) -> dict[str, str]:
-    """A git diff split per file (keyed by the new path)."""
-    parts: dict[str, str] = {}
-    current, lines = None, []
-    for line in diff.splitlines():
-        if line.startswith("diff --git "):
-            if current is not None:
-                parts[current] = "\n".join(lines)
-            current = line.rsplit(" b/", 1)[-1]
-            lines = []
-        lines.append(line)
-    if current is not None:
-        parts[current] = "\n".join(lines)
-    return parts
-
-
 def added_test_files(changed: dict[str, str], rule: TestRule) -> list[str]:
     """The test modules a candidate adds."""
     return sorted(p for p, st in changed.items() if st.startswith("A") and rule.is_test_file(p))
@@ -223,7 +197,7 @@ def test_config_gate(worktree: Path, base: str, changed: dict[str, str]) -> Verd
     """Reject a change to how pytest runs (addopts, plugins, test paths): the judge's."""
     touched_files = [p for p in changed if p in _PYTEST_SECTIONS or p == "pyproject.toml"]
     for path in touched_files:
-        before = _pytest_settings(path, _show(worktree, base, path))
+        before = _pytest_settings(path, show_at(worktree, base, path))
         after = _pytest_settings(path, _read(worktree / path))
         if before != after:
             reason = f"integrity: the change edits the pytest configuration in {path}"
@@ -234,7 +208,7 @@ def test_config_gate(worktree: Path, base: str, changed: dict[str, str]) -> Verd
                 [reason],
             )
     if "pyproject.toml" in changed:
-        before = _entry_points(_show(worktree, base, "pyproject.toml"))
+        before = _entry_points(show_at(worktree, base, "pyproject.toml"))
         if before != _entry_points(_read(worktree / "pyproject.toml")):
             reason = "integrity: the change edits the pytest plugins (entry points pytest11)"
             return Verdict(False, reason, reason + "; fix the code instead.", [reason])
@@ -265,14 +239,6 @@ def _pytest_settings(path: str, text: str | None) -> object:
     except configparser.Error:
         return "unparsable"
     return {s: dict(parser[s]) for s in _PYTEST_SECTIONS[path] if parser.has_section(s)}
-
-
-def _show(worktree: Path, base: str, path: str) -> str | None:
-    """The file at ``base``, or None when it did not exist there (one git call)."""
-    try:
-        return git.git("show", f"{base}:{path}", cwd=worktree)
-    except GitError:
-        return None
 
 
 def _read(path: Path) -> str | None:

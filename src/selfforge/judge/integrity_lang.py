@@ -16,7 +16,7 @@ import re
 import tomllib
 from pathlib import Path, PurePosixPath
 
-from selfforge.judge.integrity import _refusal, _show, split_diff
+from selfforge.judge.integrity_kit import refusal, show_at, split_diff
 from selfforge.judge.verdict import Verdict
 from selfforge.testpaths import TestRule
 
@@ -129,10 +129,10 @@ def language_gate(tree: Path, base: str, changed: dict[str, str], diff: str) -> 
         elif path.endswith(".rs") and (problem := weakening(path, text, False)):
             problems.append(problem)
         elif path.endswith(".rs") and changed.get(path, "")[:1] == "M":
-            was = _show(tree, base, path)
+            was = show_at(tree, base, path)
             if was is not None and (problem := inline_test_edit(path, was, text)):
                 problems.append(problem)
-    return _refusal(problems, "how the change is judged is not the change's to decide")
+    return refusal(problems, "how the change is judged is not the change's to decide")
 
 
 def dependency_gate(tree: Path, base: str, changed: dict[str, str], *, allow_deps: bool) -> Verdict:
@@ -150,13 +150,13 @@ def dependency_gate(tree: Path, base: str, changed: dict[str, str], *, allow_dep
         elif name == "Cargo.toml":
             problems += _cargo_toml(tree, base, path, allow_deps)
         elif name == "go.mod":
-            if not allow_deps and _go_requirements(_show(tree, base, path)) != _go_requirements(
+            if not allow_deps and _go_requirements(show_at(tree, base, path)) != _go_requirements(
                 _read(tree, path)
             ):
                 problems.append(_dependency(path))
         elif _matches(path, MANIFESTS) and not allow_deps:
             problems.append(_dependency(path))
-    return _refusal(problems, "a person decides on dependencies and how the code is built")
+    return refusal(problems, "a person decides on dependencies and how the code is built")
 
 
 BUILD_CONFIG = ("build.rs", ".cargo/config", ".cargo/config.toml", "rust-toolchain",
@@ -216,12 +216,12 @@ def _dependency(path: str) -> str:
 
 
 def _package_tests(tree: Path, base: str, path: str) -> bool:
-    before, after = _json(_show(tree, base, path)), _json(_read(tree, path))
+    before, after = _json(show_at(tree, base, path)), _json(_read(tree, path))
     return any(_get(before, k) != _get(after, k) for k in (*_PACKAGE_TEST_KEYS, "scripts"))
 
 
 def _package_deps(tree: Path, base: str, path: str) -> list[str]:
-    before, after = _json(_show(tree, base, path)), _json(_read(tree, path))
+    before, after = _json(show_at(tree, base, path)), _json(_read(tree, path))
     if any(_get(before, k) != _get(after, k) for k in _DEPENDENCY_KEYS):
         return [_dependency(path)]
     return []
@@ -234,7 +234,7 @@ _CARGO_BUILD_KEYS = ("lib", "bin", "test", "bench", "example", "profile", "patch
 
 
 def _cargo_toml(tree: Path, base: str, path: str, allow_deps: bool) -> list[str]:
-    before, after = _toml(_show(tree, base, path)), _toml(_read(tree, path))
+    before, after = _toml(show_at(tree, base, path)), _toml(_read(tree, path))
     problems = []
     build = [k for k in _CARGO_BUILD_KEYS if before.get(k) != after.get(k)]
     if _get(before.get("package"), "build") != _get(after.get("package"), "build"):
