@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from selfforge.judge import sandbox
 
 if TYPE_CHECKING:
-    from selfforge.judge.runner import CheckSpace
+    from selfforge.judge.space import CheckSpace
 
 CACHE_INSIDE = "/tmp/.selfforge-cache"  # what the check's variables point at
 TRUSTED_INSIDE = "/tmp/.selfforge-trusted"  # the trusted caches, read-only, for the links

@@ -19,7 +19,7 @@ from selfforge.judge.home import programs
 
 if TYPE_CHECKING:
     from selfforge.judge.channel import Channel
-    from selfforge.judge.runner import CheckSpace
+    from selfforge.judge.space import CheckSpace
 
 
 def check_policy(

@@ -26,10 +26,11 @@ from pathlib import Path
 from selfforge.judge import buildcache, check_git, runners, sandbox
 from selfforge.judge.channel import Channel
 from selfforge.judge.imports import import_roots, project_modules
-from selfforge.judge.limits import Guard, Limits
+from selfforge.judge.limits import Guard
 from selfforge.judge.policy import check_policy
 from selfforge.judge.quota import DiskWatch
 from selfforge.judge.results import PLUGIN, TestReport, parse_unittest
+from selfforge.judge.space import CheckSpace
 from selfforge.models.secrets import mask, scrub_env
 
 HEAD_LINES, TAIL_LINES, MAX_CHARS = 40, 60, 6000
@@ -46,36 +47,6 @@ def trim(text: str, head: int = HEAD_LINES, tail: int = TAIL_LINES, limit: int =
         half = limit // 2
         out = f"{out[:half]}\n[... {len(out) - limit} characters cut ...]\n{out[-half:]}"
     return out
-
-
-@dataclass(frozen=True)
-class CheckSpace:
-    """How check commands run for one repository: the sandbox and its limits."""
-
-    repo: Path  # the user's checkout: hidden from every check
-    git_common_dir: Path | None = None
-    mode: str = "bwrap"  # or "off", only by the user's explicit choice
-    network: bool = False
-    limits: Limits = field(default_factory=Limits)
-    output_kb: int = 1024
-    tmp_mb: int = 1024
-    disk_mb: int = 2048
-    env_names: tuple[str, ...] = ()
-    readable: tuple[Path, ...] = ()
-    hidden: tuple[Path, ...] = ()  # more places no check sees (over readable and toolchains)
-    runner: str = "auto"  # [checks] runner: which test runner reads the results
-    junit: str = ""  # [checks] junit: the JUnit XML file the test command writes
-    # [checks] setup's products: (host path, path in the tree), shown read-only in every
-    # check's tree, and the variables pointing at them ("{tree}" is the check's tree)
-    provided: tuple[tuple[str, str], ...] = ()
-    provided_env: tuple[tuple[str, str], ...] = ()
-    # a run of a trusted commit (the baseline's): the only kind that writes the
-    # repository's build caches (buildcache.py); every other check sees a copy
-    trusted: bool = False
-
-    @property
-    def sandboxed(self) -> bool:
-        return self.mode != "off"
 
 
 @dataclass
