@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from selfforge.config import Directives
 from selfforge.judge import (
     contract,
     gates,
@@ -23,14 +20,13 @@ from selfforge.judge import (
     syntax,
     tree_safety,
 )
+from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.lint import parse_lint
-from selfforge.judge.record import Recorder, first_line
+from selfforge.judge.record import first_line
 from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CheckSpace, is_pytest
+from selfforge.judge.runner import is_pytest
 from selfforge.judge.selfcheck import smoke_run
 from selfforge.judge.testruns import (
-    RunKey,
-    TestRun,
     focused_tests,
     focused_verdict,
     mark_flaky,
@@ -40,51 +36,8 @@ from selfforge.judge.testruns import (
     shown,
     summary_text,
 )
-from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
-from selfforge.roles import Caller, has_concerns, parse_vote, render
-from selfforge.testpaths import TestRule
-
-
-@dataclass
-class Candidate:
-    """One round's change under judgement."""
-
-    attempt_id: int
-    round: int
-    task: str
-    base: str
-    commit: str  # parent = base; holds exactly the applied edits; this is what lands
-    tree: Path  # the worktree, restored to ``commit`` before and after each command
-    changed: dict[str, str]  # path → git status letter
-    diff: str
-    criterion: Criterion
-    critique: bool = True  # the critic may still speak (once per attempt)
-    observed: Observed = field(default_factory=Observed)
-    findings: list[str] = field(default_factory=list)
-    concerns: str = ""
-    declared: tuple[str, ...] = ()  # tests the change says it changes on purpose
-    review: list[str] = field(default_factory=list)  # what a person must look at
-    # test runs made ahead of their stage (testruns.RunAhead), taken by the stage that asks
-    ahead: dict[RunKey, TestRun] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Judge:
-    """What the stages may use. Built once per run by the trusted, running selfforge."""
-
-    directives: Directives
-    protected: tuple[str, ...]
-    baseline: Observed
-    space: CheckSpace
-    rule: TestRule
-    caller: Caller
-    record: Recorder
-    state_dir: Path
-    self_target: bool = False
-    # A person's change (``selfforge check``): what needs a person (protected paths,
-    # dependencies, a declared behaviour change) is listed for review, not refused.
-    person: bool = False
-
+from selfforge.judge.verdict import PASS, Verdict
+from selfforge.roles import has_concerns, parse_vote, render
 
 Stage = Callable[[Candidate, Judge], Verdict]
 

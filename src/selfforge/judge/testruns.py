@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from selfforge import git
 from selfforge.context import blast_radius
 from selfforge.judge import gates, runners
+from selfforge.judge.candidate import Candidate, Judge, RunKey, TestRun
 from selfforge.judge.record import named
 from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CommandResult, is_pytest, run_command, run_tests
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from selfforge.judge.runner import CheckSpace
-    from selfforge.judge.stages import Candidate, Judge
 
 MAX_RERUN_TESTS = 50
 
@@ -63,20 +63,6 @@ def run_check(c: Candidate, j: Judge, name: str, command: str) -> CommandResult:
         )
     finally:
         restore(c.tree, c.commit)  # nothing the check left reaches selfforge's reads
-
-
-@dataclass(frozen=True)
-class TestRun:
-    """One run of a test command on a tree, and when it began (wall clock)."""
-
-    result: CommandResult
-    report: TestReport | None
-    started_at: float
-
-
-# (tree, git tree of the commit, command, only, ignore): what decides a run's results. The
-# commit's content, not its id: a judged commit made twice differs only in its date.
-RunKey = tuple[str, str, str, tuple[str, ...] | None, tuple[str, ...] | None]
 
 
 def run_key(
