@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from selfforge.judge.results import TestReport
-from selfforge.judge.runners import Adapter, Prepared, add
+from selfforge.judge.runners.base import Adapter, Prepared, add
 
 _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 _BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(build|setup) failed\]", re.M)

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from selfforge.judge.results import TestReport
-from selfforge.judge.runners import Adapter, add
+from selfforge.judge.runners.base import Adapter, add
 
 MAX_BYTES = 32 * 2**20
 

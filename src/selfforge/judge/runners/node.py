@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from selfforge.judge.results import NODE_REPORTER, PLUGIN_DIR, TestReport
-from selfforge.judge.runners import Adapter, Prepared, add
+from selfforge.judge.runners.base import Adapter, Prepared, add
 
 REPORTER = NODE_REPORTER
 PREFIX = "@@selfforge-node@@ "

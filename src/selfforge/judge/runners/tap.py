@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from selfforge.judge.results import TestReport
-from selfforge.judge.runners import Adapter, add
+from selfforge.judge.runners.base import Adapter, add
 
 _RESULT = re.compile(r"^(?P<indent>\s*)(?P<ok>not ok|ok)\b\s*(?P<n>\d+)?\s*-?\s*(?P<rest>.*)$")
 _PLAN = re.compile(r"^(?P<indent>\s*)1\.\.(?P<n>\d+)")
