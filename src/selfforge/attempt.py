@@ -27,6 +27,8 @@ from selfforge.judge.record import Recorder, first_line
 from selfforge.judge.runner import CheckSpace
 from selfforge.judge.stages import Candidate, Judge, run_pipeline
 from selfforge.judge.verdict import Criterion, Observed, Verdict
+from selfforge.propose.explore import Explorer
+from selfforge.propose.external import AgentProposer
 from selfforge.roles import Caller, render
 from selfforge.testpaths import TestRule
 from selfforge.treefiles import shown_text
@@ -181,9 +183,6 @@ class Attempt:
         """The exploring proposer (propose/explore.py), or an outside agent's
         (propose/external.py): each round it works in the worktree until it stops, and
         what it changed there is the candidate."""
-        from selfforge.propose.explore import Explorer
-        from selfforge.propose.external import AgentProposer
-
         explorer: Explorer | AgentProposer
         explorer = AgentProposer(self) if self.e.d.model.agent else Explorer(self, bundle)
         feedback, last = "", None

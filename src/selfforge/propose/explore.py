@@ -31,7 +31,7 @@ from selfforge.propose.trajectory import Step
 from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
 from selfforge.roles import PERSONAS, render
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the attempt hands itself down; only its type is named here
     from selfforge.attempt import Attempt
     from selfforge.context import ContextBundle
 

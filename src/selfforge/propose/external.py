@@ -38,7 +38,7 @@ from selfforge.propose.explore import Done, LimitReached, Stop
 from selfforge.propose.trajectory import Step
 from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the attempt hands itself down; only its type is named here
     from selfforge.attempt import Attempt
 
 OUTPUT_KB = 16 * 1024  # an agent's transcript is long; past this it is stopped
