@@ -132,6 +132,7 @@ def test_recovery_stops_a_dead_runs_check_never_a_stranger_with_its_group_number
     reboot, or once pids wrapped) that number may lead someone else's group — an editor,
     a shell. Recovery kills the group only if its leader is the one that run started
     (``ours``: the record made while it ran), never the stranger's."""
+    from selfforge.recovery import recover_leftovers
     from selfforge.workspace import Workspace, started
 
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
@@ -143,7 +144,7 @@ def test_recovery_stops_a_dead_runs_check_never_a_stranger_with_its_group_number
         record = {"pid": 999_999_999, "command": "selfforge run", "child_pgid": group.pid}
         ws.lock_path.write_text(json.dumps({**record, "child_started": when}))
         with ws.locked("selfforge run"):
-            found = ws.recover()
+            found = recover_leftovers(ws)
         assert (group.pid in found.killed_groups) is ours
         if ours:  # SIGKILL is delivered, not yet acted on: on a loaded machine it takes a while
             wait_for(lambda: not group_running(group.pid))

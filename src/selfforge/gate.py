@@ -28,8 +28,9 @@ from selfforge.journal import Journal
 from selfforge.judge.stages import Candidate, run_pipeline
 from selfforge.models import Model
 from selfforge.models.base import ModelError, Reply, Request
+from selfforge.recovery import recover
 from selfforge.ui import Reporter
-from selfforge.workspace import Workspace, recover, require_commit
+from selfforge.workspace import Workspace, require_commit
 
 
 class CannotJudge(SelfforgeError):

@@ -40,10 +40,11 @@ from selfforge.models.base import QuotaExhausted
 from selfforge.models.policy import ModelFailure, classify
 from selfforge.parallel import Checked, CheckJob, best_of, make_checker
 from selfforge.planner import Backlog, Planner, Task, lesson_text, split_task
+from selfforge.recovery import recover
 from selfforge.report import write_report
 from selfforge.roles import default_lesson, render
 from selfforge.ui import Reporter
-from selfforge.workspace import Workspace, recover, require_commit
+from selfforge.workspace import Workspace, require_commit
 
 _JUDGE_LOADED = (selfcheck,)  # the whole judge is loaded now: a landed change to it on disk
 # never judges later cycles of this run (the installed code does, to the end)

@@ -1,4 +1,5 @@
-"""``selfforge undo``: revert the last landed change with a revert commit.
+"""``selfforge undo``: revert the last landed change with a revert commit; and
+``selfforge rollback``: the last known good tree (selfforge on itself) as a new commit.
 
 The change is found by content, not by branch name, so it does not matter how it reached
 the branch: the commit the journal recorded if it is an ancestor of HEAD (fast-forward,
@@ -18,7 +19,9 @@ from pathlib import Path
 from selfforge import git
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal import AttemptRecord, Journal
-from selfforge.workspace import Workspace, recover
+from selfforge.judge.selfcheck import last_good
+from selfforge.recovery import recover
+from selfforge.workspace import Workspace
 
 
 def undo_last(ws: Workspace) -> str:
@@ -145,3 +148,34 @@ def _conflict_message(ws: Workspace, sha: str, head: str) -> str:
         f"cannot undo {sha[:10]}: later commits touch the same lines ({names}); "
         f"revert by hand with: git revert {sha}"
     )
+
+
+def rollback(ws: Workspace) -> str:
+    """Restore the last known good tree as a new commit on top of HEAD (no history lost)."""
+    with ws.locked("selfforge rollback"), Journal(ws.state / "journal.db") as journal:
+        recover(ws, journal)
+        good = last_good(journal, ws.root)
+        if good is None:
+            raise UsageError(
+                "no last known good commit is recorded; it is set when "
+                "selfforge runs on its own repository"
+            )
+        head = git.git("rev-parse", "HEAD", cwd=ws.root).strip()
+        if git.git("rev-parse", f"{good}^{{tree}}", cwd=ws.root) == git.git(
+            "rev-parse", "HEAD^{tree}", cwd=ws.root
+        ):
+            return f"nothing to roll back: HEAD already has the tree of {good[:10]}"
+        message = f"selfforge rollback to last known good {good[:10]}"
+        commit = git.git(
+            "commit-tree",
+            f"{good}^{{tree}}",
+            "-p",
+            head,
+            "-m",
+            message,
+            cwd=ws.root,
+            env=git.identity_env(ws.root),
+        ).strip()
+        result = ws.land(commit=commit, base_commit=head, mode="merge", name="rollback")
+        ws.remove_worktrees()
+    return result.message

@@ -12,21 +12,15 @@ import json
 import os
 import re
 import shutil
-import signal
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from selfforge import git, trees
 from selfforge.errors import GitError, LockedError, UsageError
-from selfforge.judge.limits import remove_leftover_groups
 from selfforge.treefiles import remove_special_files
-
-if TYPE_CHECKING:
-    from selfforge.journal import Journal
 
 STATE_DIR = ".selfforge"
 TMP_BRANCH_PREFIX = "selfforge/tmp/"
@@ -39,44 +33,6 @@ KEEP_BRANCH_PREFIX = "selfforge/"
 KEPT_SLOTS = frozenset({"baseline", "attempt", "check"})
 
 
-@dataclass
-class Recovery:
-    """What the start of a run cleaned up after an earlier, interrupted one."""
-
-    worktrees: list[str] = field(default_factory=list)
-    branches: list[str] = field(default_factory=list)
-    killed_groups: list[int] = field(default_factory=list)
-    runs: list[int] = field(default_factory=list)
-    attempts: int = 0
-    control_groups: int = 0  # a killed run's checks' control groups, removed
-
-    def __bool__(self) -> bool:
-        return bool(
-            self.worktrees
-            or self.branches
-            or self.killed_groups
-            or self.runs
-            or self.attempts
-            or self.control_groups
-        )
-
-    def describe(self) -> str:
-        parts = []
-        if self.runs:
-            parts.append(f"run(s) {', '.join(map(str, self.runs))} had been interrupted")
-        if self.attempts:
-            parts.append(f"{self.attempts} open attempt(s) closed as errors")
-        if self.worktrees:
-            parts.append(f"removed {len(self.worktrees)} stale worktree(s)")
-        if self.branches:
-            parts.append(f"deleted {len(self.branches)} temporary branch(es)")
-        if self.killed_groups:
-            parts.append(f"stopped {len(self.killed_groups)} leftover check process group(s)")
-        if self.control_groups:
-            parts.append(f"removed {self.control_groups} control group(s) of killed checks")
-        return "recovered: " + "; ".join(parts) + "; your branch and files were not touched"
-
-
 def started(pid: int) -> str | None:
     """When process ``pid`` started (the boot's id and clock ticks since boot), or None
     when there is no such process (or no /proc to ask)."""
@@ -87,16 +43,6 @@ def started(pid: int) -> str | None:
         return None
     fields = stat.rsplit(")", 1)[-1].split()
     return f"{boot}:{fields[19]}" if len(fields) > 19 else None
-
-
-def _still_ours(pgid: int, recorded: object) -> bool:
-    """Whether process group ``pgid`` can still be the dead run's check. The kernel gives
-    no new process a number some group still uses, so: no process of that number, and
-    any group of it is ours (its leader died, its members did not); a process of that
-    number that started at another time is a stranger's that got the number later (after
-    a reboot, or once pids wrapped), and its group is never touched."""
-    now = started(pgid)
-    return now is None or now == recorded
 
 
 @dataclass
@@ -220,7 +166,7 @@ class Workspace:
         """An earlier run died here: its lock record or worktrees are still around."""
         if self.lock_is_held():
             return False
-        return bool(self.lock_holder()) or bool(self._unkept())
+        return bool(self.lock_holder()) or bool(self.unkept())
 
     def lock_is_held(self) -> bool:
         if not self.lock_path.exists():
@@ -233,69 +179,6 @@ class Workspace:
         finally:
             os.close(fd)
         return False
-
-    # --- recovery ----------------------------------------------------------------------
-
-    def recover(self) -> Recovery:
-        """Clean up after a run that died: its check processes, worktrees, temp branches.
-
-        Call while holding the lock: ``stale_record`` then holds what a dead holder left.
-        """
-        found = Recovery()
-        record = self.stale_record or {}
-        pgid = record.get("child_pgid")
-        if (
-            isinstance(pgid, int)
-            and pgid > 1
-            and pgid != os.getpgid(0)
-            and _still_ours(pgid, record.get("child_started"))
-        ):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, signal.SIGKILL)
-                found.killed_groups.append(pgid)
-        shutil.rmtree(self.scratch, ignore_errors=True)  # the dead run's git templates
-        # The kept slots are reset when next used, like after any run; the rest go.
-        for leftover in self._unkept():
-            shutil.rmtree(leftover, ignore_errors=True)
-            found.worktrees.append(str(leftover))
-        if found.worktrees or self._registered_missing():
-            git.git("worktree", "prune", cwd=self.root, check=False)  # forgets the removed
-        branches = self._temp_branches()  # made by selfforge before worktrees were detached
-        if branches:
-            git.git("branch", "-D", *branches, cwd=self.root, check=False)
-            found.branches.extend(branches)
-        found.control_groups = len(remove_leftover_groups())  # any repository's dead run's
-        return found
-
-    def _registered_missing(self) -> bool:
-        """Git still lists a worktree under our folder that is gone (read from its admin
-        files): a prune forgets it."""
-        ours = str(self.worktrees.resolve()) + os.sep
-        for gitdir in (self.common_dir / "worktrees").glob("*/gitdir"):
-            with contextlib.suppress(OSError):
-                dot_git = Path(gitdir.read_text().strip())
-                if str(dot_git.resolve()).startswith(ours) and not dot_git.exists():
-                    return True
-        return False
-
-    def _temp_branches(self) -> list[str]:
-        common = self.common_dir
-        packed = common / "packed-refs"
-        prefix = f"refs/heads/{TMP_BRANCH_PREFIX}"
-        maybe = (
-            (common / prefix).is_dir()
-            or (common / "reftable").exists()
-            or (packed.is_file() and prefix.encode() in packed.read_bytes())
-        )
-        if not maybe:  # the usual case, seen without a git call
-            return []
-        out = git.git(
-            "for-each-ref",
-            "--format=%(refname:short)",
-            f"refs/heads/{TMP_BRANCH_PREFIX}",
-            cwd=self.root,
-        )
-        return [b for b in out.split() if b]
 
     # --- worktrees ---------------------------------------------------------------------
 
@@ -364,14 +247,14 @@ class Workspace:
         """End of a command: remove its worktrees but the kept slots (``KEPT_SLOTS``), which
         the next run resets; one prune forgets what went. ``selfforge clean`` removes all."""
         with self._worktree_lock:
-            gone = self._unkept()
+            gone = self.unkept()
             for path in gone:
                 shutil.rmtree(path, ignore_errors=True)
             self._untouched.clear()
             if gone:
                 git.git("worktree", "prune", cwd=self.root, check=False)
 
-    def _unkept(self) -> list[Path]:
+    def unkept(self) -> list[Path]:
         """Our worktree folders other than the kept slots (and a kept one git no longer
         knows, which is made afresh anyway)."""
         if not self.worktrees.exists():
@@ -438,19 +321,6 @@ class Workspace:
         return branch
 
 
-def recover(ws: Workspace, journal: Journal) -> str:
-    """After taking the lock: clean up what a dead run left; say what, or "" if nothing.
-
-    We hold the lock, so any run the journal still marks running died without closing.
-    """
-    found = ws.recover()
-    for run_id, _pid in journal.running_runs():
-        found.attempts += journal.end_run(run_id, "interrupted", "the run's process died")
-        found.runs.append(run_id)
-    found.attempts += journal.close_orphan_attempts()
-    return found.describe() if found else ""
-
-
 def require_commit(root: Path) -> str:
     head = git.head_commit(root)
     if head is None:
@@ -458,4 +328,4 @@ def require_commit(root: Path) -> str:
     return head
 
 
-__all__ = ["GitError", "LandResult", "Recovery", "Workspace", "recover", "require_commit"]
+__all__ = ["GitError", "LandResult", "Workspace", "require_commit"]

@@ -184,7 +184,7 @@ def demo(
 
 def rollback(repo: Path = RepoOpt) -> None:
     """Restore selfforge's last known good version (a new commit; history is kept)."""
-    from selfforge.judge.selfcheck import rollback as do_rollback
+    from selfforge.undo import rollback as do_rollback
 
     console.print(do_rollback(Workspace(repo)))
 

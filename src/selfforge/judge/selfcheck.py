@@ -30,7 +30,6 @@ from selfforge.judge import sandbox_probe
 from selfforge.judge.runner import CheckSpace, run_command, trim
 from selfforge.judge.scenarios import KNOWN_BAD, PROBE_VALUE, PROBE_VAR, write_scenario
 from selfforge.judge.verdict import Verdict
-from selfforge.workspace import Workspace, recover
 
 LAST_GOOD = "last_known_good"
 SMOKE_TIMEOUT_S = 300.0
@@ -216,34 +215,3 @@ def last_good(journal: Journal, root: Path) -> str | None:
             "recorded for it; refusing to roll back to it"
         )
     return commit
-
-
-def rollback(ws: Workspace) -> str:
-    """Restore the last known good tree as a new commit on top of HEAD (no history lost)."""
-    with ws.locked("selfforge rollback"), Journal(ws.state / "journal.db") as journal:
-        recover(ws, journal)
-        good = last_good(journal, ws.root)
-        if good is None:
-            raise UsageError(
-                "no last known good commit is recorded; it is set when "
-                "selfforge runs on its own repository"
-            )
-        head = git.git("rev-parse", "HEAD", cwd=ws.root).strip()
-        if git.git("rev-parse", f"{good}^{{tree}}", cwd=ws.root) == git.git(
-            "rev-parse", "HEAD^{tree}", cwd=ws.root
-        ):
-            return f"nothing to roll back: HEAD already has the tree of {good[:10]}"
-        message = f"selfforge rollback to last known good {good[:10]}"
-        commit = git.git(
-            "commit-tree",
-            f"{good}^{{tree}}",
-            "-p",
-            head,
-            "-m",
-            message,
-            cwd=ws.root,
-            env=git.identity_env(ws.root),
-        ).strip()
-        result = ws.land(commit=commit, base_commit=head, mode="merge", name="rollback")
-        ws.remove_worktrees()
-    return result.message
