@@ -3,7 +3,7 @@ when one runs (its imports already loaded: a command starts in tens of milliseco
 the ~0.4 s that Typer, Rich, pydantic and the judge take to import), else run it here.
 
 Only the interpreter's own C modules (``_socket``, ``_signal``, ``_struct``) and ``json``
-are imported before the decision: ``socket`` and ``signal`` would import ``enum`` and
+are imported before the decision (and ``judge/residents.py``, which imports ``os``): ``socket`` and ``signal`` would import ``enum`` and
 ``selectors``, 10 ms of every command. The hand-over
 is refused, and the command runs here as if no resident existed, whenever anything does
 not match: no socket, a socket or folder not owned by this user or open to others,
@@ -23,20 +23,11 @@ import stat  # already loaded: os imports it
 import sys
 import zlib
 
+from selfforge.judge.residents import resident_dir  # os alone: the sandbox hides it
+
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
 DECISION_S = 30.0  # the resident says yes or no within milliseconds unless it is stuck
-
-
-def resident_dir() -> str:
-    """The folder of this user's resident sockets: private to the user (0700)."""
-    chosen = os.environ.get("SELFFORGE_RESIDENT_DIR")
-    if chosen:
-        return chosen
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isdir(runtime):
-        return os.path.join(runtime, "selfforge")
-    return f"/tmp/selfforge-{os.getuid()}"
 
 
 def interpreter() -> str:
