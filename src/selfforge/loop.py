@@ -38,11 +38,12 @@ from selfforge.judge.verdict import Observed
 from selfforge.models import Model, ModelError
 from selfforge.models.base import QuotaExhausted
 from selfforge.models.policy import ModelFailure, classify
+from selfforge.models.script import default_lesson
 from selfforge.parallel import Checked, CheckJob, best_of, make_checker
 from selfforge.planner import Backlog, Planner, Task, lesson_text, split_task
 from selfforge.recovery import recover
 from selfforge.report import write_report
-from selfforge.roles import default_lesson, render
+from selfforge.roles import render
 from selfforge.ui import Reporter
 from selfforge.workspace import Workspace, require_commit
 

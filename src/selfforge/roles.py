@@ -162,12 +162,6 @@ class Caller:
         return content, f"cut at {limit}" if reply.truncated else None, None
 
 
-def default_lesson(task: str, outcome: str, reason: str) -> str:
-    """The lesson kept when no reflect role speaks (or the scripted model has none)."""
-    lesson = f"Attempt at '{task}' was {outcome}"
-    return f"{lesson}: {reason}" if reason else lesson + "."
-
-
 # --- parsing replies -------------------------------------------------------------------
 
 _TASK_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(?P<task>.+?)\s*$")

@@ -36,8 +36,6 @@ def default_reply(request: Request) -> str:
         case "review":
             return "APPROVE: no concerns"
         case "reflect":
-            from selfforge.roles import default_lesson
-
             return default_lesson(
                 hints.get("task", "the task"),
                 hints.get("outcome", "ended"),
@@ -143,3 +141,9 @@ def _load_script(path: Path) -> dict[str, list[Any]]:
                 )
         queues[role] = list(replies)
     return queues
+
+
+def default_lesson(task: str, outcome: str, reason: str) -> str:
+    """The lesson kept when no reflect role speaks (or the scripted model has none)."""
+    lesson = f"Attempt at '{task}' was {outcome}"
+    return f"{lesson}: {reason}" if reason else lesson + "."
