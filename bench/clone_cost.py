@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from selfforge.bench.replay import clone_at
-from selfforge.git import git
+from selfforge.repo.git import git
 
 
 def shared(repo: str, base: str, clone: Path) -> None:

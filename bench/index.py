@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from selfforge.git import git
+from selfforge.repo.git import git
 
 SKIP = shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc")
 CHANGED = "json/decoder.py"

@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from selfforge.git import git
-from selfforge.journal import Journal
-from selfforge.session import start_run
-from selfforge.ui import SilentReporter
+from selfforge.journal.store import Journal
+from selfforge.repo.git import git
+from selfforge.run.session import start_run
+from selfforge.ui.reporters import SilentReporter
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "b",

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from selfforge.git import git
+from selfforge.repo.git import git
 
 TASKS = Path(__file__).with_name("retrieval_tasks.json")
 PACKAGE, VERSION = "docutils", "0.21.2"

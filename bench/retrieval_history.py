@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from retrieval import _score
-from selfforge.git import git
-from selfforge.testpaths import is_test_path
+from selfforge.repo.git import git
+from selfforge.repo.testpaths import is_test_path
 
 MIN_WORDS = 5
 

@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from selfforge.git import git as selfforge_git
+from selfforge.repo.git import git as selfforge_git
 
 PIN = "7d531288b7c8708d4cc186213da93eaf5d11833d"  # pypa/setuptools main, November 2026
 TASKS = 200

@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from selfforge import git
 from selfforge.judge.limits import enforcement
 from selfforge.judge.runner import CheckSpace, run_command, run_tests
+from selfforge.repo import git
 
 
 def _repo(root: Path) -> tuple[Path, str]:

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 from selfforge.web.app import create_app
 
 OUTCOMES = ("accepted", "rejected", "rejected", "no_edits", "error")

@@ -246,7 +246,7 @@ def _cli_in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
     import io
     import traceback
 
-    from selfforge.cli import main
+    from selfforge.cli.program import main
 
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_argv = dict(os.environ), sys.argv
@@ -285,7 +285,7 @@ def journal_test_runs(repo: Path) -> list[tuple[str, dict]]:
 def trees_dir(repo: Path) -> Path:
     """Where selfforge keeps its copies of ``repo``'s code: outside the checkout, in the
     suite's SELFFORGE_TREES (see ``_trees_outside_var_tmp``)."""
-    from selfforge import trees
+    from selfforge.repo import trees
 
     common = git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
     return trees.for_repo(Path(git(repo, "rev-parse", "--show-toplevel").strip()), Path(common))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 
 from conftest import (
     CALC,

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 
 from conftest import FIX_ADD, cli, log_json
 

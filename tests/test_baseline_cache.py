@@ -78,14 +78,14 @@ def test_the_first_attempt_is_prepared_while_the_baseline_runs(tmp_path: Path) -
     ignored, and the baseline is the same."""
     import time
 
-    from selfforge.baselines import measure_baseline, prewarm_attempt
     from selfforge.config import load_directives
     from selfforge.context.index import open_index
-    from selfforge.engine import make_engine
-    from selfforge.journal import Journal
+    from selfforge.journal.store import Journal
     from selfforge.models import from_spec
-    from selfforge.ui import SilentReporter
-    from selfforge.workspace import Workspace
+    from selfforge.repo.workspace import Workspace
+    from selfforge.run.baselines import measure_baseline, prewarm_attempt
+    from selfforge.run.engine import make_engine
+    from selfforge.ui.reporters import SilentReporter
 
     slow = "sleep 1.5 && " + PYTEST
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(slow))

@@ -191,7 +191,7 @@ def test_a_scripted_model_solves_an_instance_from_its_commit_message(
     (row,) = [json.loads(line) for line in results.read_text().splitlines()]
     assert row["mode"] == "model" and row["solved"] and row["attempts"] == 1
     assert row["tokens"] >= 900
-    # the clone's worktrees, kept outside it (selfforge.trees), went with it
+    # the clone's worktrees, kept outside it (selfforge.repo.trees), went with it
     assert list((tmp_path / "trees").iterdir()) == []
 
 

@@ -15,19 +15,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from selfforge import git as sf_git
-from selfforge import resident, roles
-from selfforge.attempt import Attempt
-from selfforge.baselines import prewarm_attempt
+from selfforge.cli import resident
 from selfforge.config import load_directives
 from selfforge.context import build_context
-from selfforge.engine import Engine, make_engine
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 from selfforge.judge import integrity_lang, sandbox
 from selfforge.judge.verdict import Observed
 from selfforge.models import from_spec
-from selfforge.ui import SilentReporter
-from selfforge.workspace import Workspace
+from selfforge.repo import git as sf_git
+from selfforge.repo.workspace import Workspace
+from selfforge.roles import caller as roles
+from selfforge.run.attempt import Attempt
+from selfforge.run.baselines import prewarm_attempt
+from selfforge.run.engine import Engine, make_engine
+from selfforge.ui.reporters import SilentReporter
 
 from conftest import CALC, TEST_CALC, directives, git, left_worktrees, make_repo
 
@@ -199,8 +200,8 @@ def test_a_known_task_s_context_is_built_while_the_baseline_runs_and_used_only_i
 def test_a_run_prepares_its_first_attempt_from_the_start_and_a_failure_there_is_harmless(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from selfforge.baselines import Ahead
     from selfforge.context.history import load_history
+    from selfforge.run.baselines import Ahead
 
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
     base = git(repo, "rev-parse", "HEAD").strip()
@@ -236,7 +237,7 @@ def test_a_closed_ahead_never_leaves_a_worktree_behind(tmp_path: Path, after_s: 
     removing the worktrees leaves at most the attempt's, whole (the slot a run keeps for
     the next): no worktree is made, half or whole, once it is closed."""
 
-    from selfforge.baselines import Ahead
+    from selfforge.run.baselines import Ahead
 
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
     base = git(repo, "rev-parse", "HEAD").strip()
@@ -326,7 +327,7 @@ def test_the_next_commit_s_history_is_made_from_its_parent_s_kept_on_disk(
 def test_a_commit_selfforge_makes_knows_its_tree_without_asking_git(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from selfforge.commit_message import restate
+    from selfforge.run.commit_message import restate
 
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
     base = git(repo, "rev-parse", "HEAD").strip()
@@ -347,7 +348,7 @@ def test_the_baseline_s_worktree_is_made_before_the_one_prepared_ahead(
     """A first run checks out two trees; the baseline's checks wait for theirs and nothing
     waits for the attempt's yet: the baseline's goes first (on a large tree each takes
     seconds). Once kept, the attempt's is reset without waiting for the baseline's."""
-    from selfforge.baselines import Ahead, measure_baseline
+    from selfforge.run.baselines import Ahead, measure_baseline
 
     base, ws, journal, engine = _engine(tmp_path)
     calls = GitCalls(monkeypatch)

@@ -7,7 +7,11 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
-from selfforge.commit_message import (
+from selfforge.config import Directives
+from selfforge.journal.store import Journal
+from selfforge.judge import results as checks
+from selfforge.judge.verdict import Observed
+from selfforge.run.commit_message import (
     Evidence,
     Vote,
     commit_message,
@@ -15,10 +19,6 @@ from selfforge.commit_message import (
     restate,
     subject,
 )
-from selfforge.config import Directives
-from selfforge.journal import Journal
-from selfforge.judge import results as checks
-from selfforge.judge.verdict import Observed
 
 from conftest import CALC, FIX_ADD, cli, git, log_json, make_repo
 

@@ -68,7 +68,7 @@ def test_a_second_build_reparses_nothing(shop: Path) -> None:
 def test_a_lesson_from_a_failed_attempt_reaches_a_later_similar_prompt(
     shop: Path, tmp_path: Path
 ) -> None:
-    journal_module = pytest.importorskip("selfforge.journal")
+    journal_module = pytest.importorskip("selfforge.journal.store")
     journal = journal_module.Journal(tmp_path / "journal.db")
     run = journal.start_run(
         pid=1,

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from selfforge import git as sf_git
-from selfforge import testpaths
 from selfforge.judge.integrity import reporting_gate
+from selfforge.repo import git as sf_git
+from selfforge.repo import testpaths
 
 from conftest import CALC, PYTEST, TEST_CALC, cli, directives, git, log_json, make_repo
 
@@ -165,7 +165,7 @@ def test_every_patch_selfforge_shows_is_made_by_git_diff() -> None:
     direct = []
     for path in root.rglob("*.py"):
         rel = path.relative_to(root).as_posix()
-        if rel == "git.py" or rel.startswith("bench/"):
+        if rel == "repo/git.py" or rel.startswith("bench/"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Call):

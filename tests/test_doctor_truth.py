@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfforge.workspace import Workspace
+from selfforge.repo.workspace import Workspace
 
 from conftest import CALC, TEST_CALC, cli, directives, git, make_repo
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.exit_codes import EXIT_CODES
+from selfforge.cli.exit_codes import EXIT_CODES
 
 from conftest import (
     CALC,
@@ -64,7 +64,7 @@ def test_each_command_is_found_in_the_module_the_cli_loads_for_it() -> None:
 
     import typer
 
-    from selfforge.cli import COMMAND_HOMES, COMMAND_MODULES
+    from selfforge.cli.program import COMMAND_HOMES, COMMAND_MODULES
 
     found: dict[str, str] = {}
     for module in COMMAND_MODULES:
@@ -77,12 +77,12 @@ def test_each_command_is_found_in_the_module_the_cli_loads_for_it() -> None:
 
 
 def test_a_command_loads_only_its_own_module_and_root_options_still_work() -> None:
-    from selfforge.cli import COMMAND_MODULES
+    from selfforge.cli.program import COMMAND_MODULES
 
     probe = (
-        "import sys; from selfforge.cli import main; sys.argv = ['selfforge', *sys.argv[1:]]\n"
+        "import sys; from selfforge.cli.program import main; sys.argv = ['selfforge', *sys.argv[1:]]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.startswith('selfforge.commands.')))"
+        "print(sorted(m for m in sys.modules if m.startswith('selfforge.cli.commands.')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe, "--debug", "run", "--help"],
@@ -92,12 +92,12 @@ def test_a_command_loads_only_its_own_module_and_root_options_still_work() -> No
     ).stdout
     assert "selfforge run [OPTIONS]" in out
     loaded = out.splitlines()[-1]
-    assert "'selfforge.commands.core'" in loaded
+    assert "'selfforge.cli.commands.core'" in loaded
     assert not any(f"'{m}'" in loaded for m in COMMAND_MODULES if not m.endswith(".core"))
     top = subprocess.run(
         [sys.executable, "-c", probe, "--help"], capture_output=True, text=True, check=True
     ).stdout
-    assert "selfforge.commands.bench" in top.splitlines()[-1] and "doctor" in top
+    assert "selfforge.cli.commands.bench" in top.splitlines()[-1] and "doctor" in top
     wrong = cli("rnu")
     assert wrong.returncode == 2 and "No such command" in wrong.stderr
 
@@ -145,8 +145,8 @@ def test_log_filters(two_attempts: Path) -> None:
 
 
 def test_since_and_until_read_durations_with_the_one_parser() -> None:
-    from selfforge.commands.history import parse_since
-    from selfforge.durations import parse_duration
+    from selfforge.cli.commands.history import parse_since
+    from selfforge.models.durations import parse_duration
 
     assert parse_duration("3d") == 3 * 86400 and parse_duration("1d 2h30m") == 95400
     assert parse_duration("90m") == 5400 and parse_duration("500ms") == 0.5

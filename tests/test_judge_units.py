@@ -24,7 +24,7 @@ from selfforge.judge.results import report_from_records
 from selfforge.judge.runner import CheckSpace, CommandResult, run_command
 from selfforge.judge.verdict import Observed
 from selfforge.models import secrets
-from selfforge.testpaths import DEFAULT, rule_for
+from selfforge.repo.testpaths import DEFAULT, rule_for
 
 from conftest import FIX_ADD, cli
 

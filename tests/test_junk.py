@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from selfforge.edits.safety import Refused, normalize
-from selfforge.junk import complete_edits_prefix, lesson_junk, task_junk
+from selfforge.roles.junk import complete_edits_prefix, lesson_junk, task_junk
 
 from conftest import FIX_ADD, cli, log_json
 
@@ -99,7 +99,7 @@ def test_junk_never_becomes_a_task_lesson_or_file(calc_repo: Path, script) -> No
 
 
 def test_a_model_that_keeps_missing_the_edit_format_gets_a_verdict() -> None:
-    from selfforge.junk import edit_format_verdict
+    from selfforge.roles.junk import edit_format_verdict
 
     missed = [
         ("no_edits", "the model proposed no edits"),

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.journal import Journal
-from selfforge.planner import Backlog
+from selfforge.journal.store import Journal
+from selfforge.run.planner import Backlog
 
 from conftest import cli, git, left_worktrees, make_repo
 

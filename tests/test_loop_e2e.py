@@ -60,7 +60,7 @@ def test_a_syntax_error_is_repaired_with_the_error_and_its_line(tmp_path: Path, 
     [attempt] = log_json(repo)
     assert attempt["outcome"] == "accepted"
     assert attempt["repairs"] == 1
-    from selfforge.journal import Journal
+    from selfforge.journal.store import Journal
 
     with Journal(repo / ".selfforge" / "journal.db") as journal:
         proposes = [c for c in journal.calls(attempt["id"]) if c["role"] == "propose"]
@@ -239,7 +239,7 @@ def test_a_reply_in_prose_gets_one_reminder_of_the_edit_format(tmp_path: Path, s
     cli("run", "--repo", str(repo), "--model", script(propose=[prose, FIX_ADD]), check=True)
     [attempt] = log_json(repo)
     assert attempt["outcome"] == "accepted" and attempt["repairs"] == 1
-    from selfforge.journal import Journal
+    from selfforge.journal.store import Journal
 
     with Journal(repo / ".selfforge" / "journal.db") as journal:
         second = [c for c in journal.calls(attempt["id"]) if c["role"] == "propose"][1]

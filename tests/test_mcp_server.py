@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 
 from conftest import CALC, FIX_ADD, TEST_CALC, directives, git, make_repo
 

@@ -94,8 +94,8 @@ def test_budget_projects_unpriced_calls_from_the_runs_average() -> None:
 
 def test_the_budget_is_checked_before_every_call(httpserver, tmp_path) -> None:
     """One budget check, in the Caller every model call goes through."""
-    from selfforge.journal import Journal
-    from selfforge.roles import Caller
+    from selfforge.journal.store import Journal
+    from selfforge.roles.caller import Caller
 
     fake = fake_gemini(httpserver, ["one", "two"])
     budget = Budget(tokens=400)

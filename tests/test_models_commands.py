@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from selfforge.cli import app
+from selfforge.cli.program import app
 
 from provider_fakes import TEST_KEY, fake_gemini, fake_ollama
 

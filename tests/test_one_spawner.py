@@ -24,13 +24,13 @@ SPAWNERS = {("subprocess", n) for n in ("run", "Popen", "call", "check_call", "c
 }
 # Each place that may start a process, and why it is not candidate code.
 ALLOWED = {
-    "git.py": "git itself, with hooks, fsmonitor and pagers off",
+    "repo/git.py": "git itself, with hooks, fsmonitor and pagers off",
     "judge/runner.py": "run_command: the sandboxed runner every check goes through",
     "judge/sandbox.py": "bubblewrap's own --version, --help and a trial `cat` of its status",
     "judge/selfcheck.py": "the smoke venv's python asked for its site-packages path",
-    "detect.py": "`selfforge init` asking poetry or pipenv where the user's virtualenv is",
-    "commands/resident.py": "`selfforge resident start`: this installation's own selfforge",
-    "resident.py": "the resident restarting itself (exec) when selfforge's files changed",
+    "repo/detect.py": "`selfforge init` asking poetry or pipenv where the user's virtualenv is",
+    "cli/commands/resident.py": "`selfforge resident start`: this installation's own selfforge",
+    "cli/resident.py": "the resident restarting itself (exec) when selfforge's files changed",
     "bench/gate.py": "`selfforge check` itself, on a commit, as a user runs it (it sandboxes)",
     "judge/buildcache.py": "`cp -a --reflink` of the trusted cargo target dir for a candidate",
 }

@@ -113,7 +113,7 @@ def test_parallel_3_lands_the_best_of_three_and_journals_the_others(two_bugs: Pa
     summary = _run(two_bugs, spec)
     _check_best_landed(two_bugs, before, summary)
     # N proposals are N model calls, each journaled with its own attempt and counted.
-    from selfforge.journal import Journal
+    from selfforge.journal.store import Journal
 
     with Journal(two_bugs / ".selfforge" / "journal.db") as journal:
         for attempt in summary["attempts"]:  # type: ignore[union-attr]
@@ -182,7 +182,7 @@ def test_parallel_candidates_run_as_ray_tasks(two_bugs: Path, script) -> None:
 
 
 def test_best_is_most_targets_fixed_then_more_passing_fewer_lint_smaller_earlier() -> None:
-    from selfforge.parallel import Rank, why_not
+    from selfforge.run.parallel import Rank, why_not
 
     ranks = [
         Rank(1, fixed=1, passing=1, lint=0, size=2),

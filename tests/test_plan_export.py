@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 
 from conftest import CALC, FIX_ADD, FIX_ADD_BREAK_SUB, TEST_CALC, cli, directives, git, make_repo
 
@@ -182,7 +182,7 @@ def test_export_errors_are_one_line_usage_errors(calc_repo: Path, tmp_path: Path
 def test_an_attempt_exports_its_last_propose_reply_and_identical_pairs_are_left_out(
     tmp_path: Path,
 ) -> None:
-    from selfforge import export as exporting
+    from selfforge.cli import export as exporting
 
     with Journal(tmp_path / "journal.db") as journal:
         run = journal.start_run(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 
 from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, git, log_json, make_repo
 from provider_fakes import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.exit_codes import EXIT_CODES
+from selfforge.cli.exit_codes import EXIT_CODES
 
 from conftest import cli
 

@@ -132,8 +132,8 @@ def test_recovery_stops_a_dead_runs_check_never_a_stranger_with_its_group_number
     reboot, or once pids wrapped) that number may lead someone else's group — an editor,
     a shell. Recovery kills the group only if its leader is the one that run started
     (``ours``: the record made while it ran), never the stranger's."""
-    from selfforge.recovery import recover_leftovers
-    from selfforge.workspace import Workspace, started
+    from selfforge.repo.workspace import Workspace, started
+    from selfforge.run.recovery import recover_leftovers
 
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
     group = subprocess.Popen(["sleep", "60"], start_new_session=True)

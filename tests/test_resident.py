@@ -237,7 +237,7 @@ def test_another_import_path_is_not_served(resident: Resident, repo: Path, tmp_p
 
 
 def test_a_new_module_restarts_the_resident_and_compiled_files_do_not(tmp_path: Path) -> None:
-    from selfforge import resident as server
+    from selfforge.cli import resident as server
 
     package = tmp_path / "pkg"
     package.mkdir()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge import launch
+from selfforge.cli import launch
 from selfforge.judge import sandbox
 
 pytestmark = pytest.mark.skipif(not sandbox.probe().ok, reason="needs a working bubblewrap")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 
 from conftest import cli, git, log_json
 
@@ -34,7 +34,7 @@ def self_copy(tmp_path: Path) -> Path:
     git(copy, "config", "user.email", "user@example.com")
     # A one-test suite: the judge needs per-test results, and the whole suite is too slow.
     (copy / "tests" / "test_self_import.py").write_text(
-        "def test_selfforge_imports():\n    import selfforge.cli  # noqa: F401\n"
+        "def test_selfforge_imports():\n    import selfforge.cli.program  # noqa: F401\n"
     )
     test = f"{sys.executable} -m pytest -q -p no:cacheprovider tests/test_self_import.py"
     (copy / "selfforge.toml").write_text(
@@ -50,11 +50,11 @@ def self_copy(tmp_path: Path) -> Path:
 
 @pytest.mark.slow  # the candidate's selfforge runs the demo and six known-bad scenarios
 def test_self_change_lands_only_after_its_smoke_run(self_copy: Path, script) -> None:
-    demo_py = (self_copy / "src/selfforge/demo.py").read_text()
+    demo_py = (self_copy / "src/selfforge/cli/demo.py").read_text()
     propose_j2 = (self_copy / "src/selfforge/prompts/propose.j2").read_text()
     assert DEMO_LINE in demo_py, "the test's anchor line moved; update DEMO_LINE"
     first_line = propose_j2.splitlines(keepends=True)[0]
-    breaks_demo = _block("src/selfforge/demo.py", DEMO_LINE, "    raise SystemExit(3)\n")
+    breaks_demo = _block("src/selfforge/cli/demo.py", DEMO_LINE, "    raise SystemExit(3)\n")
     good = _block("src/selfforge/prompts/propose.j2", first_line, f"{MARKER}\n{first_line}")
     spec = script(
         plan=["1. Improve the demo\n2. Tidy the prompts\n3. Polish the docs"],
@@ -67,7 +67,7 @@ def test_self_change_lands_only_after_its_smoke_run(self_copy: Path, script) -> 
     attempts = log_json(self_copy)
     assert [a["outcome"] for a in attempts] == ["rejected", "accepted", "no_edits"]
     assert "smoke run failed" in attempts[0]["reason"]
-    assert "SystemExit" not in (self_copy / "src/selfforge/demo.py").read_text()
+    assert "SystemExit" not in (self_copy / "src/selfforge/cli/demo.py").read_text()
     landed = attempts[1]["commit"]
     assert git(self_copy, "rev-list", "--count", f"{start}..HEAD").strip() == "1"
     assert "known-bad changes were refused" in json.dumps(_checks(self_copy, attempts[1]["id"]))

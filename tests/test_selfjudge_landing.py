@@ -24,17 +24,17 @@ WEAKENINGS = {
         "            *self.directives.safety.protected,\n",
         "",
     ),
-    "src/selfforge/attempt.py": (  # modified test files left out of the change list
+    "src/selfforge/run/attempt.py": (  # modified test files left out of the change list
         '        changed = git.name_status(self.wt, "--cached", self.base)\n',
         "        changed = {\n            p: s\n"
         '            for p, s in git.name_status(self.wt, "--cached", self.base).items()\n'
         '            if not p.startswith("tests/")\n        }\n',
     ),
-    "src/selfforge/loop.py": (  # the sandbox turned off without a word
+    "src/selfforge/run/loop.py": (  # the sandbox turned off without a word
         "            options.no_sandbox,\n",
         "            True,\n",
     ),
-    "src/selfforge/parallel.py": (  # a failed candidate ranked as checked
+    "src/selfforge/run/parallel.py": (  # a failed candidate ranked as checked
         "            if not verdict.ok:\n                break\n",
         "            if not verdict.ok:\n                verdict = PASS\n                break\n",
     ),
@@ -48,7 +48,7 @@ def _self_copy(parent: Path, protected: list[str]) -> Path:
     git(copy, "config", "user.email", "user@example.com")
     # A one-test suite: the judge needs per-test results, and the whole suite is too slow.
     (copy / "tests" / "test_self_import.py").write_text(
-        "def test_selfforge_imports():\n    import selfforge.cli  # noqa: F401\n"
+        "def test_selfforge_imports():\n    import selfforge.cli.program  # noqa: F401\n"
     )
     test = f"{sys.executable} -m pytest -q -p no:cacheprovider tests/test_self_import.py"
     (copy / "selfforge.toml").write_text(
@@ -91,8 +91,8 @@ def test_a_weakening_of_the_judge_is_refused(tmp_path: Path, script, path: str) 
 # Without protection only the smoke run stands: it catches the parallel ranking (its
 # known-bad set runs --parallel), the other three land.
 SMOKE_RUN_CATCHES = {
-    "src/selfforge/parallel.py": "parallel-regression",
-    "src/selfforge/loop.py": "sandbox-env",
+    "src/selfforge/run/parallel.py": "parallel-regression",
+    "src/selfforge/run/loop.py": "sandbox-env",
 }
 
 

@@ -15,11 +15,11 @@ from selfforge.judge.integrity import protected_gate
 ROOT = Path(__file__).parents[1]
 WEAKENINGS = {
     "src/selfforge/config.py": "the protected globs dropped",
-    "src/selfforge/attempt.py": "test files left out of the change list or the diff",
-    "src/selfforge/engine.py": "the sandbox turned off without a word",
-    "src/selfforge/parallel.py": "a failed candidate ranked and landed",
-    "src/selfforge/loop.py": "the baseline measured on something else",
-    "src/selfforge/workspace.py": "landing without its checks",
+    "src/selfforge/run/attempt.py": "test files left out of the change list or the diff",
+    "src/selfforge/run/engine.py": "the sandbox turned off without a word",
+    "src/selfforge/run/parallel.py": "a failed candidate ranked and landed",
+    "src/selfforge/run/loop.py": "the baseline measured on something else",
+    "src/selfforge/repo/workspace.py": "landing without its checks",
     "src/selfforge/judge/gates.py": "a gate that passes everything",
 }
 
@@ -29,10 +29,10 @@ WEAKENINGS = {
 # the baseline as failing and would not catch a regression): a person changes it.
 GUARDED_ONLY_OUTSIDE_THE_SANDBOX = {
     "src/selfforge/bench/executors.py": "test_one_spawner: the bench grades in the sandbox",
-    "src/selfforge/doctor.py": "test_sandbox_root, test_doctor_truth: the probe fails inside",
-    "src/selfforge/launch.py": "test_resident_reach: the folder every sandbox hides",
-    "src/selfforge/resident.py": "test_resident_reach: skipped without a working sandbox",
-    "src/selfforge/clean.py": "test_clean: a killed run's control groups",
+    "src/selfforge/cli/doctor.py": "test_sandbox_root, test_doctor_truth: the probe fails inside",
+    "src/selfforge/cli/launch.py": "test_resident_reach: the folder every sandbox hides",
+    "src/selfforge/cli/resident.py": "test_resident_reach: skipped without a working sandbox",
+    "src/selfforge/run/clean.py": "test_clean: a killed run's control groups",
 }
 REFUSED = {**WEAKENINGS, **GUARDED_ONLY_OUTSIDE_THE_SANDBOX}
 
@@ -49,4 +49,4 @@ def test_a_change_to_what_feeds_the_judge_is_refused(path: str) -> None:
 
 def test_control_an_ordinary_module_is_not_protected() -> None:
     protected = load_directives(ROOT).protected
-    assert protected_gate({"src/selfforge/report.py": "M"}, protected).ok
+    assert protected_gate({"src/selfforge/journal/report.py": "M"}, protected).ok

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge import treefiles
+from selfforge.repo import treefiles
 
 from conftest import CALC, FIX_ADD, PYTEST, TEST_CALC, cli, directives, git, log_json, make_repo
 
@@ -150,7 +150,7 @@ def test_a_committed_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
 def test_only_the_edited_paths_are_staged(tmp_path: Path) -> None:
     """Whatever else the tree holds (a check's leftovers, a symlink out) stays out of the
     change; a deleted file is staged as deleted; an ignored file stays out as before."""
-    from selfforge.attempt import stage_paths
+    from selfforge.run.attempt import stage_paths
 
     repo = make_repo(
         tmp_path / "repo", {"a.py": "a = 1\n", "b.py": "b = 1\n", ".gitignore": "build/\n"}

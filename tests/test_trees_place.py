@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge import trees
+from selfforge.repo import trees
 
 from conftest import (
     CALC,

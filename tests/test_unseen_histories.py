@@ -239,7 +239,7 @@ def test_a_test_module_in_its_own_file_is_mined_as_tests(tmp_path: Path) -> None
 
 
 def test_rust_test_modules_are_test_code() -> None:
-    from selfforge.testpaths import is_test_path
+    from selfforge.repo.testpaths import is_test_path
 
     assert is_test_path("src/tests.rs") and is_test_path("src/parser/test.rs")
     assert is_test_path("src/parser/tests/cases.rs")

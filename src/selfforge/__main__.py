@@ -1,3 +1,3 @@
-from selfforge.launch import main
+from selfforge.cli.launch import main
 
 main()

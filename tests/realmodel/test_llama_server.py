@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from llama_fixtures import WINDOW, Proxy, llama_server, proxy  # noqa: F401
 
-from selfforge.junk import task_junk
+from selfforge.roles.junk import task_junk
 
 from conftest import CALC, TEST_CALC, directives, git, log_json, make_repo
 

@@ -1,5 +1,5 @@
 """The bench's executors: the shared process pool and Ray executors
-(``selfforge.executors``) bound to running one bench job.
+(``selfforge.run.executors``) bound to running one bench job.
 
 Both take a Job and give back its Result; the scheduler (run.py) owns ordering, budget
 and the results file, so the two backends write the same records.
@@ -7,10 +7,10 @@ and the results file, so the two backends write the same records.
 
 from __future__ import annotations
 
-from selfforge import executors
 from selfforge.bench.records import Job, Result
 from selfforge.bench.replay import run_job
-from selfforge.executors import BACKENDS, Executor, check_backend
+from selfforge.run import executors
+from selfforge.run.executors import BACKENDS, Executor, check_backend
 
 __all__ = ["BACKENDS", "Executor", "PoolExecutor", "RayExecutor", "crashed", "make_executor"]
 

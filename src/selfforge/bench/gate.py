@@ -26,8 +26,8 @@ from selfforge.bench.mine import _default_suite, _other_test_file
 from selfforge.bench.negatives import NotDrawn
 from selfforge.bench.testrun import Suite, TestOutcome, resolve_command, run_tests
 from selfforge.errors import UsageError
-from selfforge.git import git, identity_env, repo_root
-from selfforge.testpaths import rule_for
+from selfforge.repo.git import git, identity_env, repo_root
+from selfforge.repo.testpaths import rule_for
 
 RESULTS = "gate-results.jsonl"
 VERDICTS = {0: "accepted", 1: "rejected", 2: "could_not_judge", 3: "needs_review"}

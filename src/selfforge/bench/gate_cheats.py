@@ -22,7 +22,7 @@ from selfforge.bench import mutate
 from selfforge.bench.gate_locate import JS_SUFFIXES, block, closer, locate
 from selfforge.bench.negatives import NotDrawn, _find, _indent, _with_import
 from selfforge.errors import GitError
-from selfforge.git import git
+from selfforge.repo.git import git
 
 PYTHON_KINDS = ("weaken", "skip", "xfail", "delete")
 OTHER_KINDS = ("weaken", "skip", "delete")

@@ -10,7 +10,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from selfforge.bench.negatives import NotDrawn
-from selfforge.git import git
+from selfforge.repo.git import git
 
 JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 

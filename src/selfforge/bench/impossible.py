@@ -20,11 +20,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from selfforge import trees
 from selfforge.bench.negatives import NotDrawn, target_test
 from selfforge.bench.records import Instance
 from selfforge.bench.testrun import run_tests
-from selfforge.git import git
+from selfforge.repo import trees
+from selfforge.repo.git import git
 
 SUFFIX = "-impossible"
 _UNITTEST_OPPOSITES = {

@@ -22,11 +22,11 @@ from selfforge.bench.records import Instance, node_of
 from selfforge.bench.rust_split import split_doc_examples, split_inline, split_test_declarations
 from selfforge.bench.testrun import Suite, TestOutcome, run_tests
 from selfforge.errors import GitError, UsageError
-from selfforge.git import git, repo_root
 from selfforge.judge.integrity_lang import JS_SUFFIXES
 from selfforge.judge.results import DOCTESTS
 from selfforge.judge.setup import SetupError, key
-from selfforge.testpaths import is_rust_test_module, rule_for
+from selfforge.repo.git import git, repo_root
+from selfforge.repo.testpaths import is_rust_test_module, rule_for
 
 CODE_SUFFIXES = {".py", ".pyi", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx"}
 DEFAULT_TEST_CMD = "python -m pytest"
@@ -256,7 +256,7 @@ def _default_suite(root: Path) -> Suite:
     with ``npm ci`` (or ``npm install`` without a lockfile) as the setup of a Node project
     that has dependencies: without install scripts, which would run a package's own code
     with the network (and often fetch more than the registry has)."""
-    from selfforge import detect_lang
+    from selfforge.repo import detect_lang
 
     if not any(root.glob("*.py")) and (found := detect_lang.detect(root)) is not None:
         return Suite(found.test, found.runner, found.junit, _npm_setup(root))

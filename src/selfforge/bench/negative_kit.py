@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfforge.git import git
+from selfforge.repo.git import git
 
 
 class NotDrawn(Exception):

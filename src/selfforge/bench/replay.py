@@ -18,13 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from selfforge import trees
 from selfforge.bench import negatives, refusals
 from selfforge.bench.records import Instance, Job, Result
 from selfforge.bench.testrun import check_command, run_tests
 from selfforge.errors import GitError, SelfforgeError
-from selfforge.git import git
-from selfforge.ui import BaseReporter
+from selfforge.repo import trees
+from selfforge.repo.git import git
+from selfforge.ui.reporters import BaseReporter
 
 TESTS_FIRST = "bench: the tests the change must make pass (tests first)"
 BENCH_IDENTITY = ["-c", "user.name=selfforge bench", "-c", "user.email=bench@localhost"]
@@ -62,7 +62,7 @@ def run_job(job: Job) -> Result:
 
 
 def _remove_trees(clone: Path) -> None:
-    """The clone's worktrees and setup, kept outside it (selfforge.trees): they go with it."""
+    """The clone's worktrees and setup, kept outside it (selfforge.repo.trees): they go with it."""
     if (clone / ".git").is_dir():
         shutil.rmtree(trees.for_repo(clone, clone / ".git"), ignore_errors=True)
 
@@ -89,7 +89,7 @@ def _replay(place: Path, job: Job, result: Result) -> None:
         )
         return
     spec = model_spec(job, place, proposal)
-    from selfforge.session import start_run
+    from selfforge.run.session import start_run
 
     timer = TestTimer()
     t0, cpu0 = time.monotonic(), time.process_time()
@@ -243,7 +243,7 @@ class TestTimer(BaseReporter):
 def _test_runs(clone: Path, attempt_ids: list[int]) -> tuple[int, float]:
     """The test-command runs the judge made on candidates (the run itself, flaky reruns,
     the affected and new tests), and their processes' time, from the journal."""
-    from selfforge.journal import Journal
+    from selfforge.journal.store import Journal
 
     runs, seconds = 0, 0.0
     with Journal(clone / ".selfforge" / "journal.db") as journal:
@@ -309,7 +309,7 @@ def warm_index(clone: Path) -> float:
     reported apart (``index_s``) from selfforge's per-instance overhead.
     """
     from selfforge.context.index import open_index
-    from selfforge.workspace import Workspace
+    from selfforge.repo.workspace import Workspace
 
     started = time.monotonic()
     ws = Workspace(clone)
@@ -363,7 +363,7 @@ def model_spec(job: Job, place: Path, negative: str | None = None) -> str:
 
 
 def _read_summary(summary: dict[str, Any], clone: Path, result: Result) -> None:
-    from selfforge.journal import Journal
+    from selfforge.journal.store import Journal
 
     attempts = summary.get("attempts") or []
     result.attempts = len(attempts)

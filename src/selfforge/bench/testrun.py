@@ -86,9 +86,9 @@ def run_tests(
     network), never with the user's environment. The junit file is written into the tree
     (the only place the sandbox lets pytest write that selfforge can read afterwards),
     read back as untrusted input and removed, so the clone is left as it was."""
-    from selfforge import git
     from selfforge.judge.imports import import_roots
     from selfforge.judge.runner import CheckSpace, run_command
+    from selfforge.repo import git
 
     suite = Suite(suite) if isinstance(suite, str) else suite
     test_cmd = suite.test_cmd
@@ -115,9 +115,9 @@ def _run_other(root: Path, suite: Suite, timeout_s: float, state: Path | None) -
     every check (the adapter reads the runner's own output). With a setup, its products
     (``node_modules``) are installed once per set of manifests into ``state`` (judge/
     setup.py, with the network) and shown read-only, as to selfforge's own checks."""
-    from selfforge import git, trees
     from selfforge.judge import runner
     from selfforge.judge import setup as judge_setup
+    from selfforge.repo import git, trees
 
     space = runner.CheckSpace(
         repo=root, git_common_dir=git.common_dir(root), runner=suite.runner, junit=suite.junit or ""
@@ -141,7 +141,7 @@ def _remove_report(root: Path, junit: str | None) -> None:
     """The JUnit file the run wrote into the tree goes (unless the project tracks it):
     the bench's own runs leave the clone as they found it, or selfforge would find the
     working tree dirty and keep the change on a branch."""
-    from selfforge import git
+    from selfforge.repo import git
 
     if not junit or Path(junit).is_absolute() or ".." in Path(junit).parts:
         return

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from selfforge.context.graph import CodeGraph, load_graph
 from selfforge.context.index import open_index
-from selfforge.testpaths import is_test_path
+from selfforge.repo.testpaths import is_test_path
 
 MAX_DEPTH = 3  # importers of importers of importers; beyond that, run the full suite
 MAX_MODULES = 200

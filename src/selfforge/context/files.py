@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfforge import git
 from selfforge.errors import GitError, UsageError
-from selfforge.treefiles import NotReadable, read_bytes
+from selfforge.repo import git
+from selfforge.repo.treefiles import NotReadable, read_bytes
 
 MAX_FILE_BYTES = 1_000_000
 _SKIP_PREFIXES = (".selfforge/", ".git/")

@@ -27,9 +27,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfforge import git
 from selfforge.context.words import match_any, query_words, search_words
 from selfforge.errors import GitError
+from selfforge.repo import git
 
 HISTORY_COMMITS = 5000
 MATCHED_COMMITS = 50  # the best-matching subjects that lend their score

@@ -22,7 +22,7 @@ from selfforge.context.graph import CodeGraph
 from selfforge.context.index import CodeIndex
 from selfforge.context.mentions import Mentions
 from selfforge.context.words import match_any, query_words
-from selfforge.testpaths import is_test_path
+from selfforge.repo.testpaths import is_test_path
 
 # bm25() column weights: path, symbols, docstrings, all words of the file.
 COLUMN_WEIGHTS = (4.0, 3.0, 2.0, 1.0)

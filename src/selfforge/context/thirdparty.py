@@ -155,7 +155,7 @@ def _ini_lists(path: Path, sections: tuple[str, ...]) -> list[str]:
 
 def _read(path: Path) -> str:
     """A configuration file at the tree's top, never through a symlink or a FIFO."""
-    from selfforge.treefiles import NotReadable, read_text
+    from selfforge.repo.treefiles import NotReadable, read_text
 
     try:
         return read_text(path.parent, path.name)

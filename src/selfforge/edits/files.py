@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.edits.safety import Target
-from selfforge.treefiles import NotReadable, read_bytes
+from selfforge.repo.treefiles import NotReadable, read_bytes
 
 SKIP_DIRS = {".git", ".selfforge", "node_modules", ".venv", "__pycache__"}
 MAX_SIMILAR_WALK = 20_000  # files looked at when suggesting a path; big repos stay fast

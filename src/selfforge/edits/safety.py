@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfforge.judge.protected import matching_glob
+from selfforge.repo.protected import matching_glob
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from selfforge import git
 from selfforge.judge.lint import LintFinding
 from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CheckSpace, CommandResult
 from selfforge.judge.verdict import Observed
+from selfforge.repo import git
 
 MAX_AGE_S = 12 * 3600
 KEEP = 20  # entries kept; the oldest go first

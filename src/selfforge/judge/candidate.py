@@ -14,8 +14,8 @@ from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CommandResult
 from selfforge.judge.space import CheckSpace
 from selfforge.judge.verdict import Criterion, Observed
-from selfforge.roles import Caller
-from selfforge.testpaths import TestRule
+from selfforge.repo.testpaths import TestRule
+from selfforge.roles.caller import Caller
 
 
 @dataclass(frozen=True)

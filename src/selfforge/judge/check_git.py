@@ -12,8 +12,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from selfforge import git, trees
 from selfforge.judge import sandbox
+from selfforge.repo import git, trees
 
 GIT_INSIDE = "/tmp/.selfforge-git"
 GIT_TEMPLATE_INSIDE = "/tmp/.selfforge-git-template"
@@ -49,7 +49,7 @@ def _worktree_index(dot_git: Path) -> Path | None:
 
 def scratch_dir(tree: Path) -> Path | None:
     """``tmp/`` in the trees folder of the repository whose worktree ``tree`` is (see
-    ``selfforge.trees``): what a killed run leaves there, the next run (or ``selfforge
+    ``selfforge.repo.trees``): what a killed run leaves there, the next run (or ``selfforge
     clean``) removes; None outside one."""
     folder = tree.parent.parent
     if tree.parent.name != "worktrees" or not trees.is_repo_folder(folder):

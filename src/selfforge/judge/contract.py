@@ -22,7 +22,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from selfforge import git
 from selfforge.judge.integrity import _entry_points, _pytest_settings
 from selfforge.judge.integrity_lang import (
     _PACKAGE_TEST_KEYS,
@@ -32,7 +31,8 @@ from selfforge.judge.integrity_lang import (
     _json,
     _matches,
 )
-from selfforge.testpaths import TestRule
+from selfforge.repo import git
+from selfforge.repo.testpaths import TestRule
 
 # Build configuration (BUILD_CONFIG) is code, not test infrastructure: the judging run
 # keeps the candidate's version; a person reviews a change to it (``run`` refuses one).

@@ -16,7 +16,7 @@ from selfforge.judge.results import TestReport, realign
 from selfforge.judge.runner import CommandResult
 from selfforge.judge.testids import find_outcome, same_tests
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
-from selfforge.testpaths import TestRule, is_rust_test_module
+from selfforge.repo.testpaths import TestRule, is_rust_test_module
 
 
 def lint_gate(baseline: Observed, candidate: Observed) -> Verdict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfforge.testpaths import TEST_FOLDERS, TestRule, rule_for
+from selfforge.repo.testpaths import TEST_FOLDERS, TestRule, rule_for
 
 _NOT_MODULES = {"setup", "conftest", "noxfile", "tasks", "fabfile", "manage", "docs", "test"}
 _NOT_PACKAGES = TEST_FOLDERS | {"docs", "doc", "examples", "benchmarks", "bench"}

@@ -16,9 +16,9 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.judge.integrity_kit import refusal, show_at, split_diff
 from selfforge.judge.integrity_lang import weakening
-from selfforge.judge.protected import touched
 from selfforge.judge.verdict import PASS, Verdict
-from selfforge.testpaths import TestRule
+from selfforge.repo.protected import touched
+from selfforge.repo.testpaths import TestRule
 
 _WEAKENING = re.compile(
     r"^\+.*(@pytest\.mark\.(skip|skipif|xfail)|pytest\.(skip|xfail)\(|unittest\.skip"
@@ -242,7 +242,7 @@ def _pytest_settings(path: str, text: str | None) -> object:
 
 
 def _read(path: Path) -> str | None:
-    from selfforge.treefiles import NotReadable, read_text  # never out of the tree
+    from selfforge.repo.treefiles import NotReadable, read_text  # never out of the tree
 
     try:
         return read_text(path.parent, path.name)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfforge import git
 from selfforge.errors import GitError
 from selfforge.judge.verdict import PASS, Verdict
+from selfforge.repo import git
 
 
 def refusal(problems: list[str], why: str) -> Verdict:

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.judge.integrity_kit import refusal, show_at, split_diff
 from selfforge.judge.verdict import Verdict
-from selfforge.testpaths import TestRule
+from selfforge.repo.testpaths import TestRule
 
 # Added lines that skip, focus or neuter a test, per language.
 WEAKENING = re.compile(
@@ -279,7 +279,7 @@ def _toml(text: str | None) -> dict:
 
 
 def _read(tree: Path, path: str) -> str | None:
-    from selfforge.treefiles import NotReadable, read_text
+    from selfforge.repo.treefiles import NotReadable, read_text
 
     try:
         return read_text(tree, path)

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from selfforge.journal import Journal
-from selfforge.ui import Reporter
+from selfforge.journal.store import Journal
+from selfforge.ui.reporters import Reporter
 
 if TYPE_CHECKING:
     from selfforge.judge.runner import CommandResult

@@ -171,9 +171,9 @@ def hidden_places(repo: Path, git_common_dir: Path | None = None) -> tuple[Path,
     selfforge's socket folder (a check that reached it would run selfforge unsandboxed)
     and every repository's copies of the code (``trees.py``: a check's own tree is bound
     over it; never another repository's, nor the base's kept tree): never seen."""
-    from selfforge import trees
     from selfforge.judge.residents import resident_dir
     from selfforge.models.secrets import user_config_dir
+    from selfforge.repo import trees
 
     places = [Path.home(), repo, user_config_dir(), Path(resident_dir()), trees.root_path()]
     if git_common_dir is not None:

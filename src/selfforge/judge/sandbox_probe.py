@@ -23,7 +23,7 @@ PROBE = f"""
 import json, sys
 from pathlib import Path
 from selfforge.config import Directives
-from selfforge.engine import check_space
+from selfforge.run.engine import check_space
 from selfforge.judge.sandbox import Policy, bwrap_argv
 argv = bwrap_argv(Policy(writable=(), hidden=(Path({HIDDEN!r}),)), ["true"], Path("/"))
 try:

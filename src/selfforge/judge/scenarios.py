@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfforge import git
-from selfforge.git import _FALLBACK_IDENTITY
+from selfforge.repo import git
+from selfforge.repo.git import _FALLBACK_IDENTITY
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 TESTS = (

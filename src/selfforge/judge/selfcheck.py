@@ -23,13 +23,13 @@ import venv
 from dataclasses import replace
 from pathlib import Path
 
-from selfforge import git
 from selfforge.errors import UsageError
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 from selfforge.judge import sandbox_probe
 from selfforge.judge.runner import CheckSpace, run_command, trim
 from selfforge.judge.scenarios import KNOWN_BAD, PROBE_VALUE, PROBE_VAR, write_scenario
 from selfforge.judge.verdict import Verdict
+from selfforge.repo import git
 
 LAST_GOOD = "last_known_good"
 SMOKE_TIMEOUT_S = 300.0

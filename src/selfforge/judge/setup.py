@@ -3,7 +3,7 @@ candidate, and show what it installed to every check read-only.
 
 The command (``npm ci``, ``go mod download``, ``cargo fetch``, ``pip install -r ...``)
 runs in the sandbox with the network allowed, in a checkout of the base commit's files
-only, under ``setup/<key>/tree`` of the repository's trees folder (``selfforge.trees``:
+only, under ``setup/<key>/tree`` of the repository's trees folder (``selfforge.repo.trees``:
 outside the checkout, hidden from every check). Package caches are pointed inside that
 tree (``.selfforge-cache/``). What the command leaves there that git does not track
 (``node_modules/``, ``vendor/``, the caches) is then bound read-only into each check's
@@ -22,9 +22,9 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from selfforge import git
 from selfforge.errors import SelfforgeError
 from selfforge.judge.runner import CheckSpace, run_command
+from selfforge.repo import git
 
 MANIFESTS = (
     "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml",

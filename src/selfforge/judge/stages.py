@@ -37,7 +37,7 @@ from selfforge.judge.testruns import (
     summary_text,
 )
 from selfforge.judge.verdict import PASS, Verdict
-from selfforge.roles import has_concerns, parse_vote, render
+from selfforge.roles.caller import has_concerns, parse_vote, render
 
 Stage = Callable[[Candidate, Judge], Verdict]
 

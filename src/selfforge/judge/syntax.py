@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfforge.treefiles import NotReadable, read_bytes
+from selfforge.repo.treefiles import NotReadable, read_bytes
 
 
 @dataclass
@@ -52,7 +52,7 @@ def check_syntax(
 
 def at_commit(tree: Path, commit: str) -> Callable[[str], bytes | None]:
     """A reader of files as ``commit`` holds them (None where one did not exist)."""
-    from selfforge import git
+    from selfforge.repo import git
 
     def read(path: str) -> bytes | None:
         shown = git.call("show", f"{commit}:{path}", cwd=tree)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from selfforge import git
 from selfforge.context import blast_radius
 from selfforge.judge import gates, runners
 from selfforge.judge.candidate import Candidate, Judge, RunKey, TestRun
@@ -23,7 +22,8 @@ from selfforge.judge.record import named
 from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CommandResult, is_pytest, run_command, run_tests
 from selfforge.judge.verdict import PASS, Observed, Verdict
-from selfforge.treefiles import remove_special_files
+from selfforge.repo import git
+from selfforge.repo.treefiles import remove_special_files
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -14,8 +14,8 @@ import json
 import tomllib
 from pathlib import Path
 
-from selfforge import git
 from selfforge.judge.verdict import PASS, Verdict
+from selfforge.repo import git
 
 _LINK, _GITLINK = "120000", "160000"
 _MAX_HOPS = 40  # as the kernel's own limit on symlinks followed in one lookup

@@ -154,7 +154,7 @@ def _rust(report: TestReport, output: str, tree: Path) -> str | None:
 
 def _in_rust_tests(tree: Path, path: str, line: int) -> bool:
     """An integration test or bench, or a line under a source file's ``#[cfg(test)]``."""
-    from selfforge.treefiles import NotReadable, read_text
+    from selfforge.repo.treefiles import NotReadable, read_text
 
     rel = Path(path)
     if rel.is_absolute():

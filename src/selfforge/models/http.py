@@ -19,7 +19,6 @@ import httpx
 import tenacity
 from pydantic import SecretStr
 
-from selfforge.durations import parse_duration
 from selfforge.models.base import (
     AuthError,
     BadRequest,
@@ -35,6 +34,7 @@ from selfforge.models.base import (
     ServerError,
 )
 from selfforge.models.catalog import ModelFacts
+from selfforge.models.durations import parse_duration
 from selfforge.models.secrets import mask
 from selfforge.models.spec import ModelSpec
 

@@ -29,11 +29,11 @@ from selfforge.propose import trajectory
 from selfforge.propose.actions import FormatError, observation, parse_action
 from selfforge.propose.trajectory import Step
 from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
-from selfforge.roles import PERSONAS, render
+from selfforge.roles.caller import PERSONAS, render
 
 if TYPE_CHECKING:  # the attempt hands itself down; only its type is named here
-    from selfforge.attempt import Attempt
     from selfforge.context import ContextBundle
+    from selfforge.run.attempt import Attempt
 
 LEFT_OUT = "[left out to fit the model's context window]"
 CUT = (

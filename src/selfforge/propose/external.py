@@ -39,7 +39,7 @@ from selfforge.propose.trajectory import Step
 from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
 
 if TYPE_CHECKING:  # the attempt hands itself down; only its type is named here
-    from selfforge.attempt import Attempt
+    from selfforge.run.attempt import Attempt
 
 OUTPUT_KB = 16 * 1024  # an agent's transcript is long; past this it is stopped
 TRAJECTORY_BYTES = 8 * 1024 * 1024  # its own trajectory file, read at most this much

@@ -17,7 +17,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from selfforge.journal import Journal
+from selfforge.journal.store import Journal
 
 _FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.S)
 ACTIONS = ("bash", "edit", "invalid", "done", "cannot", "agent")  # the rows a model reply made

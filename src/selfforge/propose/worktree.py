@@ -18,9 +18,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from selfforge import git
 from selfforge.judge.check_git import scratch_dir
 from selfforge.judge.runner import CheckSpace
+from selfforge.repo import git
 
 # What the agent's own commands leave behind, never part of its change (aider's repo-map
 # cache too: an outside agent's, propose/agents.py).

@@ -24,7 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from selfforge.roles import parse_vote
+from selfforge.roles.caller import parse_vote
 from selfforge.web import diff, plots
 from selfforge.web.store import Store
 from selfforge.web.views import FILTER_OUTCOMES, PAGE, Filters, Live, Row

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from selfforge.errors import SelfforgeError
-from selfforge.journal import SCHEMA_VERSION
-from selfforge.journal_schema import attempt_record
+from selfforge.journal.schema import attempt_record
+from selfforge.journal.store import SCHEMA_VERSION
 from selfforge.web.views import PAGE, AttemptPage, Filters, Live, Row, RunRow, Summary
 
 _ROW_COLUMNS = (
@@ -143,7 +143,7 @@ class Reader:
     # --- one attempt -----------------------------------------------------------------
 
     def attempt(self, attempt_id: int) -> AttemptPage | None:
-        from selfforge.journal_schema import ATTEMPT_COLUMNS
+        from selfforge.journal.schema import ATTEMPT_COLUMNS
 
         row = self.conn.execute(
             f"SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE id = ?", (attempt_id,)

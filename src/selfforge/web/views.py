@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from selfforge.journal import OUTCOMES
-from selfforge.journal_schema import AttemptRecord
+from selfforge.journal.schema import AttemptRecord
+from selfforge.journal.store import OUTCOMES
 
 PAGE = 50
 FILTER_OUTCOMES = (*OUTCOMES, "open")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from selfforge.judge.runners import cargo, gotest, junit, node, tap
 from selfforge.judge.runners.base import Adapter, package_scripts, words
-from selfforge.treefiles import NotReadable, read_bytes
+from selfforge.repo.treefiles import NotReadable, read_bytes
 
 
 def detect(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfforge.judge.results import TestReport
-from selfforge.treefiles import NotReadable, read_text
+from selfforge.repo.treefiles import NotReadable, read_text
 
 RUNNER_NAMES = ("auto", "pytest", "unittest", "go", "cargo", "node", "tap", "junit")
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 2, "failed": 3, "error": 4}

@@ -32,7 +32,7 @@ class JUnit(Adapter):
         self.report_file = report_file
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
-        from selfforge.treefiles import NotReadable, read_bytes
+        from selfforge.repo.treefiles import NotReadable, read_bytes
 
         if not self.report_file:
             return None

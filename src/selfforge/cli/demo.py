@@ -1,0 +1,164 @@
+"""``selfforge demo``: the main job on a sample project, with no setup and no key.
+
+With a real model configured (or ``--model``) it uses that model; with none it replays a
+model session recorded for the demo and bundled with the package, and says so.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from selfforge.errors import UsageError
+from selfforge.repo import git
+from selfforge.repo.git import _FALLBACK_IDENTITY
+from selfforge.ui.consoles import make_console
+
+console = make_console(highlight=False, soft_wrap=True)
+
+
+LANGS = {
+    "python": ("project", "replay.json", "calc.py has a bug (add() subtracts), so test_add fails"),
+    "go": ("project_go", "replay_go.json", "calc.go has a bug (Add() subtracts), so TestAdd fails"),
+    "rust": (
+        "project_rust",
+        "replay_rust.json",
+        "src/lib.rs has a bug (add() subtracts), so test_add fails",
+    ),
+    "js": ("project_js", "replay_js.json", "calc.js has a bug (add() subtracts), so 'add' fails"),
+}
+TOOLCHAINS = {"go": "go", "rust": "cargo", "js": "node"}
+
+
+def replay_path(lang: str = "python") -> Path:
+    return Path(str(resources.files("selfforge") / "demo_data" / LANGS[lang][1]))
+
+
+def make_project(where: Path | None = None, lang: str = "python") -> Path:
+    """A fresh git repository holding the sample project, committed: in ``where`` itself
+    (made if missing; it must be empty), or a new temporary folder."""
+    if where is None:
+        root = Path(tempfile.mkdtemp(prefix="selfforge-demo-"))
+    else:
+        root = where
+        root.mkdir(parents=True, exist_ok=True)
+        if any(root.iterdir()):
+            raise UsageError(f"--dir {root} is not empty; name a new or empty folder")
+    _copy(resources.files("selfforge") / "demo_data" / LANGS[lang][0], root)
+    _render_directives(root)
+    env = {**_FALLBACK_IDENTITY, "PATH": _path()}
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "Sample project: a calculator with a bug"],
+    ):
+        git.git(*args, cwd=root, env=env)
+    return root
+
+
+# What an installer or an earlier run may have added beside the demo's files: pip
+# compiles the project's .py files to __pycache__ (bytes no text reader takes), and no
+# sample project should start with another's caches.
+CACHES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+
+
+def _copy(source: Any, target: Path) -> None:
+    """The sample project byte for byte, caches left out. Contents only, no modes: an
+    installed package may be read-only, and the project must not be."""
+    for item in source.iterdir():
+        if item.name in CACHES or item.name.endswith((".pyc", ".pyo")):
+            continue
+        if item.is_dir():
+            (target / item.name).mkdir(exist_ok=True)
+            _copy(item, target / item.name)
+        elif item.is_file():
+            (target / item.name).write_bytes(item.read_bytes())
+
+
+def _render_directives(root: Path) -> None:
+    """The demo's checks name this interpreter (``{python}`` in its directives)."""
+    directives = root / "selfforge.toml"
+    text = directives.read_text(encoding="utf-8")
+    directives.write_text(text.replace("{python}", _quoted_python()), encoding="utf-8")
+
+
+def run_demo(
+    model: str | None = None,
+    *,
+    replay: bool = False,
+    parent: Path | None = None,
+    lang: str = "python",
+) -> Path:
+    from selfforge.models import choose_default_spec
+    from selfforge.run.session import start_run
+
+    if lang not in LANGS:
+        raise UsageError(f"--lang {lang!r} is not one of: {', '.join(LANGS)}")
+    program = TOOLCHAINS.get(lang)
+    if program and shutil.which(program) is None:
+        raise UsageError(
+            f"the {lang} demo needs `{program}` on PATH; install it, or run the Python demo "
+            "(`selfforge demo`)"
+        )
+    spec = model or (None if replay else choose_default_spec())
+    root = make_project(parent, lang)
+    console.print("[bold]selfforge demo[/]")
+    console.print(
+        f"A sample project is at {root}: {LANGS[lang][2]}.\nselfforge will plan a task, "
+        "propose edits, check them in an isolated worktree, and land only what passes "
+        "every gate."
+    )
+    if spec is None:
+        spec = f"script:{replay_path(lang)}"
+        console.print(
+            "[yellow]No model is configured, so this demo replays a model session "
+            "recorded for it (bundled with selfforge).[/] Set GEMINI_API_KEY (free "
+            "tier) or run Ollama to see a live model."
+        )
+    else:
+        console.print(f"Using the model [bold]{escape(spec)}[/].")
+    start_run(root, model=spec)
+    me = invocation()
+    out = console.print
+    out(f"\n[bold]What happened[/] is in the journal at {escape(str(root / '.selfforge'))}:")
+    out(escape(f"  {me} log --repo {root}"))
+    out(escape(f"  {me} show 1 --repo {root}    (the rejected candidate: checks, diff)"))
+    out(escape(f"  {me} show 1 --prompts --repo {root}    (and every prompt and response)"))
+    out(escape(f"  git -C {root} log --oneline"))
+    out("\n[bold]On your own repository[/]:")
+    out(escape(f"  cd your-repo && {me} init       # writes selfforge.toml with your checks"))
+    out("  export GEMINI_API_KEY=...             # or --model ollama:qwen2.5-coder:7b")
+    out(escape(f"  {me} run --cycles 5"))
+    return root
+
+
+def invocation() -> str:
+    """How the user started selfforge, to repeat in hints: `selfforge` when that is what
+    the shell finds, else the path they typed (`.venv/bin/selfforge`), else `python -m`."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    name = Path(argv0).name
+    if name == "__main__.py" or not name.startswith("selfforge"):
+        return f"{shlex.quote(sys.executable)} -m selfforge"
+    found = shutil.which(name)
+    if found and Path(found).resolve() == Path(argv0).resolve():
+        return name
+    return shlex.quote(argv0)
+
+
+def _quoted_python() -> str:
+    exe = sys.executable
+    return exe if " " not in exe else f'"{exe}"'
+
+
+def _path() -> str:
+    import os
+
+    git_dir = shutil.which("git")
+    return os.environ.get("PATH", "") or (str(Path(git_dir).parent) if git_dir else "")

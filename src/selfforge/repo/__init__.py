@@ -1,0 +1,7 @@
+"""The repository: git (``git``), the user's checkout and its worktrees, lock and
+landing (``workspace``), where copies of the code live (``trees``), reading a tree safely
+(``treefiles``), which paths are tests (``testpaths``) and which are protected
+(``protected``), and what a repository is made of (``detect``, ``detect_lang``).
+
+May import config and models (secrets masking) only.
+"""

@@ -1,0 +1,8 @@
+"""The run: a session's options into a loop of cycles (``loop``), one attempt
+(``attempt``) or best of N (``parallel``), the baseline, the planner, the gate other agents
+call (``gate``, ``check_baseline``), and what a run leaves behind: crash recovery, ``clean``,
+``undo`` and ``rollback``.
+
+May import propose, judge, context, ui, roles, journal, edits, repo, config, models;
+imported by cli, web and bench.
+"""

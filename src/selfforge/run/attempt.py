@@ -1,0 +1,385 @@
+"""One attempt at one task, repair rounds included, in its own worktree.
+
+propose → apply → commit (the exact change, before any check runs) → the judge's
+pipeline (``judge/stages.PIPELINE``) → land that commit. Any failing stage becomes
+feedback for the next propose round, up to ``max_repairs``; the worktree is always
+released at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge.config import Directives, LoadedDirectives
+from selfforge.context import ContextBundle, assemble_sections, build_context
+from selfforge.edits import ApplyResult, apply_response, carry_over, format_instructions
+from selfforge.errors import GitError
+from selfforge.journal.store import Journal
+from selfforge.judge import criterion as criteria
+from selfforge.judge.gates import describe_state
+from selfforge.judge.record import Recorder, first_line
+from selfforge.judge.runner import CheckSpace
+from selfforge.judge.stages import Candidate, Judge, run_pipeline
+from selfforge.judge.verdict import Criterion, Observed, Verdict
+from selfforge.propose.explore import Explorer
+from selfforge.propose.external import AgentProposer
+from selfforge.repo import git
+from selfforge.repo.testpaths import TestRule
+from selfforge.repo.treefiles import shown_text
+from selfforge.repo.workspace import Workspace
+from selfforge.roles.caller import Caller, render
+from selfforge.run.commit_message import landing_message, restate
+from selfforge.ui.reporters import Reporter
+
+
+@dataclass
+class Engine:
+    """What every attempt of a run shares."""
+
+    ws: Workspace
+    journal: Journal
+    caller: Caller
+    loaded: LoadedDirectives
+    reporter: Reporter
+    run_id: int
+    edit_format: str
+    context_window: int
+    space: CheckSpace
+    rule: TestRule
+    lessons_for: Callable[[str], list[str]] = lambda task: []
+    self_target: bool = False  # the repository is selfforge's own source
+    # A first attempt's context, built while the baseline ran: (what it was built for, it).
+    ready_context: tuple[tuple[object, ...], ContextBundle] | None = None
+
+    @property
+    def d(self) -> Directives:
+        return self.loaded.directives
+
+
+def context_key(commit: str, task: str, budget: int, lessons: list[str]) -> tuple[object, ...]:
+    """What a context bundle is built from, besides the tree at ``commit``."""
+    return (commit, task, budget, tuple(lessons))
+
+
+@dataclass
+class AttemptResult:
+    attempt_id: int
+    outcome: str  # accepted | rejected | no_edits | error
+    reason: str
+    repairs: int = 0
+    commit: str | None = None
+    branch: str | None = None
+    landed: bool = False
+    diff: str = ""
+    observed: Observed | None = None
+    failures: list[str] = field(default_factory=list)
+    candidate: int | None = None  # k of a best-of-N cycle's candidates (run --parallel)
+    cycle: int = 0
+
+
+class Attempt:
+    def __init__(
+        self,
+        engine: Engine,
+        cycle: int,
+        task: str,
+        base: str,
+        baseline: Observed,
+        edit_format: str | None = None,
+        slot: str = "attempt",
+        candidate: int | None = None,
+    ):
+        self.e, self.task, self.base, self.baseline = engine, task, base, baseline
+        self.cycle, self.number = cycle, candidate
+        self.slot = slot  # the worktree this attempt uses (one per candidate of a cycle)
+        self.fmt = edit_format or engine.edit_format
+        self.criterion: Criterion = criteria.for_task(task, baseline)
+        self.id = engine.journal.start_attempt(
+            engine.run_id,
+            cycle,
+            task,
+            base,
+            criterion=self.criterion.describe(),
+            candidate=candidate,
+        )
+        self.round = 0
+        self.failures: list[str] = []
+        self.critiqued = False
+        self.dirty = False  # the worktree holds edits from an earlier round
+        self.observed: Observed | None = None
+        self.candidate: Candidate | None = None  # the latest round's, as checked
+        self.wt = Path()
+
+    # --- driver ------------------------------------------------------------------------
+
+    def run(self) -> AttemptResult:
+        self.open()
+        return self.finish(self._rounds())
+
+    def open(self) -> None:
+        """Check out the attempt's worktree (detached) at the base."""
+        self.wt = self.e.ws.create_worktree(self.slot, self.base)
+
+    def finish(self, result: AttemptResult) -> AttemptResult:
+        """Journal how the attempt ended."""
+        self.e.journal.finish_attempt(
+            self.id,
+            outcome=result.outcome,
+            reason=result.reason,
+            repairs=result.repairs,
+            commit=result.commit,
+            branch=result.branch,
+            landed=result.landed,
+            diff=result.diff or None,
+            tree=git.tree_of(self.wt, result.commit) if result.commit else None,
+        )
+        return result
+
+    def context(self) -> ContextBundle:
+        lessons = self.e.lessons_for(self.task)
+        budget = self.e.context_window // 2
+        ready, self.e.ready_context = self.e.ready_context, None
+        if ready is not None and ready[0] == context_key(self.base, self.task, budget, lessons):
+            return ready[1]  # the same commit, task, budget and lessons: the same bundle
+        return build_context(
+            self.wt, self.task, state_dir=self.e.ws.state, token_budget=budget, lessons=lessons
+        )
+
+    def _rounds(self) -> AttemptResult:
+        bundle = self.context()
+        if self.e.d.model.proposer == "explore" or self.e.d.model.agent:
+            return self._explore_rounds(bundle)
+        feedback, carried, reminded = "", "", False
+        last: Verdict | None = None
+        while True:
+            reply = carried + self.propose(bundle, feedback)
+            applied = self.apply(reply)
+            if applied.n_edits == 0:
+                if last is None and reply.strip() and not reminded and self._can_repair():
+                    # Prose without edits (small models do this): remind it of the format once.
+                    self._step("apply", False, "no edits found in the reply")
+                    feedback, reminded = applied.feedback(), True
+                    self.round += 1
+                    continue
+                if last is None:
+                    self._step("apply", None, "the model proposed no edits")
+                    return self.result("no_edits", "the model proposed no edits")
+                return self.result("rejected", last.reason)
+            carried = "" if applied.ok else carry_over(reply, applied, self.fmt)
+            verdict = self._verify(applied)
+            if verdict.ok:
+                return self.land()
+            self.failures.append(verdict.reason)
+            last, feedback = verdict, verdict.feedback
+            if not self._can_repair():
+                return self.result("rejected", verdict.reason)
+            self.round += 1
+
+    def _explore_rounds(self, bundle: ContextBundle) -> AttemptResult:
+        """The exploring proposer (propose/explore.py), or an outside agent's
+        (propose/external.py): each round it works in the worktree until it stops, and
+        what it changed there is the candidate."""
+        explorer: Explorer | AgentProposer
+        explorer = AgentProposer(self) if self.e.d.model.agent else Explorer(self, bundle)
+        feedback, last = "", None
+        while True:
+            stop = explorer.run(feedback)
+            applied = explorer.candidate()
+            if stop.gives_up or applied.n_edits == 0:
+                why = stop.message if stop.gives_up else f"no edits: {stop.message}"
+                self._step("apply", None, why)
+                if last is None:
+                    return self.result(
+                        "no_edits", why if stop.gives_up else f"the model proposed {why}"
+                    )
+                return self.result("rejected", f"{last.reason}; then {why}")
+            verdict = self._verify(applied)
+            if verdict.ok:
+                return self.land()
+            self.failures.append(verdict.reason)
+            last, feedback = verdict, verdict.feedback
+            if not self._can_repair():
+                return self.result("rejected", verdict.reason)
+            self.round += 1
+
+    def _can_repair(self) -> bool:
+        return self.round < self.e.d.limits.max_repairs
+
+    def apply(self, reply: str) -> ApplyResult:
+        """Apply to the candidate as it stands; a repair reply written against the original
+        files instead (models do both) is applied to a fresh copy of the base."""
+        protected, fmt = self.e.loaded.protected, self.fmt
+        applied = apply_response(self.wt, reply, protected=protected, fmt=fmt)
+        if applied.ok or applied.n_edits == 0 or not self.dirty:
+            self.dirty = self.dirty or applied.ok
+            return applied
+        candidate = git.git("write-tree", cwd=self.wt).strip()
+        git.git("reset", "-q", "--hard", self.base, cwd=self.wt)
+        git.git("clean", "-q", "-fd", cwd=self.wt)
+        on_base = apply_response(self.wt, reply, protected=protected, fmt=fmt)
+        if on_base.ok:
+            return on_base
+        git.git("read-tree", "-u", "--reset", candidate, cwd=self.wt)
+        return applied  # its feedback speaks of the files the model was shown
+
+    # --- stages ------------------------------------------------------------------------
+
+    def propose(self, bundle: ContextBundle, feedback: str) -> str:
+        sections = {
+            "directives": "\n".join(f"- {g}" for g in self.e.d.goals.items),
+            "task": self.task,
+            "state": describe_state(self.baseline),
+            "instructions": format_instructions(self.fmt),
+            "lessons": "\n".join(f"- {lesson}" for lesson in bundle.lessons),
+            "repo_map": bundle.repo_map,
+            "files": self._files_text(bundle),
+            "failures": feedback,
+        }
+        self.e.reporter.begin("propose" if self.round == 0 else f"repair {self.round}")
+        prompt = assemble_sections(
+            sections,
+            context_window=self.e.context_window,
+            reserve_output=min(8000, self.e.context_window // 4),
+        )
+        started = time.monotonic()
+        reply = self.e.caller.ask(
+            "propose",
+            render("propose", sections=prompt.sections),
+            attempt_id=self.id,
+            hints={"task": self.task, "round": self.round},
+            sections=prompt.tokens,
+        )
+        name = "propose" if self.round == 0 else f"repair {self.round}"
+        self._step(name, None, f"{reply.usage.output_tokens} tokens", time.monotonic() - started)
+        return reply.content
+
+    def _files_text(self, bundle: ContextBundle) -> str:
+        """The chosen files as they are now in the worktree (repairs see their own edits);
+        never through a symlink out of the tree, never a FIFO (treefiles.py)."""
+        blocks = []
+        for item in bundle.files:
+            text = shown_text(self.wt, item.path) if item.whole else item.text
+            blocks.append(f"{item.path}\n```\n{text}\n```")
+        return "\n\n".join(blocks)
+
+    def _verify(self, applied: ApplyResult) -> Verdict:
+        candidate = self.commit(applied)
+        if isinstance(candidate, Verdict):
+            return candidate
+        verdict = run_pipeline(candidate, self.judge())
+        self.observed = candidate.observed
+        return verdict
+
+    def commit(self, applied: ApplyResult) -> Candidate | Verdict:
+        """Commit the applied edits (what the checks judge and what lands) as this round's
+        candidate; a verdict instead when there is nothing to judge."""
+        if not applied.ok:
+            self._step("apply", False, applied.failures[0].message if applied.failures else "")
+            return Verdict(
+                False, "edits did not apply: " + first_line(applied.feedback()), applied.feedback()
+            )
+        stage_paths(self.wt, applied.changed)  # the change under check is what is staged now
+        changed = git.name_status(self.wt, "--cached", self.base)
+        if not changed:
+            self._step("apply", False, "the edits changed nothing")
+            return Verdict(
+                False,
+                "the edits changed nothing",
+                "Your edits left every file as it was; make the change the task asks.",
+            )
+        self._step("apply", True, f"{len(changed)} file(s): {', '.join(sorted(changed))[:80]}")
+        # The commit is made now, from the applied edits, and is what lands: nothing the
+        # checks write or stage afterwards can become part of it.
+        commit = git.commit_index(self.wt, self.base, _message(self.task, self.e, self.id))
+        candidate = Candidate(
+            attempt_id=self.id,
+            round=self.round,
+            task=self.task,
+            base=self.base,
+            commit=commit,
+            tree=self.wt,
+            changed=changed,
+            diff=git.diff(self.wt, self.base, commit),
+            criterion=self.criterion,
+            critique=not self.critiqued,
+        )
+        self.critiqued = self.critiqued or self.e.d.role_enabled("critique")
+        self.candidate = candidate
+        return candidate
+
+    def judge(self, directives: Directives | None = None) -> Judge:
+        e = self.e
+        return Judge(
+            directives=directives or e.d,
+            protected=tuple(e.loaded.protected),
+            baseline=self.baseline,
+            space=e.space,
+            rule=e.rule,
+            caller=e.caller,
+            record=Recorder(e.journal, e.reporter, e.run_id, e.ws.note_child_group),
+            state_dir=e.ws.state,
+            self_target=e.self_target,
+        )
+
+    def land(self) -> AttemptResult:
+        assert self.candidate is not None
+        c = self.candidate  # the checked commit, restated with why it passed (same tree)
+        why = landing_message(
+            self.e, self.id, self.task, self.baseline, self.observed, c.changed, self.round
+        )
+        sha, diff = restate(self.wt, c.commit, why), c.diff
+        landed = self.e.ws.land(
+            commit=sha, base_commit=self.base, mode=self.e.d.land.mode, name=self.task
+        )
+        self._step("land", True, landed.message)
+        reason = "all gates passed; " + landed.message
+        return self.result(
+            "accepted", reason, commit=sha, branch=landed.branch, landed=landed.landed, diff=diff
+        )
+
+    def _step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
+        self.e.reporter.step(name, ok, detail, seconds)
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def result(self, outcome: str, reason: str, **kw: object) -> AttemptResult:
+        # A rejected attempt keeps the diff it was judged on (the journal, the dashboard
+        # and the reflect role all show what was tried).
+        kw.setdefault("diff", self.candidate.diff if self.candidate else "")
+        return AttemptResult(
+            self.id,
+            outcome,
+            reason,
+            repairs=self.round,
+            observed=self.observed,
+            failures=self.failures,
+            candidate=self.number,
+            cycle=self.cycle,
+            **kw,
+        )  # type: ignore[arg-type]
+
+
+def stage_paths(wt: Path, paths: list[str]) -> None:
+    """Stage exactly the paths the edits wrote or deleted, never ``add -A`` of whatever the
+    tree holds: a symlink or file a check left there must not become part of a change.
+    Ignored files stay out, as ``add -A`` always left them."""
+    if not paths:
+        return
+    literal = {"GIT_LITERAL_PATHSPECS": "1"}
+    tracked = set(git.git("ls-files", "-z", "--", *paths, cwd=wt, env=literal).split("\0"))
+    wanted = [p for p in paths if p in tracked or os.path.lexists(wt / p)]
+    if not wanted:
+        return
+    proc = git.call("add", "-A", "--", *wanted, cwd=wt, env=literal)
+    if proc.returncode != 0 and "ignored by one of your .gitignore" not in proc.stderr:
+        raise GitError(f"git add failed: {proc.stderr.strip().splitlines()[-1:]}")
+
+
+def _message(task: str, engine: Engine, attempt_id: int) -> str:
+    return f"selfforge: {task}"[:4000] + (
+        f"\n\nselfforge-run: {engine.run_id}\nselfforge-attempt: {attempt_id}\n"
+    )
