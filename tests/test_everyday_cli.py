@@ -80,7 +80,8 @@ def test_a_command_loads_only_its_own_module_and_root_options_still_work() -> No
     from selfforge.cli.program import COMMAND_MODULES
 
     probe = (
-        "import sys; from selfforge.cli.program import main; sys.argv = ['selfforge', *sys.argv[1:]]\n"
+        "import sys; from selfforge.cli.program import main\n"
+        "sys.argv = ['selfforge', *sys.argv[1:]]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in sys.modules if m.startswith('selfforge.cli.commands.')))"
     )

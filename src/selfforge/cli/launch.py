@@ -2,14 +2,15 @@
 when one runs (its imports already loaded: a command starts in tens of milliseconds, not
 the ~0.4 s that Typer, Rich, pydantic and the judge take to import), else run it here.
 
-Only the interpreter's own C modules (``_socket``, ``_signal``, ``_struct``) and ``json``
-are imported before the decision (and ``judge/residents.py``, which imports ``os``): ``socket`` and ``signal`` would import ``enum`` and
-``selectors``, 10 ms of every command. The hand-over
-is refused, and the command runs here as if no resident existed, whenever anything does
-not match: no socket, a socket or folder not owned by this user or open to others,
-another interpreter or import path, selfforge's files changed since the resident loaded
-them (it then restarts itself), ``SELFFORGE_RESIDENT=0``, or the ``resident`` command
-itself. See ``selfforge/cli/resident.py`` for the other side.
+Only the interpreter's own C modules (``_socket``, ``_signal``, ``_struct``) and
+``json`` are imported before the decision (and ``judge/residents.py``, which imports
+``os``): ``socket`` and ``signal`` would import ``enum`` and ``selectors``, 10 ms of
+every command. The hand-over is refused, and the command runs here as if no resident
+existed, whenever anything does not match: no socket, a socket or folder not owned by
+this user or open to others, another interpreter or import path, selfforge's files
+changed since the resident loaded them (it then restarts itself),
+``SELFFORGE_RESIDENT=0``, or the ``resident`` command itself. See
+``selfforge/cli/resident.py`` for the other side.
 """
 
 from __future__ import annotations
