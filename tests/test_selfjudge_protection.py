@@ -21,6 +21,9 @@ WEAKENINGS = {
     "src/selfforge/run/loop.py": "the baseline measured on something else",
     "src/selfforge/repo/workspace.py": "landing without its checks",
     "src/selfforge/judge/gates.py": "a gate that passes everything",
+    "src/selfforge/repo/protected.py": "the protected globs matching nothing",
+    "src/selfforge/run/undo.py": "rollback to a tree the last known good does not hold",
+    "src/selfforge/run/recovery.py": "a stranger's process group killed by recovery",
 }
 
 
