@@ -17,6 +17,9 @@ Lessons come from the journal (``Journal.similar_attempts``) and pass through he
   build.py        build_context, map_for_task
   blast.py        importers of a change and the tests to run first
   assemble.py     per-section prompt budgets
+
+May import ui, roles, journal, edits, repo, config, models and errors (ARCHITECTURE.md's
+table; today repo, models and errors).
 """
 
 from selfforge.context.assemble import AssembledPrompt, assemble_sections

@@ -15,6 +15,8 @@ from feedback, and `...` elision. A rung matching more than one place refuses.
 What may be written (``safety``): inside the root, never `.git/` or `.selfforge/`, never
 through a symlink leading out, never a protected glob. Whole-file blocks that drop most
 of a file or hold placeholders are refused. Nothing is written unless every edit applies.
+
+May import repo (reading a tree, the protected paths), config, models and errors.
 """
 
 from selfforge.edits.apply import apply_response

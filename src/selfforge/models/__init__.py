@@ -1,4 +1,7 @@
-"""Models: the protocol, spec parsing, and the provider registry."""
+"""Models: the protocol, spec parsing, and the provider registry.
+
+May import errors only: every other part stands on the models.
+"""
 
 from __future__ import annotations
 

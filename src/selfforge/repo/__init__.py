@@ -3,5 +3,5 @@ landing (``workspace``), where copies of the code live (``trees``), reading a tr
 (``treefiles``), which paths are tests (``testpaths``) and which are protected
 (``protected``), and what a repository is made of (``detect``, ``detect_lang``).
 
-May import config and models (secrets masking) only.
+May import config, models (secrets masking) and errors only.
 """

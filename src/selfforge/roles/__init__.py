@@ -2,5 +2,5 @@
 the call that checks the budget and journals itself (``caller``), and what a reply may
 hold that is not its answer (``junk``).
 
-May import journal, edits, repo, config, models.
+May import journal, edits, repo, config, models and errors.
 """

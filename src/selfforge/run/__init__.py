@@ -3,6 +3,6 @@
 call (``gate``, ``check_baseline``), and what a run leaves behind: crash recovery, ``clean``,
 ``undo`` and ``rollback``.
 
-May import propose, judge, context, ui, roles, journal, edits, repo, config, models;
-imported by cli, web and bench.
+May import propose, judge, context, ui, roles, journal, edits, repo, config, models
+and errors; imported by cli, web and bench.
 """

@@ -2,5 +2,5 @@
 call (``reporters``), the live view on a terminal, the dashboard's progress rows, the
 output streams and the module-level Rich consoles.
 
-May import roles, journal, edits, repo, config, models (and Rich).
+May import roles, journal, edits, repo, config, models and errors (and Rich).
 """
