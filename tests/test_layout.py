@@ -206,6 +206,7 @@ def test_a_top_level_module_not_in_the_table_is_found(tmp_path: Path) -> None:
 def test_type_checking_imports_do_not_count(tmp_path: Path) -> None:
     copy = _copy(tmp_path)
     (copy / "repo" / "planted.py").write_text(
-        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from selfforge.run import loop\n"
+        "from typing import TYPE_CHECKING\n\n"
+        "if TYPE_CHECKING:\n    from selfforge.run import loop\n"
     )
     assert against_order(imports(copy), layers(), copy) == []
