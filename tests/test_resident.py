@@ -205,7 +205,7 @@ def test_a_changed_selfforge_is_never_served_stale(
     r = residents({"PYTHONPATH": str(copy)})
     assert r.selfforge("resident", "start").returncode == 0
     assert "Run state, totals" in r.selfforge("status", "--help").stdout
-    core = copy / "selfforge" / "commands" / "history.py"
+    core = copy / "selfforge" / "cli" / "commands" / "history.py"
     core.write_text(core.read_text().replace("Run state, totals", "Changed: state, totals"))
     changed = r.selfforge("status", "--help").stdout
     assert "Changed: state, totals" in changed  # on its own, while the resident restarts

@@ -28,7 +28,7 @@ def socket_path() -> Iterator[str]:
     run = [sys.executable, "-m", "selfforge", "resident"]
     subprocess.run([*run, "start", "--idle", "5m"], env=env, check=True, capture_output=True)
     path = subprocess.run(
-        [sys.executable, "-c", "from selfforge import launch; print(launch.socket_path())"],
+        [sys.executable, "-c", "from selfforge.cli import launch; print(launch.socket_path())"],
         env=env,
         capture_output=True,
         text=True,
