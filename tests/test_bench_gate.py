@@ -5,14 +5,13 @@ xfailed or deleted) all refused; resumable; a report that names the counts."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from selfforge.bench import gate_cheats
 
-from conftest import cli, git, make_repo
+from conftest import cli, git, make_repo, needs_cargo
 
 CALC = """\
 def add(a, b):
@@ -163,7 +162,7 @@ mod tests {
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+@needs_cargo
 def test_rust_cheats_are_drawn_from_inline_tests_and_refused(tmp_path: Path) -> None:
     """The bug add()'s doctest also catches is passed over (no cheat can hide a doctest),
     a Rust macro's `!` and the inline test module are no place for a bug: sub()'s bug,
