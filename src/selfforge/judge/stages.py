@@ -15,6 +15,7 @@ from pathlib import Path
 
 from selfforge.config import Directives
 from selfforge.judge import (
+    broken_base,
     contract,
     gates,
     integrity,
@@ -253,6 +254,8 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         mark_flaky(c, j, command, commit=judged.commit)
     declared = _declared(c, j)
     verdict = gates.tests_gate(j.baseline, c.observed, c.criterion, excused=declared, diff=c.diff)
+    if verdict.ok and c.criterion.kind == "whole":  # the base does not build
+        verdict = broken_base.judged_gate(c.tree, c.base, c.diff, report, result)
     j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)
     if verdict.ok and not judged.is_candidate:
         # The suite as the user's own command will run it from now on: the change's own
@@ -268,6 +271,8 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             declared=declared,
             flaky=j.baseline.flaky | c.observed.flaky,
         )
+        if verdict.ok and c.criterion.kind == "whole":
+            verdict = broken_base.own_gate(report, own, own_result)
         j.record.step("tests:new", verdict.ok, summary_text(own, own_result), result=own_result)
     if not verdict.ok:
         return verdict
