@@ -58,11 +58,23 @@ def test_init_detects_the_runner_and_doctor_runs_it(tmp_path: Path, lang: str) -
     assert "virtualenv" in out and "none needed" in out
 
 
+def _found_before_npm_install(repo: Path) -> dict:
+    """The [checks] init found in a Node project whose packages are not installed yet:
+    the command did not run (its runner is not there), so init writes it commented out
+    and says to run npm install."""
+    proc = cli("init", "--repo", str(repo), check=True)
+    text = (repo / "selfforge.toml").read_text()
+    assert "test" not in tomllib.loads(text)["checks"], text
+    assert "node_modules is absent" in proc.stdout and "run `npm install`" in proc.stdout
+    keys = ("# test = ", "# runner = ", "# junit = ")
+    found = [ln[2:] for ln in text.splitlines() if ln.startswith(keys)]
+    return tomllib.loads("\n".join(found))
+
+
 def test_init_on_a_node_project_with_vitest_writes_a_junit_runner(tmp_path: Path) -> None:
     package = json.dumps({"name": "m", "devDependencies": {"vitest": "^1.0.0"}})
     repo = make_repo(tmp_path / "repo", {"package.json": package, "a.test.js": ""})
-    cli("init", "--repo", str(repo), check=True)
-    checks = tomllib.loads((repo / "selfforge.toml").read_text())["checks"]
+    checks = _found_before_npm_install(repo)
     assert checks["runner"] == "junit"
     assert checks["junit"] == ".selfforge-junit.xml"
     assert "--reporter=junit" in checks["test"] and checks["junit"] in checks["test"]
@@ -84,8 +96,7 @@ def test_init_on_a_mocha_project_keeps_its_interface_and_files_but_not_bail(
         }
     )
     repo = make_repo(tmp_path / "repo", {"package.json": package, "test/a.js": ""})
-    cli("init", "--repo", str(repo), check=True)
-    checks = tomllib.loads((repo / "selfforge.toml").read_text())["checks"]
+    checks = _found_before_npm_install(repo)
     assert checks["runner"] == "junit"
     assert checks["test"] == (
         "npx mocha --check-leaks --ui qunit test/ --reporter xunit "
