@@ -8,6 +8,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from conftest import CALC, TEST_CALC, cli, directives, git, make_repo
 
 BROKEN_CONFTEST = "import module_nobody_installed\n"
@@ -31,20 +33,25 @@ def test_a_suite_whose_conftest_cannot_import_is_not_written(tmp_path: Path) -> 
     assert "none written" in out and "init --force" in out
 
 
+@pytest.mark.parametrize("front_end", [False, True])
 def test_a_project_whose_dependencies_are_not_installed_is_told_to_pip_install(
-    tmp_path: Path,
+    tmp_path: Path, front_end: bool
 ) -> None:
     """The project declares a dependency its environment lacks: every test module fails
-    to import; the fix is `pip install -e .`, not another test command."""
+    to import; the fix is `pip install -e .`, not another test command. A package.json
+    for its front end, not installed either, is not what stops pytest."""
     files = {
         "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n'
         'dependencies = ["numbers-nobody-installed"]\n',
         "calc.py": "import numbers_nobody_installed\n" + CALC,
         "tests/test_calc.py": TEST_CALC,
     }
+    if front_end:
+        files["package.json"] = '{"name": "ui", "devDependencies": {"prettier": "3.0.0"}}'
     repo = make_repo(tmp_path / "p", files)
     out, checks = _init(repo)
     assert "test" not in checks, out
+    assert "node_modules" not in out
     assert "every test module fails to import (tests/test_calc.py: " in out
     assert "No module named 'numbers_nobody_installed'" in out
     assert (

@@ -20,6 +20,8 @@ _CONFTEST = re.compile(r"ImportError while loading conftest '([^']+)'")
 _MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
 _PYTHON = re.compile(r"^(\S*python[\d.]*)\s+-m\s")
 _PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+# a command that runs Node (a Python project may have a package.json for its front end)
+_NODE = re.compile(r"(?:^|[\s/])(?:npm|npx|node|yarn|pnpm)\s")
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,8 @@ def of_probe(found: Any, command: str, root: Path, tree: Path) -> Advice | None:
         where = _relative(conftest.group(1), tree)
         why = _last_error_line(output[conftest.end() :])
         said = f"the test command `{command}` collects nothing: {where} cannot be imported ({why})"
-        return Advice(said, _import_fix(output, command, root))
+        fix = _import_fix(output, command, root)
+        return Advice(said, fix or f"fix {where}: it fails to import on the unmodified code")
     if found.problem is None:  # some modules collect, others do not: those hide tests
         first = next(iter(errors))
         why = _last_error_line(str(errors[first]))
@@ -49,7 +52,7 @@ def of_probe(found: Any, command: str, root: Path, tree: Path) -> Advice | None:
         )
         fix = _import_fix(str(errors[first]), command, root)
         return Advice(said, fix or "point the test command at your tests, or fix what they import")
-    if node := node_not_installed(root):
+    if _NODE.search(command) and (node := node_not_installed(root)):
         return node
     said, _, fix = str(found.problem).partition("; ")
     return Advice(said, _import_fix(output, command, root) or fix or FIX_COMMAND)
