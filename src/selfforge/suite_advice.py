@@ -16,6 +16,11 @@ from pathlib import Path
 from typing import Any
 
 FIX_COMMAND = "fix [checks] test in selfforge.toml"
+NO_RESULTS_FIX = (
+    "set [checks] test to a command whose per-test results selfforge reads: pytest, "
+    "`python -m unittest -v`, go test, cargo test, node --test, TAP or JUnit XML; or opt "
+    'out with [checks] tests = "none"'
+)
 _CONFTEST = re.compile(r"ImportError while loading conftest '([^']+)'")
 _MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
 _PYTHON = re.compile(r"^(\S*python[\d.]*)\s+-m\s")
@@ -55,6 +60,8 @@ def of_probe(found: Any, command: str, root: Path, tree: Path) -> Advice | None:
     if _NODE.search(command) and (node := node_not_installed(root)):
         return node
     said, _, fix = str(found.problem).partition("; ")
+    if "without per-test results" in said:  # the judge's long explanation, made short
+        fix = NO_RESULTS_FIX
     return Advice(said, _import_fix(output, command, root) or fix or FIX_COMMAND)
 
 
