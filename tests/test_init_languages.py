@@ -15,7 +15,7 @@ from test_runner_cargo import CARGO_TOML, IT, LIB
 from test_runner_go import GO_MOD, MATHX, MATHX_TEST
 from test_runner_node import MATH, NODE_20, PACKAGE, TESTS
 
-from conftest import cli, git, make_repo
+from conftest import CARGO_STARTS, cli, git, make_repo
 
 GO_OK = MATHX.replace("return a - b\n}\n\nfunc Sub", "return a + b\n}\n\nfunc Sub")
 RUST_OK = LIB.replace("{\n    a - b\n}\n\npub fn sub", "{\n    a + b\n}\n\npub fn sub")
@@ -43,8 +43,10 @@ CASES = {
 @pytest.mark.parametrize("lang", sorted(CASES))
 def test_init_detects_the_runner_and_doctor_runs_it(tmp_path: Path, lang: str) -> None:
     files, command, program = CASES[lang]
-    if shutil.which(program) is None or (lang == "node" and not NODE_20):
-        pytest.skip(f"needs {program}" + (" 20 or later" if lang == "node" else ""))
+    if shutil.which(program) is None or (lang == "cargo" and not CARGO_STARTS):
+        pytest.skip(f"needs {program} that starts")
+    if lang == "node" and not NODE_20:
+        pytest.skip("needs node 20 or later")
     repo = make_repo(tmp_path / "repo", files)
     cli("init", "--repo", str(repo), check=True)
     written = tomllib.loads((repo / "selfforge.toml").read_text())
