@@ -15,6 +15,7 @@ from pathlib import Path
 
 from selfforge.config import Directives
 from selfforge.judge import (
+    alongside,
     broken_base,
     contract,
     gates,
@@ -27,7 +28,7 @@ from selfforge.judge import (
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.record import Recorder, first_line
 from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CheckSpace, is_pytest
+from selfforge.judge.runner import CheckSpace, CommandResult, is_pytest, run_command
 from selfforge.judge.selfcheck import smoke_run
 from selfforge.judge.testruns import (
     RunKey,
@@ -168,7 +169,13 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
     command = j.directives.checks.lint
     if not command:
         return PASS
-    result = run_check(c, j, "lint", command)
+    ahead = alongside.tests_alongside(c, j)  # a Go check: the tests meanwhile
+    try:
+        result = _lint(c, j, command, ahead is not None)
+    except BaseException:
+        if ahead is not None:
+            ahead.cancel()
+        raise
     findings = parse_lint(result.full_output, result.exit_code)
     # What the candidate shows becomes the next baseline if it lands: keep the lint.
     c.observed.lint, c.observed.lint_result = findings, result
@@ -187,7 +194,23 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
         names=[] if verdict.ok else list(verdict.details or []),
     )
     c.findings = [str(f) for f in findings if f.path in c.changed]
+    if ahead is not None and verdict.ok:  # taken by the tests stage
+        c.ahead.update(ahead.join())
+    elif ahead is not None:  # a refused change: its tests are never read
+        ahead.cancel()
     return verdict
+
+
+def _lint(c: Candidate, j: Judge, command: str, beside_tests: bool) -> CommandResult:
+    """The lint on the candidate's worktree, or, while its tests run there, on a checkout
+    of its own (judge/alongside.py)."""
+    if not beside_tests:
+        return run_check(c, j, "lint", command)
+    j.record.begin("lint")
+    assert j.space.git_common_dir is not None  # a worktree's check (alongside.py)
+    tree = alongside.lint_tree(c.tree, c.commit, j.space.git_common_dir)
+    timeout = j.directives.checks.timeout_s
+    return run_command(command, tree, timeout, j.space, on_start=j.record.on_start, head=c.commit)
 
 
 def critique(c: Candidate, j: Judge) -> Verdict:
