@@ -102,17 +102,6 @@ def test_a_test_skipped_by_the_change_s_code_is_no_pass(tmp_path: Path) -> None:
     assert "test_sub.py::test_sub" in verdict["reason"]
 
 
-def test_a_change_that_leaves_the_suite_unbuilt_still_cannot_be_judged(tmp_path: Path) -> None:
-    repo = _broken_python(tmp_path)
-    _commit(repo, {"README.md": "calc\n"}, "docs")
-    proc = cli("check", "--repo", str(repo))
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "every test module fails to import" in proc.stderr
-    assert "does not make it build either" in proc.stderr
-
-
-# --- Rust and Go -----------------------------------------------------------------------
-
 CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
 LIB = """pub fn add(a: i32, b: i32) -> i32 {
     a + b
@@ -128,6 +117,41 @@ mod tests {
     }
 }
 """
+
+
+RUSTUP_SAYS = (
+    "error: rustup could not choose a version of cargo to run, because one wasn't specified "
+    "explicitly, and no default is configured.\n"
+    "help: run 'rustup default stable' to download the latest stable release of Rust and "
+    "set it as your default toolchain.\n"
+)
+
+
+def test_what_still_cannot_be_judged(tmp_path: Path) -> None:
+    """A change that leaves the suite unbuilt; and a toolchain that does not start, which
+    is no base that does not build: nothing could build it here (the fix is the
+    machine's, not the change's)."""
+    repo = _broken_python(tmp_path)
+    _commit(repo, {"README.md": "calc\n"}, "docs")
+    proc = cli("check", "--repo", str(repo))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "every test module fails to import" in proc.stderr
+    assert "does not make it build either" in proc.stderr
+
+    fake = f"#!/bin/sh\ncat >&2 <<'EOF'\n{RUSTUP_SAYS}EOF\nexit 1\n"
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB, "bin/cargo": fake}
+    crate = make_repo(tmp_path / "crate", files, directives('PATH="$PWD/bin:$PATH" cargo test'))
+    (crate / "bin" / "cargo").chmod(0o755)
+    git(crate, "add", "bin/cargo")
+    git(crate, "commit", "-qm", "a cargo that cannot choose a toolchain")
+    _commit(crate, {"src/lib.rs": LIB.replace("a + b", "b + a")}, "lib: commute")
+    proc = cli("check", "--repo", str(crate))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "rustup default" in proc.stderr
+    assert "whole suite" not in proc.stdout + proc.stderr
+
+
+# --- Rust and Go -----------------------------------------------------------------------
 
 
 @needs_cargo
