@@ -27,6 +27,7 @@ load average before and after is printed: on a shared machine it moves every fig
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 IDENTITY = {
@@ -89,15 +91,16 @@ def _selfforge_env(resident_dir: Path | None) -> dict[str, str]:
     return {**env, "SELFFORGE_RESIDENT": "1", "SELFFORGE_RESIDENT_DIR": str(resident_dir)}
 
 
-def _resident_checks(selfforge: list[str], clone: Path, folder: Path, runs: int) -> list[float]:
-    """``runs`` checks through a resident selfforge of its own (started, warmed by one
-    check, stopped)."""
+@contextlib.contextmanager
+def _resident(selfforge: list[str], clone: Path, folder: Path) -> Iterator[dict[str, str]]:
+    """A resident selfforge of its own (private folder), warmed by one check; stopped at
+    the end. Yields the environment that reaches it."""
     folder.mkdir(mode=0o700)
     env = _selfforge_env(folder)
     run([*selfforge, "resident", "start"], clone, env)
     try:
         run([*selfforge, "check", "HEAD"], clone, env)
-        return [run([*selfforge, "check", "HEAD"], clone, env) for _ in range(runs)]
+        yield env
     finally:
         subprocess.run([*selfforge, "resident", "stop"], cwd=clone, env=env, capture_output=True)
 
@@ -117,14 +120,16 @@ def main() -> None:
         gocache = _cache(Path(tmp) / "go-build")
         run(["go", "test", "-count=1", "./..."], clone, gocache)  # warms the user's cache
         run([*selfforge, "check", "HEAD"], clone, own)  # baseline cached, build cache filled
-        plain, fresh, check = [], [], []
-        for i in range(args.runs):
-            plain.append(run(["go", "test", "-count=1", "./..."], clone, gocache))
-            sample = Path(tmp) / f"fresh-{i}"
-            shutil.copytree(Path(tmp) / "base-cache", sample, symlinks=True)
-            fresh.append(run(["go", "test", "./..."], clone, _cache(sample)))
-            check.append(run([*selfforge, "check", "HEAD"], clone, own))
-        resident = _resident_checks(selfforge, clone, Path(tmp) / "resident", args.runs)
+        plain, fresh, check, resident = [], [], [], []
+        # each run measures all four in turn: a load that moves moves them alike
+        with _resident(selfforge, clone, Path(tmp) / "resident") as served:
+            for i in range(args.runs):
+                plain.append(run(["go", "test", "-count=1", "./..."], clone, gocache))
+                sample = Path(tmp) / f"fresh-{i}"
+                shutil.copytree(Path(tmp) / "base-cache", sample, symlinks=True)
+                fresh.append(run(["go", "test", "./..."], clone, _cache(sample)))
+                check.append(run([*selfforge, "check", "HEAD"], clone, own))
+                resident.append(run([*selfforge, "check", "HEAD"], clone, served))
         p, f, c, r = (statistics.median(x) for x in (plain, fresh, check, resident))
         print(f"repository        {args.repo.name} ({tests} test files)")
         print(f"plain go test     {p:.2f} s (go test -count=1 ./..., warm build cache)")

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 from selfforge import git
 from selfforge.errors import GitError
 from selfforge.judge import contract, runners
-from selfforge.judge.testruns import RunAhead
+from selfforge.judge.runner import CommandResult, run_command
+from selfforge.judge.testruns import RunAhead, run_check
 from selfforge.treefiles import remove_special_files
 
 if TYPE_CHECKING:
@@ -43,6 +44,18 @@ def tests_alongside(c: Candidate, j: Judge) -> RunAhead | None:
     judged = contract.judged_commit(c.tree, c.base, c.commit, c.changed, j.rule)
     timeout = j.directives.checks.timeout_s
     return RunAhead(c.tree, judged.commit, c.commit, command, timeout, j.space)
+
+
+def run_lint(c: Candidate, j: Judge, command: str, *, beside_tests: bool) -> CommandResult:
+    """The lint on the candidate's worktree, or, while its tests run there, on a checkout
+    of its own."""
+    if not beside_tests:
+        return run_check(c, j, "lint", command)
+    j.record.begin("lint")
+    assert j.space.git_common_dir is not None  # tests_alongside starts nothing without
+    tree = lint_tree(c.tree, c.commit, j.space.git_common_dir)
+    timeout = j.directives.checks.timeout_s
+    return run_command(command, tree, timeout, j.space, on_start=j.record.on_start, head=c.commit)
 
 
 def lint_tree(tree: Path, commit: str, common: Path) -> Path:

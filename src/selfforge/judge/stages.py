@@ -28,7 +28,7 @@ from selfforge.judge import (
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.record import Recorder, first_line
 from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CheckSpace, CommandResult, is_pytest, run_command
+from selfforge.judge.runner import CheckSpace, is_pytest
 from selfforge.judge.selfcheck import smoke_run
 from selfforge.judge.testruns import (
     RunKey,
@@ -37,7 +37,6 @@ from selfforge.judge.testruns import (
     focused_verdict,
     mark_flaky,
     ran_ahead,
-    run_check,
     run_test_command,
     shown,
     summary_text,
@@ -171,7 +170,7 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
         return PASS
     ahead = alongside.tests_alongside(c, j)  # a Go check: the tests meanwhile
     try:
-        result = _lint(c, j, command, ahead is not None)
+        result = alongside.run_lint(c, j, command, beside_tests=ahead is not None)
     except BaseException:
         if ahead is not None:
             ahead.cancel()
@@ -199,18 +198,6 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
     elif ahead is not None:  # a refused change: its tests are never read
         ahead.cancel()
     return verdict
-
-
-def _lint(c: Candidate, j: Judge, command: str, beside_tests: bool) -> CommandResult:
-    """The lint on the candidate's worktree, or, while its tests run there, on a checkout
-    of its own (judge/alongside.py)."""
-    if not beside_tests:
-        return run_check(c, j, "lint", command)
-    j.record.begin("lint")
-    assert j.space.git_common_dir is not None  # a worktree's check (alongside.py)
-    tree = alongside.lint_tree(c.tree, c.commit, j.space.git_common_dir)
-    timeout = j.directives.checks.timeout_s
-    return run_command(command, tree, timeout, j.space, on_start=j.record.on_start, head=c.commit)
 
 
 def critique(c: Candidate, j: Judge) -> Verdict:
