@@ -117,3 +117,40 @@ def test_a_lint_finding_is_refused_as_in_turn(tmp_path: Path, change: dict[str, 
     assert verdicts[0]["verdict"] == "rejected" and "lint" in verdicts[0]["reason"], verdicts
     assert [s["name"] for s in verdicts[1]["steps"]] == [s["name"] for s in verdicts[0]["steps"]]
     assert verdicts[1]["reason"] == verdicts[0]["reason"]
+
+
+NEW_TEST = (
+    MATHX_TEST
+    + '\nfunc TestSub(t *testing.T) {\n\tif Sub(3, 2) != 1 {\n\t\tt.Fatal("Sub")\n\t}\n}\n'
+)
+SUB = MATHX + "\nfunc Sub(a, b int) int {\n\treturn a - b\n}\n"
+
+
+@needs_go
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"mathx.go": SUB, "mathx_test.go": NEW_TEST}, "accepted"),  # a test added in place
+        (  # a bug, and the test that shows it weakened: the base's test judges the code
+            {
+                "mathx.go": MATHX.replace("a + b", "a - b"),
+                "mathx_test.go": MATHX_TEST.replace("Add(2, 3) != 5", "Add(2, 3) == 99"),
+            },
+            "rejected",
+        ),
+    ],
+    ids=["test-added", "weakened-test"],
+)
+def test_a_change_to_the_tests_is_judged_as_in_turn(
+    repo: Path, change: dict[str, str], expected: str
+) -> None:
+    """The run ahead is the judged commit's (the base's tests on the change's code); the
+    change's own suite still runs after it."""
+    _branch(repo, "tests", change)
+    verdicts = []
+    for jobs in (1, 2):
+        verdict = _check(repo, "tests", jobs)
+        verdicts.append({k: verdict[k] for k in ("verdict", "reason", "steps")})
+    assert verdicts[0]["verdict"] == expected, verdicts[0]
+    assert [s["name"] for s in verdicts[1]["steps"]] == [s["name"] for s in verdicts[0]["steps"]]
+    assert verdicts[1]["reason"] == verdicts[0]["reason"]
