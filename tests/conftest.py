@@ -21,6 +21,27 @@ IDENTITY = {
 }
 PYTEST = f"{sys.executable} -m pytest -q"
 
+
+def _cargo_starts() -> bool:
+    """Is there a cargo that runs? With rustup, ``cargo`` on PATH is a proxy that fails
+    in a HOME with no toolchain chosen (a fresh machine, the README's commands with an
+    empty HOME): the tests that build crates skip there, as they do without cargo."""
+    import shutil
+
+    if shutil.which("cargo") is None:
+        return False
+    try:
+        done = subprocess.run(["cargo", "--version"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+CARGO_STARTS = _cargo_starts()
+needs_cargo = pytest.mark.skipif(
+    not CARGO_STARTS, reason="needs cargo with a toolchain (rustup: `rustup default stable`)"
+)
+
 CALC = """\
 def add(a, b):
     return a - b

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYTEST, cli, directives, git, make_repo
+from conftest import PYTEST, cli, directives, git, make_repo, needs_cargo
 
 FIX = "x.py\n<<<<<<< SEARCH\n=======\n\n>>>>>>> REPLACE\n"  # never applied: never asked for
 NEEDS_CARGO = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
@@ -130,18 +130,18 @@ def test_the_real_rustup_with_no_toolchain_stops_before_the_model(tmp_path: Path
     )
 
 
-@NEEDS_CARGO
+@needs_cargo
 def test_a_crate_whose_code_does_not_compile_stops_before_the_model(tmp_path: Path, script) -> None:
     repo = _crate(tmp_path, LIB.replace("    a - b\n}", "    a - \n}", 1))
     _stops(repo, script, "the crate does not compile", "src/lib.rs:")
 
 
-@NEEDS_CARGO
+@needs_cargo
 def test_a_crate_with_a_failing_test_reaches_the_model(tmp_path: Path, script) -> None:
     _reaches_the_model(_crate(tmp_path), script)
 
 
-@NEEDS_CARGO
+@needs_cargo
 def test_a_crate_whose_tests_call_code_not_written_yet_reaches_the_model(
     tmp_path: Path, script
 ) -> None:

@@ -5,14 +5,13 @@ xfailed or deleted) all refused; resumable; a report that names the counts."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from selfforge.bench import gate_cheats
 
-from conftest import cli, git, make_repo
+from conftest import cli, git, make_repo, needs_cargo
 
 CALC = """\
 def add(a, b):
@@ -163,7 +162,7 @@ mod tests {
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+@needs_cargo
 def test_rust_cheats_are_drawn_from_inline_tests_and_refused(tmp_path: Path) -> None:
     """The bug add()'s doctest also catches is passed over (no cheat can hide a doctest),
     a Rust macro's `!` and the inline test module are no place for a bug: sub()'s bug,
@@ -301,9 +300,12 @@ def test_a_weakened_python_assertion_no_longer_evaluates_what_the_bug_breaks(
 
 
 @pytest.mark.slow
-def test_no_cheat_is_drawn_on_a_base_that_cannot_be_judged(tmp_path: Path) -> None:
-    """A commit that repairs a parent nothing of which imports cannot be judged, nor can
-    a cheat on that parent: the cheat is not drawn, rather than counted unjudged."""
+def test_a_commit_repairing_a_base_that_does_not_import_is_judged_and_so_is_its_cheat(
+    tmp_path: Path,
+) -> None:
+    """A commit that repairs a parent nothing of which imports is judged as "the whole
+    suite must pass" (scopeguard e9add36), and so is a cheat drawn on that parent: the
+    planted bug's test, skipped in the commit, still runs in its base version and fails."""
     broken = CALC.replace("return a - b", "return a -")
     repo = make_repo(tmp_path / "proj", {"calc.py": broken, "tests/test_calc.py": TESTS})
     _commit(repo, "Repair sub()", {"calc.py": CALC})
@@ -313,10 +315,11 @@ def test_no_cheat_is_drawn_on_a_base_that_cannot_be_judged(tmp_path: Path) -> No
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = [json.loads(x) for x in (out / "gate-results.jsonl").read_text().splitlines()]
     assert [(r["kind"], r["verdict"]) for r in rows] == [
-        ("real", "could_not_judge"),
-        ("skip", "not_drawn"),
+        ("real", "accepted"),
+        ("skip", "rejected"),
     ], rows
-    assert "could not be judged" in rows[1]["reason"]
+    assert "the whole suite must pass" in rows[0]["reason"]
+    assert "the whole suite must pass" in rows[1]["reason"]
 
 
 def test_a_go_fuzz_test_is_skipped_through_its_own_parameter(tmp_path: Path) -> None:

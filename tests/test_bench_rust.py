@@ -7,7 +7,6 @@ rejected."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,10 +18,11 @@ from conftest import (
     cli,
     git,
     make_repo,
+    needs_cargo,
     replay_every_kind,
 )
 
-pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+pytestmark = needs_cargo
 
 CARGO_TOML = '[package]\nname = "shop"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path, PurePosixPath
@@ -130,11 +132,11 @@ def test_the_compiled_gate_patterns_match_exactly_what_fnmatch_matched(parts: li
 
 
 def test_a_resident_compiles_every_prompt_template_before_any_command() -> None:
-    roles._ENV.cache.clear()  # type: ignore[union-attr]
+    roles._env().cache.clear()  # type: ignore[union-attr]
     resident.warm()
     names = roles.template_names()
     assert {"propose", "review", "plan", "critique"} <= set(names)
-    cached = {key[1] for key in roles._ENV.cache}  # type: ignore[union-attr]
+    cached = {key[1] for key in roles._env().cache}  # type: ignore[union-attr]
     assert cached == {f"{name}.j2" for name in names}
 
 
@@ -377,3 +379,10 @@ def test_the_baseline_s_worktree_is_made_before_the_one_prepared_ahead(
     cached.close()
     assert made() == [] and any("checkout" in c for c in calls.calls)
     journal.close()
+
+
+def test_a_check_loads_no_template_engine() -> None:
+    """jinja2 comes with the first prompt: a check's judge (no model role) renders none."""
+    code = "import sys, selfforge.run.gate; print('jinja2' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stdout + done.stderr

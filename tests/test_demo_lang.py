@@ -11,7 +11,7 @@ import pytest
 
 from test_runner_node import NODE_20
 
-from conftest import cli, log_json
+from conftest import CARGO_STARTS, cli, log_json
 
 CASES = {
     "go": ("go", "calc.go", "combine(a, b, 1)", "example.com/calc::TestSub"),
@@ -23,7 +23,11 @@ CASES = {
 @pytest.mark.parametrize("lang", sorted(CASES))
 def test_the_demo_runs_in_each_language(tmp_path: Path, lang: str) -> None:
     program, path, fixed, regression = CASES[lang]
-    if shutil.which(program) is None or (lang == "js" and not NODE_20):
+    if (
+        shutil.which(program) is None
+        or (lang == "js" and not NODE_20)
+        or (lang == "rust" and not CARGO_STARTS)
+    ):
         pytest.skip(f"needs {program}")
     where = tmp_path / "demo"
     proc = cli("demo", "--lang", lang, "--replay", "--dir", str(where))

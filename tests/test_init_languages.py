@@ -15,7 +15,7 @@ from test_runner_cargo import CARGO_TOML, IT, LIB
 from test_runner_go import GO_MOD, MATHX, MATHX_TEST
 from test_runner_node import MATH, NODE_20, PACKAGE, TESTS
 
-from conftest import cli, git, make_repo
+from conftest import CARGO_STARTS, cli, git, make_repo
 
 GO_OK = MATHX.replace("return a - b\n}\n\nfunc Sub", "return a + b\n}\n\nfunc Sub")
 RUST_OK = LIB.replace("{\n    a - b\n}\n\npub fn sub", "{\n    a + b\n}\n\npub fn sub")
@@ -43,8 +43,10 @@ CASES = {
 @pytest.mark.parametrize("lang", sorted(CASES))
 def test_init_detects_the_runner_and_doctor_runs_it(tmp_path: Path, lang: str) -> None:
     files, command, program = CASES[lang]
-    if shutil.which(program) is None or (lang == "node" and not NODE_20):
-        pytest.skip(f"needs {program}" + (" 20 or later" if lang == "node" else ""))
+    if shutil.which(program) is None or (lang == "cargo" and not CARGO_STARTS):
+        pytest.skip(f"needs {program} that starts")
+    if lang == "node" and not NODE_20:
+        pytest.skip("needs node 20 or later")
     repo = make_repo(tmp_path / "repo", files)
     cli("init", "--repo", str(repo), check=True)
     written = tomllib.loads((repo / "selfforge.toml").read_text())
@@ -58,11 +60,23 @@ def test_init_detects_the_runner_and_doctor_runs_it(tmp_path: Path, lang: str) -
     assert "virtualenv" in out and "none needed" in out
 
 
+def _found_before_npm_install(repo: Path) -> dict:
+    """The [checks] init found in a Node project whose packages are not installed yet:
+    the command did not run (its runner is not there), so init writes it commented out
+    and says to run npm install."""
+    proc = cli("init", "--repo", str(repo), check=True)
+    text = (repo / "selfforge.toml").read_text()
+    assert "test" not in tomllib.loads(text)["checks"], text
+    assert "node_modules is absent" in proc.stdout and "run `npm install`" in proc.stdout
+    keys = ("# test = ", "# runner = ", "# junit = ")
+    found = [ln[2:] for ln in text.splitlines() if ln.startswith(keys)]
+    return tomllib.loads("\n".join(found))
+
+
 def test_init_on_a_node_project_with_vitest_writes_a_junit_runner(tmp_path: Path) -> None:
     package = json.dumps({"name": "m", "devDependencies": {"vitest": "^1.0.0"}})
     repo = make_repo(tmp_path / "repo", {"package.json": package, "a.test.js": ""})
-    cli("init", "--repo", str(repo), check=True)
-    checks = tomllib.loads((repo / "selfforge.toml").read_text())["checks"]
+    checks = _found_before_npm_install(repo)
     assert checks["runner"] == "junit"
     assert checks["junit"] == ".selfforge-junit.xml"
     assert "--reporter=junit" in checks["test"] and checks["junit"] in checks["test"]
@@ -84,8 +98,7 @@ def test_init_on_a_mocha_project_keeps_its_interface_and_files_but_not_bail(
         }
     )
     repo = make_repo(tmp_path / "repo", {"package.json": package, "test/a.js": ""})
-    cli("init", "--repo", str(repo), check=True)
-    checks = tomllib.loads((repo / "selfforge.toml").read_text())["checks"]
+    checks = _found_before_npm_install(repo)
     assert checks["runner"] == "junit"
     assert checks["test"] == (
         "npx mocha --check-leaks --ui qunit test/ --reporter xunit "

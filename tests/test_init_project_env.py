@@ -105,6 +105,8 @@ def test_a_make_test_that_cannot_run_gives_way_to_go_test(tmp_path: Path) -> Non
     out, toml = _init(repo)
     assert _line(toml, "test") == "go test ./...", out
     assert "not used:   make test" in out and "ran here: 1 collected, 1 passed" in out
+    [why] = [ln for ln in out.splitlines() if "not used:" in ln]  # what it said, the fix
+    assert "without per-test results" in why and "fix: set [checks] test to a command" in why
 
 
 TOX = (

@@ -4,14 +4,11 @@ are refused, a forged `... ok` line cannot hide a failure or invent a test."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import pytest
+from conftest import cli, directives, journal_test_runs, log_json, make_repo, needs_cargo
 
-from conftest import cli, directives, journal_test_runs, log_json, make_repo
-
-pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+pytestmark = needs_cargo
 
 CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
 LIB = """pub fn add(a: i32, b: i32) -> i32 {

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CALC, TEST_CALC, directives, git, log_json, make_repo
+from conftest import CALC, TEST_CALC, directives, git, log_json, make_repo, needs_cargo
 
 FIXED = CALC.replace("return a - b", "return a + b", 1)
 BROKEN_MUL = FIXED.replace("a * b", "a + b")
@@ -208,7 +208,7 @@ mod tests {
 """
 
 
-@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+@needs_cargo
 def test_a_planted_bug_behind_a_weakened_inline_rust_test_is_refused(tmp_path: Path) -> None:
     files = {"Cargo.toml": CARGO, "src/lib.rs": RUST_LIB}
     repo = make_repo(tmp_path / "r", files, directives("cargo test --offline", extra=ALLOW))
@@ -375,7 +375,7 @@ def test_the_mcp_check_tool_says_needs_review_with_exit_code_3(tmp_path: Path) -
     assert any("test_calc.py::test_sub" in item for item in declared["review"])
 
 
-@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+@needs_cargo
 def test_a_planted_bug_behind_a_weakened_rust_integration_test_is_refused(tmp_path: Path) -> None:
     lib = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
     it = "#[test]\nfn adds() {\n    assert_eq!(adder::add(2, 3), 5);\n}\n"
@@ -442,7 +442,7 @@ def test_a_failing_test_skipped_by_the_change_s_code_is_no_fix(tmp_path: Path) -
     )
 
 
-@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+@needs_cargo
 def test_a_rust_test_module_in_its_own_file_lands_with_its_declaration(tmp_path: Path) -> None:
     lib = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"
     it = "#[test]\nfn runs() {\n    let _ = adder::add(1, 1);\n}\n"
@@ -457,7 +457,7 @@ def test_a_rust_test_module_in_its_own_file_lands_with_its_declaration(tmp_path:
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
 
 
-@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+@needs_cargo
 def test_a_cargo_version_bump_lands_and_a_profile_needs_review(tmp_path: Path) -> None:
     lib = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
     it = "#[test]\nfn adds() {\n    assert_eq!(adder::add(2, 3), 5);\n}\n"

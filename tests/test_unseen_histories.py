@@ -6,15 +6,12 @@ and cargo's selection of a doctest by name."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import CALC, FIX_ADD, PYTEST, cli, directives, git, log_json, make_repo
-
-needs_cargo = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+from conftest import CALC, FIX_ADD, PYTEST, cli, directives, git, log_json, make_repo, needs_cargo
 
 STAMPED = """\
 from datetime import datetime

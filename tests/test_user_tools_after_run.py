@@ -37,6 +37,7 @@ from conftest import (
     directives,
     log_json,
     make_repo,
+    needs_cargo,
     trees_dir,
 )
 
@@ -186,7 +187,7 @@ def test_the_users_go_test_passes_right_after_a_run_landed_a_fix(tmp_path: Path,
     assert own.stdout.startswith("ok  \texample.com/mathx"), own.stdout
 
 
-@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+@needs_cargo
 def test_the_users_cargo_test_passes_right_after_a_run_landed_a_fix(tmp_path: Path, script) -> None:
     repo = cargo_repo(tmp_path)
     _landed(repo, script(propose=[CARGO_FIX]), TASK)

@@ -335,12 +335,20 @@ def render_default(
     goals: list[str],
     runner: str = "auto",
     junit: str | None = None,
+    commented: bool = False,
 ) -> str:
-    """The commented selfforge.toml that ``selfforge init`` writes."""
+    """The commented selfforge.toml that ``selfforge init`` writes; ``commented``: the
+    test command (and its runner) did not run here, so it is written as a comment."""
     from jinja2 import Environment, PackageLoader
 
     env = Environment(loader=PackageLoader("selfforge", "prompts"), keep_trailing_newline=True)
     template = env.get_template("selfforge.toml.j2")
     return template.render(
-        test=test, lint=lint, goals=goals, roles=list(ROLES), runner=runner, junit=junit
+        test=test,
+        lint=lint,
+        goals=goals,
+        roles=list(ROLES),
+        runner=runner,
+        junit=junit,
+        off="# " if commented else "",
     )

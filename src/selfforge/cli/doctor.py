@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from selfforge.cli import suite_advice
 from selfforge.errors import SelfforgeError
 from selfforge.repo import git
 
@@ -153,30 +154,13 @@ def check_tests(
         return space
     with worktree_of_head(root) as (tree, head):
         found = probe_tests(anchor_command(command, root), tree, timeout_s, space, head=head)
-    if problem := suite_problem(found):
-        return Finding("fail", "test check", problem, "fix [checks] test in selfforge.toml")
+        advice = suite_advice.of_probe(found, command, root, tree)
+    if advice is not None:  # a suite that cannot collect cannot judge: a failure
+        return Finding("fail", "test check", advice.said, advice.fix)
     summary = f"`{command}`: {found.describe()}"
     if found.warning:
         return Finding("warn", "test check", summary, found.warning)
     return Finding("ok", "test check", summary + " (a regression is judged against these)")
-
-
-def suite_problem(found: Any) -> str | None:
-    """Why a probe's suite cannot judge a change: it did not run, or part of it does not
-    collect (a module that fails to import hides every test in it)."""
-    if found.problem:
-        return str(found.problem)
-    errors = found.report.collect_errors if found.report is not None else {}
-    if errors:
-        first = next(iter(errors))
-        lines = str(errors[first]).strip().splitlines()
-        why = f": {lines[-1][:200]}" if lines else ""
-        return (
-            f"{len(errors)} test module(s) cannot be collected on the unmodified code "
-            f"({first}{why}); "
-            "point the test command at your tests, or fix what they import"
-        )
-    return None
 
 
 def _space(kind: str, command: str, root: Path, directives: Any | None) -> Any:

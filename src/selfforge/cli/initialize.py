@@ -1,10 +1,11 @@
 """What ``selfforge init`` does beyond detection (``detect.py``): it runs each test
 command it found once, in the sandbox and a worktree of HEAD as checks run, and keeps the
 first that starts and collects (a ``make test`` that cannot run offline gives way to
-``go test ./...``, tox's command to plain pytest); and it keeps the project's untracked
-environments (``.venv``, ``node_modules``, ...) out of git through ``.git/info/exclude``,
-never the user's ``.gitignore``, so that they neither block landing nor count as
-uncommitted changes.
+``go test ./...``, tox's command to plain pytest); when none does, it writes none (the
+first commented out) and says, per command, what it said and the fix. It keeps the
+project's untracked environments (``.venv``, ``node_modules``, ...) out of git through
+``.git/info/exclude``, never the user's ``.gitignore``, so that they neither block
+landing nor count as uncommitted changes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from selfforge.cli.suite_advice import Advice, node_not_installed, of_probe
 from selfforge.errors import SelfforgeError
 from selfforge.repo import git
 from selfforge.repo.detect import ENV_FOLDERS, Candidate, Project
@@ -26,25 +28,27 @@ class Tried:
     candidate: Candidate
     problem: str | None  # why it cannot judge a change here; None: it can
     summary: str = ""  # what it ran: collected, passed, failed
+    fix: str = ""  # what to do about the problem
 
 
 @dataclass
 class Trial:
-    chosen: Candidate | None
+    chosen: Candidate | None  # the command to write: it ran here, or nothing could be run
     tried: list[Tried] = field(default_factory=list)
     not_run: str = ""  # why nothing was run (no sandbox): the first is written untried
+    first: Candidate | None = None  # the best found, written commented out when none ran
 
     @property
-    def failed(self) -> str | None:
-        """Why the chosen command did not run here, when it was tried and did not."""
-        tried = [t for t in self.tried if t.candidate == self.chosen]
-        return tried[0].problem if tried else None
+    def none_ran(self) -> bool:
+        return self.chosen is None and bool(self.tried)
 
 
 def choose_test(project: Project, root: Path) -> Trial:
-    """The first of the project's test commands that runs and collects here, with the
-    project's PATH (``detect.project_path``); when none does, the first, untried ones
-    being no better (``doctor`` then fails on it, with the cause)."""
+    """The first of the project's test commands that runs and collects here (failing
+    tests are fine), with the project's PATH (``detect.project_path``); when none does,
+    none: a command that cannot judge a change would only fail every check later, and
+    ``init`` says what each said and how to fix it. Without a sandbox to try them in,
+    the first, untried (``doctor`` fails on the sandbox)."""
     from selfforge.cli.doctor import worktree_of_head
     from selfforge.config import Directives
     from selfforge.repo.detect import project_path
@@ -52,18 +56,18 @@ def choose_test(project: Project, root: Path) -> Trial:
 
     if not project.candidates:
         return Trial(None)
+    first = project.candidates[0]
     try:
         check_space(Directives(), root)  # the sandbox works here, or why not
     except SelfforgeError as exc:
-        return Trial(project.candidates[0], not_run=exc.message)
-    trial = Trial(None)
+        return Trial(first, not_run=exc.message, first=first)
+    trial = Trial(None, first=first)
     with _path(project_path(project)), worktree_of_head(root) as (tree, head):
         for candidate in project.candidates:
             trial.tried.append(tried := _try(candidate, root, tree, head))
             if tried.problem is None:
                 trial.chosen = candidate
                 return trial
-    trial.chosen = project.candidates[0]
     return trial
 
 
@@ -82,31 +86,40 @@ def _path(path: str) -> Iterator[None]:
 
 
 def _try(candidate: Candidate, root: Path, tree: Path, head: str | None) -> Tried:
-    from selfforge.cli.doctor import program_missing, suite_problem
+    """Run one candidate once, as a check would (same sandbox, same timeout as the
+    ``timeout_s`` written), unless it plainly cannot start."""
+    from selfforge.cli.doctor import program_missing
     from selfforge.config import Directives
     from selfforge.judge.baseline import probe_tests
     from selfforge.judge.runner import anchor_command
     from selfforge.run.engine import check_space
 
     if missing := program_missing("test", candidate.test, root):
-        return Tried(candidate, missing.detail)
-    if missing_package := _not_installed(candidate.test, root):
-        return Tried(candidate, missing_package)
+        return Tried(candidate, missing.detail, fix=missing.fix)
+    if not_installed := _not_installed(candidate.test, root):
+        return Tried(candidate, not_installed.said, fix=not_installed.fix)
     d = Directives(checks={"runner": candidate.results, "junit": candidate.junit})
     command, timeout = anchor_command(candidate.test, root), d.checks.timeout_s
     found = probe_tests(command, tree, timeout, check_space(d, root), head=head)
-    return Tried(candidate, suite_problem(found), found.describe())
+    advice = of_probe(found, candidate.test, root, tree)
+    if advice is None:
+        return Tried(candidate, None, found.describe())
+    said = advice.said.removeprefix(f"the test command `{candidate.test}`").lstrip(": ")
+    return Tried(candidate, said, found.describe(), advice.fix)
 
 
-def _not_installed(command: str, root: Path) -> str | None:
+def _not_installed(command: str, root: Path) -> Advice | None:
     """``npx TOOL`` whose package the project has not installed: npx would try to fetch
     it, which a check cannot (no network) and which takes a minute to fail."""
     m = re.search(r"(?:^|\s)npx\s+([\w@./-]+)", command)
     if m is None or (root / "node_modules" / ".bin" / m.group(1)).exists():
         return None
-    return (
+    if absent := node_not_installed(root):
+        return absent
+    return Advice(
         f"{m.group(1)} is not installed in node_modules (npx would fetch it; checks have no "
-        "network); run `npm install` (or set [checks] setup), then `selfforge doctor`"
+        "network)",
+        "run `npm install` (it installs the project's devDependencies)",
     )
 
 

@@ -36,6 +36,9 @@ class Probe:
     report: TestReport | None
     problem: str | None  # why it cannot judge, with the fix; None when it can
     warning: str | None = None
+    # the problem is that nothing of the suite builds or imports (the toolchain started):
+    # ``check`` judges a person's change on such a base strictly instead of stopping
+    builds_nothing: bool = False
 
     def describe(self) -> str:
         report = self.report
@@ -62,7 +65,22 @@ def probe_tests(
 ) -> Probe:
     """Run the test command once and say whether it can judge a candidate."""
     result, report = run_tests(command, tree, timeout_s, space, on_start=on_start, head=head)
-    return Probe(result, report, _problem(command, result, report, tree), _warning(report))
+    problem = _problem(command, result, report, tree)
+    builds_nothing = problem is not None and problem == _builds_nothing(
+        command, result, report, tree
+    )
+    return Probe(result, report, problem, _warning(report), builds_nothing)
+
+
+def _builds_nothing(
+    command: str, result: CommandResult, report: TestReport | None, tree: Path
+) -> str | None:
+    if report is None or report.collected or not report.collect_errors:
+        return None
+    why = nothing_builds(report, result.full_output, tree)
+    return (
+        f"the test command `{command}`: nothing runs on the unmodified code: {why}" if why else None
+    )
 
 
 def _problem(
@@ -105,8 +123,8 @@ def _problem(
         return f"{where}: pytest {PYTEST_STATUS[report.exitstatus]} ({last}); {fix}"
     if not report.collected and not report.collect_errors:
         return f"{where} collected no tests ({last}); point it at your tests or {fix}"
-    if not report.collected and (why := nothing_builds(report, result.full_output, tree)):
-        return f"{where}: nothing runs on the unmodified code: {why}"
+    if builds_nothing := _builds_nothing(command, result, report, tree):
+        return builds_nothing
     wrong = outside(tree, report.imports)
     if wrong:
         name, origin = next(iter(wrong.items()))
@@ -169,6 +187,10 @@ def measure(
         # [checks] tests = "none": the user accepted a command judged by its exit code
         opted_out = not required and found.report is None and found.result.exit_code == 0
         if found.problem and not opted_out:
+            if found.builds_nothing:
+                observed.tests, observed.tests_result = found.report, found.result
+                observed.broken = found.problem
+                raise BrokenBase(found.problem, observed)
             raise BaselineError(found.problem)
         observed.tests, observed.tests_result = found.report, found.result
         warning = found.warning
@@ -180,4 +202,14 @@ class BaselineError(SelfforgeError):
     """The checks cannot judge a candidate on this repository as configured."""
 
 
-__all__ = ["BaselineError", "Probe", "SelfforgeError", "measure", "probe_tests"]
+class BrokenBase(BaselineError):
+    """Nothing of the base's suite builds or imports, while its toolchain starts. ``run``
+    stops as for any baseline error; ``check`` judges a person's change by the whole
+    suite instead (``observed``: what the base showed, ``broken`` set)."""
+
+    def __init__(self, message: str, observed: Observed) -> None:
+        super().__init__(message)
+        self.observed = observed
+
+
+__all__ = ["BaselineError", "BrokenBase", "Probe", "SelfforgeError", "measure", "probe_tests"]

@@ -54,6 +54,8 @@ _TEST_ID = re.compile(r"(?<![\w./-])([\w./-]+\.py)((?:::[\w.-]+(?:\[[^\]\n]*\])?
 
 
 def for_task(task: str, baseline: Observed) -> Criterion:
+    if baseline.broken:  # no test can show progress over a base on which none ran
+        return Criterion("whole")
     tests = baseline.tests
     failing = sorted(tests.failing - baseline.flaky) if tests is not None else []
     named = named_tests(task, tests) if tests is not None else []

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 
 from selfforge.judge import (
+    alongside,
+    broken_base,
     contract,
     gates,
     integrity,
@@ -31,7 +33,6 @@ from selfforge.judge.testruns import (
     focused_verdict,
     mark_flaky,
     ran_ahead,
-    run_check,
     run_test_command,
     shown,
     summary_text,
@@ -120,7 +121,13 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
     command = j.directives.checks.lint
     if not command:
         return PASS
-    result = run_check(c, j, "lint", command)
+    ahead = alongside.tests_alongside(c, j)  # a Go check: the tests meanwhile
+    try:
+        result = alongside.run_lint(c, j, command, beside_tests=ahead is not None)
+    except BaseException:
+        if ahead is not None:
+            ahead.cancel()
+        raise
     findings = parse_lint(result.full_output, result.exit_code)
     # What the candidate shows becomes the next baseline if it lands: keep the lint.
     c.observed.lint, c.observed.lint_result = findings, result
@@ -139,6 +146,10 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
         names=[] if verdict.ok else list(verdict.details or []),
     )
     c.findings = [str(f) for f in findings if f.path in c.changed]
+    if ahead is not None and verdict.ok:  # taken by the tests stage
+        c.ahead.update(ahead.join())
+    elif ahead is not None:  # a refused change: its tests are never read
+        ahead.cancel()
     return verdict
 
 
@@ -206,6 +217,8 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         mark_flaky(c, j, command, commit=judged.commit)
     declared = _declared(c, j)
     verdict = gates.tests_gate(j.baseline, c.observed, c.criterion, excused=declared, diff=c.diff)
+    if verdict.ok and c.criterion.kind == "whole":  # the base does not build
+        verdict = broken_base.judged_gate(c.tree, c.base, c.diff, report, result)
     j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)
     if verdict.ok and not judged.is_candidate:
         # The suite as the user's own command will run it from now on: the change's own
@@ -221,6 +234,8 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             declared=declared,
             flaky=j.baseline.flaky | c.observed.flaky,
         )
+        if verdict.ok and c.criterion.kind == "whole":
+            verdict = broken_base.own_gate(report, own, own_result)
         j.record.step("tests:new", verdict.ok, summary_text(own, own_result), result=own_result)
     if not verdict.ok:
         return verdict

@@ -20,6 +20,9 @@ class Observed:
     flaky: set[str] = field(default_factory=set)  # outcome changed between runs of one tree
     # The change's own suite (its tests, new ones in): what shows a named new test.
     own_tests: TestReport | None = None
+    # Why nothing of this (base) tree's suite builds or imports, when that is so: a
+    # person's change is then judged by the whole suite (judge/broken_base.py).
+    broken: str | None = None
 
 
 @dataclass
@@ -32,6 +35,7 @@ class Verdict:
 
 
 PASS = Verdict(True, "all gates passed")
+WHOLE_SUITE_PASSES = "the base does not build: judged as 'the whole suite must pass'"
 
 
 @dataclass
@@ -41,9 +45,11 @@ class Criterion:
     ``tests``: the target tests go from failing to passing (every one of them when the
     task names them, ``every``; otherwise at least one), nothing regresses.
     ``change``: a non-empty change that the reviewers approve as doing the task.
+    ``whole``: the base's suite does not build (a person's check): the whole suite, the
+    base's tests on the change's code and the change's own, must build and pass.
     """
 
-    kind: str  # "tests" | "change"
+    kind: str  # "tests" | "change" | "whole"
     targets: list[str] = field(default_factory=list)
     every: bool = False  # the task named these tests: all of them must pass
 
@@ -52,4 +58,6 @@ class Criterion:
             shown = ", ".join(self.targets[:5]) + (" …" if len(self.targets) > 5 else "")
             how = "every one" if self.every else "at least one"
             return f"{how} of {len(self.targets)} failing test(s) passes ({shown})"
+        if self.kind == "whole":
+            return WHOLE_SUITE_PASSES
         return "a non-empty change the reviewers approve as doing the task"

@@ -5,8 +5,9 @@ the project actually has.
 - virtualenv: ``.venv``, ``venv``, ``env`` (a ``pyvenv.cfg`` beside ``bin/python``), or
   the environment poetry, hatch, pipenv or uv keep elsewhere (asked of the tool itself).
 - tests: candidates in order, the first one ``init`` sees collect and run wins
-  (``init_trial.py``): the ``pytest`` / ``unittest`` command of tox's ``[testenv]
-  commands`` (its ``{tox_root}`` paths kept, ``{site-packages}`` parts dropped), a
+  (``initialize.py``; when none does, none is written): the ``pytest`` / ``unittest``
+  command of tox's ``[testenv] commands`` (its ``{tox_root}`` paths kept,
+  ``{site-packages}`` parts dropped), a
   ``noxfile.py`` session, or a ``make test`` recipe, run with the project's Python;
   ``make test`` itself when its recipe is something else; then pytest or unittest from
   the project's files; then go.mod's, Cargo.toml's or package.json's runner.

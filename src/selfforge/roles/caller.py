@@ -8,12 +8,11 @@ journal keeps the raw text.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
-
-from jinja2 import Environment, PackageLoader, StrictUndefined, Template
+from typing import TYPE_CHECKING, Any
 
 from selfforge.journal.store import Journal
 from selfforge.models import Message, Model, ModelError, Reply, Request
@@ -23,12 +22,23 @@ from selfforge.models.secrets import mask
 from selfforge.models.tokens import estimate_tokens
 from selfforge.roles.junk import complete_edits_prefix, lesson_junk
 
-_ENV = Environment(
-    loader=PackageLoader("selfforge", "prompts"),
-    undefined=StrictUndefined,
-    keep_trailing_newline=False,
-    autoescape=False,
-)
+if TYPE_CHECKING:
+    from jinja2 import Environment, Template
+
+
+@functools.cache
+def _env() -> Environment:
+    # jinja2 loaded on the first prompt: a `selfforge check` with no model role renders
+    # none, and its import is a tenth of a warm Go check's start-up
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    return Environment(
+        loader=PackageLoader("selfforge", "prompts"),
+        undefined=StrictUndefined,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
+
 
 PERSONAS = {
     "plan": "a pragmatic tech lead who splits goals into small, checkable tasks",
@@ -46,11 +56,11 @@ def render(template: str, **values: Any) -> str:
 
 def compiled(template: str) -> Template:
     """A prompt template, compiled on first use (a resident selfforge compiles them all)."""
-    return _ENV.get_template(f"{template}.j2")
+    return _env().get_template(f"{template}.j2")
 
 
 def template_names() -> list[str]:
-    return [name.removesuffix(".j2") for name in _ENV.list_templates(extensions=["j2"])]
+    return [name.removesuffix(".j2") for name in _env().list_templates(extensions=["j2"])]
 
 
 @dataclass

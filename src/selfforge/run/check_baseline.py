@@ -14,10 +14,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.markup import escape
+
 from selfforge.errors import UsageError
 from selfforge.judge import baseline_cache, contract, syntax, tree_safety
+from selfforge.judge.baseline import BrokenBase
 from selfforge.judge.testruns import RunAhead, RunKey, TestRun, can_run_ahead
-from selfforge.judge.verdict import Observed
+from selfforge.judge.verdict import WHOLE_SUITE_PASSES, Observed
 from selfforge.run.attempt import Engine
 from selfforge.run.baselines import measure_baseline
 
@@ -39,14 +42,14 @@ def baseline_and_candidate(
     early = cold and bool(command) and _jobs() >= 2 and can_run_ahead(command, e.ws.root, base)
     started = time.time()
     if not early:
-        baseline = measure_baseline(e, base)
+        baseline = _measure(e, base)
         made, ran = make(), {}
     else:
         made = make()
         ahead = _start(e, base, made) if made[2] and _may_pass(e, base, made) else None
         try:
             started = time.time()
-            baseline = measure_baseline(e, base)
+            baseline = _measure(e, base)
             ran = ahead.join() if ahead is not None else {}
         except BaseException:  # a base that cannot judge, Ctrl-C: the candidate's run too
             if ahead is not None:
@@ -55,6 +58,18 @@ def baseline_and_candidate(
     if cold and baseline.tests_result is not None:  # journaled: when it ran, beside the rest
         _journal_baseline(e, baseline, started)
     return baseline, made, ran
+
+
+def _measure(e: Engine, base: str) -> Observed:
+    """The base's baseline; one on which nothing of the suite builds (the toolchain
+    started) is kept, marked ``broken``: a person's change is then judged by the whole
+    suite (judge/broken_base.py) rather than not at all. ``run`` stops there instead."""
+    try:
+        return measure_baseline(e, base)
+    except BrokenBase as broken:
+        e.reporter.info(f"  [yellow]note[/]: {escape(broken.message)}")
+        e.reporter.info(f"  [yellow]note[/]: {WHOLE_SUITE_PASSES}")
+        return broken.observed
 
 
 def _may_pass(e: Engine, base: str, made: Made) -> bool:

@@ -20,7 +20,9 @@ from pathlib import Path
 from selfforge.config import LoadedDirectives
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal.store import Journal
+from selfforge.judge.broken_base import still_builds_nothing
 from selfforge.judge.stages import Candidate, run_pipeline
+from selfforge.judge.verdict import WHOLE_SUITE_PASSES, Observed
 from selfforge.models import Model
 from selfforge.models.base import ModelError, Reply, Request
 from selfforge.repo import git
@@ -224,14 +226,23 @@ def _judge(
         result = attempt.result("needs_review", verdict.reason, commit=None)
         attempt.finish(result)
         return _result(result, e, change, changed, review=verdict.details)
+    if not verdict.ok and baseline.broken and still_builds_nothing(candidate.observed.tests):
+        attempt.finish(attempt.result("error", baseline.broken))
+        raise CannotJudge(f"{baseline.broken}; {change.label} does not make it build either")
     if not verdict.ok:
         result = attempt.result("rejected", verdict.reason, commit=None)
     elif land:
         result = _land(e, attempt, change, patch is not None, head, commit)
     else:
-        result = attempt.result("accepted", "all gates passed", commit=commit)
+        result = attempt.result("accepted", _accepted(baseline), commit=commit)
     attempt.finish(result)
     return _result(result, e, change, changed)
+
+
+def _accepted(baseline: Observed) -> str:
+    if baseline.broken:  # said in the verdict: the base gave nothing to compare with
+        return f"all gates passed; {WHOLE_SUITE_PASSES}"
+    return "all gates passed"
 
 
 def _candidate_commit(

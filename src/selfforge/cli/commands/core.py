@@ -45,9 +45,11 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
     found = detect_project(root, portable=True)  # the file is shared: no local paths
     excluded = exclude_environments(root)
     trial = choose_test(found, root)
-    found.use(trial.chosen)
+    found.use(trial.chosen or trial.first)  # none ran: the first, written commented out
     goals = ["All tests pass", "No lint errors"] if found.lint else ["All tests pass"]
-    text = render_default(found.test, found.lint, goals, found.results, found.junit)
+    text = render_default(
+        found.test, found.lint, goals, found.results, found.junit, commented=trial.none_ran
+    )
     target.write_text(text, encoding="utf-8")
     _say_init(target, found, trial, excluded)
 
@@ -61,16 +63,20 @@ def _say_init(target: Path, found: Any, trial: Any, excluded: list[str]) -> None
     venv = f"{found.venv_kind} ({found.venv})" if found.venv else f"none; checks use {found.python}"
     out(f"  virtualenv: {escape(venv)}")
     for tried in trial.tried:
-        if tried.problem is not None and tried.candidate != trial.chosen:
-            why = escape(tried.problem.split("; ", 1)[0])  # the cause; doctor gives the rest
+        if tried.problem is not None:  # one line each: the command, what it said, the fix
+            why = escape(f"{tried.problem}; fix: {tried.fix or 'see selfforge doctor'}")
             out(f"  not used:   {escape(tried.candidate.test)}  [dim]({why})[/]")
-    if found.test:
+    if trial.none_ran:
+        me = escape(invocation())
+        out(
+            "  test:       [yellow]none written[/]: no test command found runs here (the "
+            f"first is in the file, commented out); fix the cause above, then `{me} init --force`"
+        )
+    elif found.test:
         ran = next((t.summary for t in trial.tried if t.candidate.test == found.test), "")
         how = f"ran here: {ran}" if ran else f"not run: {trial.not_run}"
         why = escape(f"from {found.test_source}; {how}")
         out(f"  test:       {escape(found.test)}  [dim]({why})[/]")
-        if trial.failed:  # none of the commands found runs here: the best guess, flagged
-            out(f"  [yellow]it does not run here[/]: {escape(trial.failed)}")
     else:
         out(escape("  test:       (none found: set [checks] test)"))
     if found.lint:

@@ -1,0 +1,122 @@
+"""A person's change on a base whose suite does not build: judged by the whole suite.
+
+When nothing of the base's suite builds or imports while its toolchain starts
+(judge/baseline.py ``BrokenBase``), no test outcome of the base can tell a regression, so
+``selfforge check`` asks more of the change instead of giving up: the judged commit (the
+change's code with the base's tests, judge/contract.py) and the change's own suite must
+both build, collect and pass entirely. Deleting or weakening a test does not help: the
+judged commit runs the base's version of every test. A skipped or xfailed test counts
+only when the base's own test file asks for it (a platform ``skipif``, an ``#[ignore]``);
+one skipped by code the change added is no pass. ``run`` never gets here: a model's
+proposal on such a base stops at the baseline.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from selfforge.judge.results import FAILING, TestReport
+from selfforge.judge.runner import CommandResult
+from selfforge.judge.verdict import PASS, WHOLE_SUITE_PASSES, Verdict
+from selfforge.repo import git
+
+# What can make a test skip or count as an expected failure, in any runner.
+_SKIP_WORDS = re.compile(r"skip|xfail|#\[ignore|\bignore\b|\.todo\b|expectedFailure", re.I)
+_HIDDEN = ("skipped", "xfailed")
+
+
+def judged_gate(
+    tree: Path, base: str, diff: str, report: TestReport | None, result: CommandResult
+) -> Verdict:
+    """The base's tests on the change's code: everything builds and passes; a test is
+    skipped only where the base's test file asks for it."""
+    verdict = _whole(report, result, "on the change's code")
+    if not verdict.ok or report is None:
+        return verdict
+    added_skips = any(_SKIP_WORDS.search(line) for line in _added_lines(diff))
+    hidden = [
+        t
+        for t, outcome in sorted(report.outcomes.items())
+        if outcome in _HIDDEN and not _base_asks(tree, base, t, added_skips)
+    ]
+    return _hidden(hidden, report, "by code the change added, not by the base's tests")
+
+
+def own_gate(judged: TestReport | None, own: TestReport | None, result: CommandResult) -> Verdict:
+    """The change's own suite, its tests as it left them: everything builds and passes;
+    nothing is skipped that the base's tests did not skip on the same code."""
+    verdict = _whole(own, result, "in the change's own suite")
+    if not verdict.ok or own is None:
+        return verdict
+    before = judged.outcomes if judged is not None else {}
+    hidden = [
+        t
+        for t, outcome in sorted(own.outcomes.items())
+        if outcome in _HIDDEN and before.get(t) not in _HIDDEN
+    ]
+    return _hidden(hidden, own, "in the change's own suite, by tests the change added")
+
+
+def still_builds_nothing(report: TestReport | None) -> bool:
+    """The change's code leaves the suite as the base had it: nothing builds or imports."""
+    return report is not None and not report.collected and bool(report.collect_errors)
+
+
+def _whole(report: TestReport | None, result: CommandResult, where: str) -> Verdict:
+    if report is None:  # a runner judged by its exit code alone
+        if result.exit_code in (0, None):
+            return PASS
+        return _reject(f"the test command exits {result.exit_code} {where}", result)
+    if report.collect_errors:
+        module, message = next(iter(report.collect_errors.items()))
+        count = len(report.collect_errors)
+        return _reject(f"{count} module(s) do not build {where} ({module}: {message})", result)
+    if not report.collected:
+        return _reject(f"no test ran {where}", result)
+    failing = [t for t, o in sorted(report.outcomes.items()) if o in FAILING]
+    if failing:
+        shown = [f"{t}: {_said(report, t)}" for t in failing]
+        return _reject(f"{len(failing)} test(s) fail {where}: " + "; ".join(shown[:3]), result)
+    if result.exit_code not in (0, None):
+        return _reject(f"the test command exits {result.exit_code} {where}", result)
+    return PASS
+
+
+def _hidden(hidden: list[str], report: TestReport, how: str) -> Verdict:
+    if not hidden:
+        return PASS
+    shown = [f"{t}: {report.outcomes[t]}" for t in hidden]
+    reason = f"{WHOLE_SUITE_PASSES}: {len(hidden)} test(s) skipped {how}: " + "; ".join(shown[:3])
+    return Verdict(False, reason, reason + "; make them pass instead.", shown)
+
+
+def _reject(what: str, result: CommandResult) -> Verdict:
+    reason = f"{WHOLE_SUITE_PASSES}: {what}"
+    return Verdict(False, reason, f"{reason}\n\nTest output:\n{result.output}", [what])
+
+
+def _said(report: TestReport, test: str) -> str:
+    message = report.messages.get(test)
+    return f"{report.outcomes[test]} ({message[:200]})" if message else report.outcomes[test]
+
+
+def _base_asks(tree: Path, base: str, test: str, added_skips: bool) -> bool:
+    """Whether the base's test file of ``test`` can skip it. A test whose id names no file
+    of the base (a Go package's import path) counts as the base's own skip unless the
+    change adds anything that can skip a test."""
+    path = test.split("::")[0]
+    if not path or path.startswith(("/", "-")):
+        return not added_skips
+    shown = git.call("show", f"{base}:{path}", cwd=tree)
+    if shown.returncode != 0:
+        return not added_skips
+    return bool(_SKIP_WORDS.search(shown.stdout))
+
+
+def _added_lines(diff: str) -> list[str]:
+    return [
+        line[1:]
+        for line in diff.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
