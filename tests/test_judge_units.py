@@ -15,8 +15,8 @@ from urllib.parse import quote
 import pytest
 
 from selfforge.judge.channel import Channel
-from selfforge.judge.criterion import for_task
-from selfforge.judge.gates import progress_gate, regression_gate, run_gate
+from selfforge.judge.criterion import for_task, progress_gate
+from selfforge.judge.gates import regression_gate, run_gate
 from selfforge.judge.integrity import reporting_gate
 from selfforge.judge.limits import Limits
 from selfforge.judge.results import TestReport as Report

@@ -6,16 +6,23 @@ regressed: a change that fixes some and leaves others failing is not the task do
 task aimed at failing tests more loosely — it names what they test (``add()``) or asks
 for the failing tests to pass — lands when at least one of them goes from failing to
 passing: partial progress on a broad request is progress. Any other task needs a
-non-empty change that the reviewers approve as doing it.
+non-empty change that the reviewers approve as doing it. ``progress_gate`` says whether a
+candidate meets its task's criterion.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import PurePosixPath
 
-from selfforge.judge.results import WHOLE_SUITE, TestReport, collect_id
+from selfforge.judge.contract import is_infrastructure
+from selfforge.judge.gates import state_of
+from selfforge.judge.results import WHOLE_SUITE, TestReport, collect_id, realign
+from selfforge.judge.runner import CommandResult
 from selfforge.judge.testids import find_outcome
-from selfforge.judge.verdict import Criterion, Observed
+from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
+from selfforge.repo.testpaths import TestRule, is_rust_test_module
 
 _ASKS_FOR_TESTS = re.compile(
     r"\b(failing|fails?|failures?|broken|green|regressions?)\b"
@@ -205,3 +212,127 @@ def _names(task: str, test: str) -> bool:
     }
     parts = {p for p in leaf.split("_") if len(p) >= 3 and p not in _NOISE}
     return bool(parts & called)
+
+
+def progress_gate(
+    baseline: Observed,
+    candidate: Observed,
+    criterion: Criterion,
+    *,
+    infrastructure: list[str] | tuple[str, ...] = (),
+    person: bool = False,
+) -> Verdict:
+    """A task aimed at failing tests lands only when they pass now: every one it names,
+    or at least one when it named none. A named test the base does not have is not in the
+    judging run (the base's tests): the change's own suite (``candidate.own_tests``) shows
+    it — unless the change also brings test infrastructure (``infrastructure``: conftest,
+    helpers, runner settings), which could fake that progress: then a person reviews it
+    (``person``), or the proposal is refused."""
+    base, cand, result = baseline.tests, candidate.tests, candidate.tests_result
+    if criterion.kind != "tests" or result is None:
+        return PASS
+    if base is None or cand is None:
+        return _exit_code_progress(baseline, result)
+    flaky = baseline.flaky | candidate.flaky
+    alias = realign(list(base.outcomes), list(cand.outcomes))
+    fresh = {t for t in criterion.targets if find_outcome(base, t) is None}
+
+    def outcome(test: str) -> str | None:
+        if test in fresh:
+            return find_outcome(candidate.own_tests, test)
+        return find_outcome(cand, alias.get(test, test))
+
+    fixed = [t for t in criterion.targets if t not in flaky and outcome(t) == "passed"]
+    if criterion.every:
+        verdict = _every_target(criterion.targets, fixed, outcome, cand, flaky, result)
+        if verdict.ok and infrastructure and fresh:
+            return _fakeable(sorted(fresh), list(infrastructure), person)
+        return verdict
+    if fixed:
+        return Verdict(True, f"{len(fixed)} target test(s) now pass: " + ", ".join(fixed[:3]))
+    still = [f"{t}: {state_of(cand, t)}" for t in criterion.targets[:10]]
+    reason = "no progress: none of the target tests passes yet (" + "; ".join(still[:3]) + ")"
+    feedback = (
+        "Your change broke nothing, but the task is to make these failing tests pass, and "
+        "they still do not:\n" + "\n".join(f"- {s}" for s in still) + f"\n\n{result.output}"
+    )
+    return Verdict(False, reason, feedback, still)
+
+
+def infrastructure_changes(changed: dict[str, str], rule: TestRule) -> list[str]:
+    """What the change touches of the test infrastructure other than files of tests:
+    conftest.py, helpers and data in test folders, the runners' settings."""
+    return sorted(p for p in changed if is_infrastructure(p, rule) and not _holds_tests(p, rule))
+
+
+def _holds_tests(path: str, rule: TestRule) -> bool:
+    """A file the runner runs as tests: a pytest module, ``x_test.go``, ``x.test.js``, a
+    Rust integration test (``tests/it.rs``) or test module (``src/tests.rs``)."""
+    pure = PurePosixPath(path)
+    return (
+        rule.is_test_file(path)
+        or pure.name.endswith("_test.go")
+        or any(mark in pure.name for mark in (".test.", ".spec."))
+        or (pure.suffix == ".rs" and len(pure.parts) == 2 and pure.parts[0] == "tests")
+        or is_rust_test_module(path)
+    )
+
+
+def _fakeable(fresh: list[str], infrastructure: list[str], person: bool) -> Verdict:
+    """Named tests that only the change's own suite shows passing, in a change that also
+    changes the test infrastructure that suite runs with."""
+    reason = (
+        "progress claimed by new tests must not be fakeable by new infrastructure the same "
+        f"change adds: {', '.join(fresh[:3])} pass only in the change's own suite, which "
+        f"also runs with its changes to {', '.join(infrastructure[:3])}"
+    )
+    feedback = reason + "; leave the test infrastructure as it is, or change it apart."
+    return Verdict(False, reason, feedback, [reason], needs_review=person)
+
+
+def _every_target(
+    targets: list[str],
+    fixed: list[str],
+    outcome: Callable[[str], str | None],
+    cand: TestReport,
+    flaky: set[str],
+    result: CommandResult,
+) -> Verdict:
+    """The task named its tests: the ones still failing (or passing only sometimes) are
+    named in the rejection."""
+    if len(fixed) == len(targets):
+        shown = ", ".join(targets[:3]) + (" …" if len(targets) > 3 else "")
+        return Verdict(True, f"every named target test passes now ({len(targets)}): {shown}")
+
+    def state(test: str) -> str:
+        if test in flaky:
+            return "flaky (its outcome changed between runs)"
+        now = outcome(test)
+        if now is None:
+            return "not collected"
+        message = cand.messages.get(test)
+        return f"{now} ({message})" if message else now
+
+    still = [f"{t}: {state(t)}" for t in targets if t not in fixed]
+    reason = (
+        f"not done: {len(still)} of the {len(targets)} target test(s) the task names still "
+        "fail: " + "; ".join(still[:3])
+    )
+    feedback = (
+        f"Your change broke nothing and {len(fixed)} of the tests the task names pass now, "
+        "but the task is to make every one of them pass, and these still do not:\n"
+        + "\n".join(f"- {s}" for s in still[:20])
+        + f"\n\n{result.output}"
+    )
+    return Verdict(False, reason, feedback, still)
+
+
+def _exit_code_progress(baseline: Observed, result: CommandResult) -> Verdict:
+    base_ok = baseline.tests_result is None or baseline.tests_result.exit_code == 0
+    if base_ok or result.exit_code != 0:
+        return Verdict(
+            False,
+            "no progress: the test command's exit code did not change",
+            "Make the failing tests pass.",
+        )
+    return Verdict(True, "the test command passes now")

@@ -22,6 +22,7 @@ from selfforge.judge import (
     syntax,
     tree_safety,
 )
+from selfforge.judge import criterion as criteria
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.record import first_line
@@ -242,8 +243,8 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     if declared:
         shown_ = [f"{t} ({_state(report, t)} in its base version)" for t in sorted(declared)]
         c.review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))
-    infrastructure = gates.infrastructure_changes(c.changed, j.rule)
-    progress = gates.progress_gate(
+    infrastructure = criteria.infrastructure_changes(c.changed, j.rule)
+    progress = criteria.progress_gate(
         j.baseline, c.observed, c.criterion, infrastructure=infrastructure, person=j.person
     )
     if progress.needs_review:  # a person's change: listed for review, not refused
