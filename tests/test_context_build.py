@@ -69,6 +69,8 @@ def test_a_lesson_from_a_failed_attempt_reaches_a_later_similar_prompt(
     shop: Path, tmp_path: Path
 ) -> None:
     journal_module = pytest.importorskip("selfforge.journal.store")
+    from selfforge.journal.lessons import similar_attempts
+
     journal = journal_module.Journal(tmp_path / "journal.db")
     run = journal.start_run(
         pid=1,
@@ -86,7 +88,7 @@ def test_a_lesson_from_a_failed_attempt_reaches_a_later_similar_prompt(
     journal.finish_attempt(unrelated, outcome="accepted", reason="ok", repairs=0)
 
     later_task = "apply_discount rounds 33 percent wrongly"
-    lessons = [a.lesson or a.reason for a in journal.similar_attempts(later_task, limit=3)]
+    lessons = [a.lesson or a.reason for a in similar_attempts(journal, later_task, limit=3)]
     journal.close()
     assert lessons[0] == lesson
 

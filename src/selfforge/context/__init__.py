@@ -2,7 +2,7 @@
 
 The core loop calls ``build_context`` for what a model sees, ``assemble_sections`` to
 fit a prompt into the context window, and ``blast_radius`` for the tests to run first.
-Lessons come from the journal (``Journal.similar_attempts``) and pass through here.
+Lessons come from the journal (``journal.lessons.similar_attempts``) and pass through here.
 
   files.py        which files: git ls-files (tracked + untracked-not-ignored), no binaries
   syntax.py       records parsing produces; lang_python.py, lang_javascript.py per language

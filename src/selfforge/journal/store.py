@@ -220,21 +220,6 @@ class Journal:
         ).fetchone()
         return attempt_record(row) if row else None
 
-    def similar_attempts(self, text: str, limit: int = 3) -> list[AttemptRecord]:
-        """Past finished attempts most similar to ``text`` (FTS5 BM25), best first."""
-        words = [w for w in _words(text) if len(w) > 2][:32]
-        if not words:
-            return []
-        query = " OR ".join(f'"{w}"' for w in words)
-        rows = self.conn.execute(
-            f"SELECT {', '.join('a.' + c.strip() for c in ATTEMPT_COLUMNS.split(','))} "
-            "FROM attempts_fts f JOIN attempts a ON a.id = f.rowid "
-            "WHERE attempts_fts MATCH ? AND a.outcome IS NOT NULL "
-            "ORDER BY bm25(attempts_fts) LIMIT ?",
-            (query, limit),
-        ).fetchall()
-        return [attempt_record(r) for r in rows]
-
     # --- model calls and checks --------------------------------------------------------
 
     def record_call(
@@ -283,13 +268,6 @@ class Journal:
             ),
         )
         return int(cur.lastrowid or 0)
-
-    def recent_lessons(self, limit: int = 50) -> list[str]:
-        rows = self.conn.execute(
-            "SELECT lesson FROM attempts WHERE lesson IS NOT NULL ORDER BY id DESC LIMIT ?",
-            (limit,),
-        )
-        return [str(r[0]) for r in rows]
 
     def calls(self, attempt_id: int) -> list[dict[str, Any]]:
         cur = self.conn.execute(
@@ -394,9 +372,3 @@ class Journal:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
-
-
-def _words(text: str) -> list[str]:
-    import re
-
-    return re.findall(r"[A-Za-z0-9_]+", text.lower())

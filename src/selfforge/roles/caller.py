@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from selfforge.journal.lessons import recent_lessons
 from selfforge.journal.store import Journal
 from selfforge.models import Message, Model, ModelError, Reply, Request
 from selfforge.models.base import ReplyTruncated
@@ -166,7 +167,7 @@ class Caller:
         if reply.truncated and role in ("reflect", "diagnose"):
             return "", f"cut at {limit}; dropped", None
         if role == "reflect":
-            why = lesson_junk(content, prompt, self.journal.recent_lessons())
+            why = lesson_junk(content, prompt, recent_lessons(self.journal))
             if why:
                 return "", f"dropped: {why}", None
         return content, f"cut at {limit}" if reply.truncated else None, None

@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from selfforge.config import LoadedDirectives
 from selfforge.errors import BudgetExceeded, SelfforgeError
+from selfforge.journal.lessons import similar_attempts
 from selfforge.journal.report import write_report
 from selfforge.journal.store import Journal
 from selfforge.judge import sandbox, selfcheck
@@ -278,7 +279,7 @@ def _one_cycle(
 
 
 def _lessons(journal: Journal, task: str) -> list[str]:
-    return [lesson_text(a) for a in journal.similar_attempts(task, limit=3)]
+    return [lesson_text(a) for a in similar_attempts(journal, task, limit=3)]
 
 
 def _reflect(engine: Engine, task: Task, result: AttemptResult) -> None:
