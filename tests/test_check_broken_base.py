@@ -157,6 +157,25 @@ def test_a_skip_the_base_s_conftest_raises_is_the_base_s(tmp_path: Path) -> None
     assert "test_sub.py::test_sub: skipped (raised in helper.py)" in verdict["reason"]
 
 
+def test_a_test_module_the_change_s_code_skips_as_a_whole_is_no_pass(tmp_path: Path) -> None:
+    """calc.py skips at import: test_add.py is skipped as it is collected, so none of its
+    tests is in the results at all (test_mul.py's pass). The skip was raised in calc.py,
+    the change's code."""
+    mathx = "import no_such_module\n\n\ndef mul(a, b):\n    return a * b\n"
+    test_mul = "from mathx import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+    files = {"calc.py": BROKEN_CALC, "test_add.py": TEST_ADD, "mathx.py": mathx}
+    repo = make_repo(tmp_path / "repo", {**files, "test_mul.py": test_mul}, directives(PYTEST))
+    skipping = (
+        "import sys\n\nif 'pytest' in sys.modules:\n    import pytest\n\n"
+        "    pytest.skip('later', allow_module_level=True)\n\n\n" + FIXED_CALC
+    )
+    fixed_mathx = mathx.replace("import no_such_module\n\n\n", "")
+    _commit(repo, {"calc.py": skipping, "mathx.py": fixed_mathx}, "fix both; calc skips")
+    code, verdict, said = _check(repo)
+    assert code == 1, said
+    assert "test_add.py: skipped as a whole (raised in calc.py)" in verdict["reason"]
+
+
 CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
 LIB = """pub fn add(a: i32, b: i32) -> i32 {
     a + b

@@ -139,6 +139,8 @@ SKIPS = {
     "conftest.py": (
         "import pytest\n\n\n@pytest.fixture\ndef network():\n    pytest.skip('offline')\n"
     ),
+    "later.py": "import pytest\n\npytest.skip('later', allow_module_level=True)\n",
+    "test_later.py": "import later\n\n\ndef test_later():\n    pass\n",
     "test_skips.py": (
         "import sys\nimport unittest\n\nimport pytest\n\nimport calc\n\n\n"
         "def test_code_skips():\n    calc.skips()\n\n\n"
@@ -181,6 +183,8 @@ def test_each_skip_says_where_it_was_raised(tmp_path: Path, workers: str) -> Non
     result, report = run_tests(f"{PYTEST}{workers}", tree, 120, space)
     assert report is not None, result.output
     assert report.skip_origins == SKIP_ORIGINS, result.output
+    # a module skipped as it is collected (its tests never show): where, all the same
+    assert report.skipped_modules == {"test_later.py": ["later.py"]}
     assert set(report.outcomes.values()) == {"skipped", "xfailed"}
 
 

@@ -45,11 +45,17 @@ def judged_gate(
         return verdict
     added_skips = any(_SKIP_WORDS.search(line) for line in _added_lines(diff))
     hidden = [
-        t
+        f"{t}: {outcome}{_raised_in(report.skip_origins.get(t))}"
         for t, outcome in sorted(report.outcomes.items())
         if outcome in _HIDDEN and not _base_skips(tree, base, t, report, code, added_skips)
     ]
-    return _hidden(hidden, report, "by code the change added, not by the base's tests")
+    # a module skipped as it was collected: its tests are not in the report at all
+    hidden += [
+        f"{module}: skipped as a whole{_raised_in(origins)}"
+        for module, origins in sorted(report.skipped_modules.items())
+        if not _base_made(tree, base, origins, code, module.split("::")[0])
+    ]
+    return _hidden(hidden, "by code the change added, not by the base's tests")
 
 
 def own_gate(judged: TestReport | None, own: TestReport | None, result: CommandResult) -> Verdict:
@@ -60,11 +66,11 @@ def own_gate(judged: TestReport | None, own: TestReport | None, result: CommandR
         return verdict
     before = judged.outcomes if judged is not None else {}
     hidden = [
-        t
+        f"{t}: {outcome}"
         for t, outcome in sorted(own.outcomes.items())
         if outcome in _HIDDEN and before.get(t) not in _HIDDEN
     ]
-    return _hidden(hidden, own, "in the change's own suite, by tests the change added")
+    return _hidden(hidden, "in the change's own suite, by tests the change added")
 
 
 def still_builds_nothing(report: TestReport | None) -> bool:
@@ -92,16 +98,14 @@ def _whole(report: TestReport | None, result: CommandResult, where: str) -> Verd
     return PASS
 
 
-def _hidden(hidden: list[str], report: TestReport, how: str) -> Verdict:
-    if not hidden:
+def _hidden(shown: list[str], how: str) -> Verdict:
+    if not shown:
         return PASS
-    shown = [f"{t}: {report.outcomes[t]}{_raised_in(report, t)}" for t in hidden]
-    reason = f"{WHOLE_SUITE_PASSES}: {len(hidden)} test(s) skipped {how}: " + "; ".join(shown[:3])
+    reason = f"{WHOLE_SUITE_PASSES}: {len(shown)} test(s) skipped {how}: " + "; ".join(shown[:3])
     return Verdict(False, reason, reason + "; make them pass instead.", shown)
 
 
-def _raised_in(report: TestReport, test: str) -> str:
-    origins = report.skip_origins.get(test)
+def _raised_in(origins: list[str] | None) -> str:
     return f" (raised in {origins[-1]})" if origins else ""
 
 
@@ -125,9 +129,17 @@ def _base_skips(
     origins = report.skip_origins.get(test)
     if origins is None:
         return _base_asks(tree, base, test, added_skips)
+    return _base_made(tree, base, origins, code, test.split("::")[0])
+
+
+def _base_made(
+    tree: Path, base: str, origins: list[str], code: frozenset[str], own_file: str
+) -> bool:
+    """A skip whose stack holds none of the change's code (nor code that is no file) and
+    passed through a file of the base that says skip (the test's own when it names none
+    of the tree's: raised by a library)."""
     if any(path in code or path.startswith("<") for path in origins):
         return False
-    own_file = test.split("::")[0]
     return any(_says_skip(tree, base, path) for path in origins or [own_file])
 
 

@@ -41,6 +41,8 @@ class TestReport:
     # pytest: a skipped or xfailed test → the tree's files its skip passed through, the
     # raiser last (a mark's: the test's file); "<...>" for code that is no file
     skip_origins: dict[str, list[str]] = field(default_factory=dict)
+    # pytest: a module (or class) skipped as it was collected → where that skip came from
+    skipped_modules: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def passed(self) -> set[str]:
@@ -124,6 +126,9 @@ def report_from_records(records: list[dict], root: Path) -> TestReport | None:
         if ev == "collect_error":
             module = prefix + str(r.get("id") or "")
             report.collect_errors[module] = _first_line(str(r.get("msg", "")))
+        elif ev == "collect_skip":
+            module = prefix + str(r.get("id") or "")
+            report.skipped_modules[module] = in_tree(list(r.get("where") or []), root)
         elif ev == "test":
             test = prefix + str(r.get("id", ""))
             outcome = str(r.get("outcome", "failed"))

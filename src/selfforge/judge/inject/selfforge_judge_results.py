@@ -168,6 +168,12 @@ def pytest_collectreport(report) -> None:  # type: ignore[no-untyped-def]
     if report.failed:
         text = str(report.longrepr or "")
         _send({"ev": "collect_error", "id": report.nodeid, "msg": text[-2000:]})
+    elif report.skipped:  # a module skipped as a whole: its tests never show
+        where = report.longrepr[0] if isinstance(report.longrepr, tuple) else "<unknown>"
+        where = os.path.abspath(where) if not str(where).startswith("<") else str(where)
+        if len(where) > _MAX_WHERE_PATH:
+            where = "<a path too long>"
+        _send({"ev": "collect_skip", "id": report.nodeid, "where": [where]})
 
 
 # A skip or xfail's origin: at most this many files, each path at most this long (the
