@@ -102,6 +102,80 @@ def test_a_test_skipped_by_the_change_s_code_is_no_pass(tmp_path: Path) -> None:
     assert "test_sub.py::test_sub" in verdict["reason"]
 
 
+def test_a_skip_in_the_module_under_test_is_no_pass_beside_the_base_s_skipif(
+    tmp_path: Path,
+) -> None:
+    """test_add.py has a skipif of its own (the author's, still accepted: the first test
+    of this module), so the mention of a skip in the test file is no longer enough: the
+    plugin says the skip was raised in calc.py, the change's code."""
+    repo = _broken_python(tmp_path)
+    skipping = FIXED_CALC.replace(
+        "def add(a, b):\n    return a + b\n",
+        "def add(a, b):\n    import sys\n\n    if 'pytest' in sys.modules:\n"
+        "        import pytest\n\n        pytest.skip('later')\n    return a + b\n",
+    )
+    _commit(repo, {"calc.py": skipping}, "calc: drop the import; add skips under test")
+    code, verdict, said = _check(repo)
+    assert code == 1, said
+    assert "skipped by code the change added" in verdict["reason"]
+    assert "test_add.py::test_add: skipped (raised in calc.py)" in verdict["reason"]
+    assert "test_add_elsewhere" not in verdict["reason"]  # the base's own skipif
+
+
+def test_a_skip_the_base_s_conftest_raises_is_the_base_s(tmp_path: Path) -> None:
+    """A fixture of the base's conftest.py skips a test whose file says nothing of skips:
+    raised in the base's test infrastructure, it is the author's. And a base helper (not
+    a test file, unchanged) that skips only when the change's code calls it is the
+    change's doing: calc.py is on the skip's stack."""
+    conftest = (
+        "import pytest\n\n\n@pytest.fixture\ndef network():\n"
+        "    pytest.skip('no network in the sandbox')\n"
+    )
+    test_net = "from calc import add\n\n\ndef test_fetch(network):\n    assert add(1, 1) == 2\n"
+    helper = "import pytest\n\n\ndef not_yet():\n    pytest.skip('not yet')\n"
+    files = {
+        "calc.py": BROKEN_CALC,
+        "conftest.py": conftest,
+        "test_net.py": test_net,
+        "test_sub.py": TEST_SUB,
+        "helper.py": helper,
+    }
+    repo = make_repo(tmp_path / "repo", files, directives(PYTEST))
+    _commit(repo, {"calc.py": FIXED_CALC}, "calc: drop the import that does not exist")
+    code, verdict, said = _check(repo)
+    assert code == 0, said
+    assert WHOLE in verdict["reason"]
+
+    _commit(repo, {"calc.py": BROKEN_CALC}, "break it again")
+    through = FIXED_CALC.replace(
+        "def sub(a, b):\n    return a - b\n",
+        "def sub(a, b):\n    import helper\n\n    helper.not_yet()\n",
+    )
+    _commit(repo, {"calc.py": through}, "calc: drop the import; sub not yet")
+    code, verdict, said = _check(repo)
+    assert code == 1, said
+    assert "test_sub.py::test_sub: skipped (raised in helper.py)" in verdict["reason"]
+
+
+def test_a_test_module_the_change_s_code_skips_as_a_whole_is_no_pass(tmp_path: Path) -> None:
+    """calc.py skips at import: test_add.py is skipped as it is collected, so none of its
+    tests is in the results at all (test_mul.py's pass). The skip was raised in calc.py,
+    the change's code."""
+    mathx = "import no_such_module\n\n\ndef mul(a, b):\n    return a * b\n"
+    test_mul = "from mathx import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+    files = {"calc.py": BROKEN_CALC, "test_add.py": TEST_ADD, "mathx.py": mathx}
+    repo = make_repo(tmp_path / "repo", {**files, "test_mul.py": test_mul}, directives(PYTEST))
+    skipping = (
+        "import sys\n\nif 'pytest' in sys.modules:\n    import pytest\n\n"
+        "    pytest.skip('later', allow_module_level=True)\n\n\n" + FIXED_CALC
+    )
+    fixed_mathx = mathx.replace("import no_such_module\n\n\n", "")
+    _commit(repo, {"calc.py": skipping, "mathx.py": fixed_mathx}, "fix both; calc skips")
+    code, verdict, said = _check(repo)
+    assert code == 1, said
+    assert "test_add.py: skipped as a whole (raised in calc.py)" in verdict["reason"]
+
+
 CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
 LIB = """pub fn add(a: i32, b: i32) -> i32 {
     a + b

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import (
@@ -69,6 +72,32 @@ def test_a_syntax_error_is_repaired_with_the_error_and_its_line(tmp_path: Path, 
     assert "SyntaxError" in repair_prompt
     assert "calc.py:2" in repair_prompt  # the file and the line of the error
     assert "return (a + b" in repair_prompt  # the model sees its own broken edit
+
+
+def test_untracked_files_stay_as_they_are_and_the_fix_lands(calc_repo: Path, script) -> None:
+    """An untracked file the commit does not add is never touched by a fast-forward: the
+    user's notes, and the `__pycache__` their own test run left in a repository that
+    ignores none, no longer keep the fix on a branch. Each stays byte for byte."""
+    (calc_repo / "notes.txt").write_text("my untracked notes\n")
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=calc_repo,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    )
+    left = sorted(p.name for p in (calc_repo / "__pycache__").iterdir())
+    assert left, "the user's pytest run left no bytecode"
+    untracked = {
+        rel: (calc_repo / rel).read_bytes()
+        for rel in ["notes.txt", *(f"__pycache__/{n}" for n in left)]
+    }
+    proc = cli("run", "--repo", str(calc_repo), "--model", script(propose=[FIX_ADD]))
+    assert proc.returncode == 0, proc.stderr
+    [attempt] = log_json(calc_repo)
+    assert attempt["outcome"] == "accepted" and attempt["branch"] is None, attempt
+    assert attempt["commit"] == git(calc_repo, "rev-parse", "HEAD").strip()
+    assert {rel: (calc_repo / rel).read_bytes() for rel in untracked} == untracked
+    assert git(calc_repo, "status", "--porcelain", "--untracked-files=no") == ""
 
 
 def test_uncommitted_work_is_untouched_and_the_fix_kept_on_a_branch(

@@ -16,9 +16,10 @@ import pytest
 
 from selfforge.judge import channel as channel_module
 from selfforge.judge import sandbox
-from selfforge.judge.channel import MAX_CONNECTIONS, Channel
+from selfforge.judge.channel import MAX_CONNECTIONS, MAX_WHERE, Channel
+from selfforge.judge.runner import CheckSpace, run_tests
 
-from conftest import cli, directives, log_json, make_repo
+from conftest import PYTEST, cli, directives, log_json, make_repo
 
 
 def _client(channel: Channel, token: str | None = None) -> socket.socket:
@@ -126,3 +127,80 @@ def test_candidate_code_that_writes_to_the_channel_is_rejected(
     [attempt] = log_json(repo)
     assert attempt["outcome"] == "rejected"
     assert "cannot be trusted" in str(attempt["reason"]) and "forged" in str(attempt["reason"])
+
+
+SKIPS = {
+    "calc.py": (
+        "import unittest\n\nimport pytest\n\n\ndef skips():\n    pytest.skip('later')\n\n\n"
+        "def xfails():\n    pytest.xfail('later')\n\n\n"
+        "def raises():\n    raise ValueError('not yet')\n\n\n"
+        "def skip_test():\n    raise unittest.SkipTest('later')\n"
+    ),
+    "conftest.py": (
+        "import pytest\n\n\n@pytest.fixture\ndef network():\n    pytest.skip('offline')\n"
+    ),
+    "later.py": "import pytest\n\npytest.skip('later', allow_module_level=True)\n",
+    "test_later.py": "import later\n\n\ndef test_later():\n    pass\n",
+    "test_skips.py": (
+        "import sys\nimport unittest\n\nimport pytest\n\nimport calc\n\n\n"
+        "def test_code_skips():\n    calc.skips()\n\n\n"
+        "def test_code_xfails():\n    calc.xfails()\n\n\n"
+        "def test_code_raises_skiptest():\n    calc.skip_test()\n\n\n"
+        "@pytest.mark.skipif(sys.maxsize > 0, reason='elsewhere')\n"
+        "def test_marked():\n    pass\n\n\n"
+        "@pytest.mark.xfail(reason='known bug')\n"
+        "def test_expected_failure():\n    calc.raises()\n\n\n"
+        "def test_fixture_skips(network):\n    pass\n\n\n"
+        "def test_own_skip():\n    pytest.skip('by the test')\n\n\n"
+        "class TestCase(unittest.TestCase):\n"
+        "    def test_code_skips(self):\n        calc.skip_test()\n\n"
+        "    def test_own_skip(self):\n        self.skipTest('by the test')\n"
+    ),
+}
+SKIP_ORIGINS = {
+    "test_skips.py::test_code_skips": ["test_skips.py", "calc.py"],
+    "test_skips.py::test_code_xfails": ["test_skips.py", "calc.py"],
+    "test_skips.py::test_code_raises_skiptest": ["test_skips.py", "calc.py"],
+    "test_skips.py::test_marked": ["test_skips.py"],  # a mark: the test's file
+    "test_skips.py::test_expected_failure": ["test_skips.py"],  # the mark's, not calc's
+    "test_skips.py::test_fixture_skips": ["conftest.py"],
+    "test_skips.py::test_own_skip": ["test_skips.py"],
+    "test_skips.py::TestCase::test_code_skips": ["test_skips.py", "calc.py"],
+    "test_skips.py::TestCase::test_own_skip": ["test_skips.py"],
+}
+
+
+@pytest.mark.parametrize("workers", ["", " -p xdist -n 2"], ids=["plain", "xdist"])
+def test_each_skip_says_where_it_was_raised(tmp_path: Path, workers: str) -> None:
+    """The project's files on each skip's stack, the raiser last (libraries and pytest
+    left out): what the judge tells the base's own skips from the code's by. Through
+    pytest-xdist's workers too (the report crosses a process)."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name, text in SKIPS.items():
+        (tree / name).write_text(text)
+    space = CheckSpace(repo=tmp_path / "checkout")
+    result, report = run_tests(f"{PYTEST}{workers}", tree, 120, space)
+    assert report is not None, result.output
+    assert report.skip_origins == SKIP_ORIGINS, result.output
+    # a module skipped as it is collected (its tests never show): where, all the same
+    assert report.skipped_modules == {"test_later.py": ["later.py"]}
+    assert set(report.outcomes.values()) == {"skipped", "xfailed"}
+
+
+def test_a_skip_origin_beyond_the_channel_s_bounds_is_a_named_problem(tmp_path: Path) -> None:
+    channel = Channel()
+    client = _client(channel, _token(channel))
+    start = {"ev": "start", "rootdir": str(tmp_path)}
+    test = {"ev": "test", "id": "t.py::a", "when": "call", "outcome": "skipped"}
+    inside, outside = str(tmp_path / "pkg" / "calc.py"), "/usr/lib/python3/x.py"
+    records = [start, {**test, "where": [outside, inside, "<string>"]}]
+    records.append({**test, "id": "t.py::b", "where": ["/x"] * (MAX_WHERE + 1)})
+    client.sendall(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    client.close()
+    channel.close()
+    report = channel.report(tmp_path)
+    assert report is not None
+    # relative to the tree; a file outside it is no code a change holds
+    assert report.skip_origins == {"t.py::a": ["pkg/calc.py", "<string>"]}
+    assert "where is not a list of at most 16 paths" in str(report.channel_problem)

@@ -7,8 +7,11 @@ change's code with the base's tests, judge/contract.py) and the change's own sui
 both build, collect and pass entirely. Deleting or weakening a test does not help: the
 judged commit runs the base's version of every test. A skipped or xfailed test counts
 only when the base's own test file asks for it (a platform ``skipif``, an ``#[ignore]``);
-one skipped by code the change added is no pass. ``run`` never gets here: a model's
-proposal on such a base stops at the baseline.
+one skipped by code the change added is no pass. For pytest that is known by where the
+skip was raised (selfforge's plugin names the files on its stack): a ``pytest.skip()``
+in the module under test is the change's even when the test file has a ``skipif`` of
+its own; for other runners, by whether the base's test file mentions a skip at all.
+``run`` never gets here: a model's proposal on such a base stops at the baseline.
 """
 
 from __future__ import annotations
@@ -27,20 +30,32 @@ _HIDDEN = ("skipped", "xfailed")
 
 
 def judged_gate(
-    tree: Path, base: str, diff: str, report: TestReport | None, result: CommandResult
+    tree: Path,
+    base: str,
+    diff: str,
+    report: TestReport | None,
+    result: CommandResult,
+    code: frozenset[str] = frozenset(),
 ) -> Verdict:
     """The base's tests on the change's code: everything builds and passes; a test is
-    skipped only where the base's test file asks for it."""
+    skipped only where the base's test file asks for it. ``code``: the files the judged
+    commit holds in the change's version (its code, not the base's tests)."""
     verdict = _whole(report, result, "on the change's code")
     if not verdict.ok or report is None:
         return verdict
     added_skips = any(_SKIP_WORDS.search(line) for line in _added_lines(diff))
     hidden = [
-        t
+        f"{t}: {outcome}{_raised_in(report.skip_origins.get(t))}"
         for t, outcome in sorted(report.outcomes.items())
-        if outcome in _HIDDEN and not _base_asks(tree, base, t, added_skips)
+        if outcome in _HIDDEN and not _base_skips(tree, base, t, report, code, added_skips)
     ]
-    return _hidden(hidden, report, "by code the change added, not by the base's tests")
+    # a module skipped as it was collected: its tests are not in the report at all
+    hidden += [
+        f"{module}: skipped as a whole{_raised_in(origins)}"
+        for module, origins in sorted(report.skipped_modules.items())
+        if not _base_made(tree, base, origins, code, module.split("::")[0])
+    ]
+    return _hidden(hidden, "by code the change added, not by the base's tests")
 
 
 def own_gate(judged: TestReport | None, own: TestReport | None, result: CommandResult) -> Verdict:
@@ -51,11 +66,11 @@ def own_gate(judged: TestReport | None, own: TestReport | None, result: CommandR
         return verdict
     before = judged.outcomes if judged is not None else {}
     hidden = [
-        t
+        f"{t}: {outcome}"
         for t, outcome in sorted(own.outcomes.items())
         if outcome in _HIDDEN and before.get(t) not in _HIDDEN
     ]
-    return _hidden(hidden, own, "in the change's own suite, by tests the change added")
+    return _hidden(hidden, "in the change's own suite, by tests the change added")
 
 
 def still_builds_nothing(report: TestReport | None) -> bool:
@@ -83,12 +98,15 @@ def _whole(report: TestReport | None, result: CommandResult, where: str) -> Verd
     return PASS
 
 
-def _hidden(hidden: list[str], report: TestReport, how: str) -> Verdict:
-    if not hidden:
+def _hidden(shown: list[str], how: str) -> Verdict:
+    if not shown:
         return PASS
-    shown = [f"{t}: {report.outcomes[t]}" for t in hidden]
-    reason = f"{WHOLE_SUITE_PASSES}: {len(hidden)} test(s) skipped {how}: " + "; ".join(shown[:3])
+    reason = f"{WHOLE_SUITE_PASSES}: {len(shown)} test(s) skipped {how}: " + "; ".join(shown[:3])
     return Verdict(False, reason, reason + "; make them pass instead.", shown)
+
+
+def _raised_in(origins: list[str] | None) -> str:
+    return f" (raised in {origins[-1]})" if origins else ""
 
 
 def _reject(what: str, result: CommandResult) -> Verdict:
@@ -99,6 +117,35 @@ def _reject(what: str, result: CommandResult) -> Verdict:
 def _said(report: TestReport, test: str) -> str:
     message = report.messages.get(test)
     return f"{report.outcomes[test]} ({message[:200]})" if message else report.outcomes[test]
+
+
+def _base_skips(
+    tree: Path, base: str, test: str, report: TestReport, code: frozenset[str], added_skips: bool
+) -> bool:
+    """Whether the base made ``test`` skip. Where pytest says where the skip came from,
+    every file it passed through must be the base's (none the change's code, none that is
+    no file), and one of them must say skip; elsewhere (Go, cargo, JS), the base's test
+    file must be able to skip it."""
+    origins = report.skip_origins.get(test)
+    if origins is None:
+        return _base_asks(tree, base, test, added_skips)
+    return _base_made(tree, base, origins, code, test.split("::")[0])
+
+
+def _base_made(
+    tree: Path, base: str, origins: list[str], code: frozenset[str], own_file: str
+) -> bool:
+    """A skip whose stack holds none of the change's code (nor code that is no file) and
+    passed through a file of the base that says skip (the test's own when it names none
+    of the tree's: raised by a library)."""
+    if any(path in code or path.startswith("<") for path in origins):
+        return False
+    return any(_says_skip(tree, base, path) for path in origins or [own_file])
+
+
+def _says_skip(tree: Path, base: str, path: str) -> bool:
+    shown = git.call("show", f"{base}:{path}", cwd=tree)
+    return shown.returncode == 0 and bool(_SKIP_WORDS.search(shown.stdout))
 
 
 def _base_asks(tree: Path, base: str, test: str, added_skips: bool) -> bool:

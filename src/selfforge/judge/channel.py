@@ -194,8 +194,10 @@ MAX_BYTES = 64 * 2**20
 MAX_RECORDS = 500_000
 MAX_CONNECTIONS = 64
 MAX_LINE = 256 * 1024
+MAX_WHERE = 16  # files a skip's origin names (the plugin's _MAX_WHERE)
+MAX_WHERE_PATH = 4096
 MAX_SECONDS = 1e7  # a longer test duration is a clock the test moved (unknown)
-_EVENTS = {"hello", "start", "collected", "collect_error", "test", "finish"}
+_EVENTS = {"hello", "start", "collected", "collect_error", "collect_skip", "test", "finish"}
 _OUTCOMES = {"passed", "failed", "skipped", "error", "xfailed", "xpassed"}
 
 
@@ -244,6 +246,13 @@ def validate(record: object) -> dict:
         if record.get("outcome") not in _OUTCOMES:
             raise ValueError(f"unknown outcome {str(record.get('outcome'))[:40]!r}")
         record["duration"] = seconds(record.get("duration"))
+    where = record.get("where")
+    if where is not None and not (
+        isinstance(where, list)
+        and len(where) <= MAX_WHERE
+        and all(isinstance(p, str) and len(p) <= MAX_WHERE_PATH for p in where)
+    ):
+        raise ValueError(f"where is not a list of at most {MAX_WHERE} paths")
     for key in ("exitstatus", "n", "collected", "testsfailed", "pid"):
         value = record.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):

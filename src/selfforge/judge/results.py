@@ -9,6 +9,8 @@ outcomes are read from the output (and must agree with the exit code).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +38,11 @@ class TestReport:
     imports: dict[str, str | None] = field(default_factory=dict)  # module → file it loads
     stop_early_requested: bool = False
     channel_problem: str | None = None  # the results channel was attacked or overflowed
+    # pytest: a skipped or xfailed test → the tree's files its skip passed through, the
+    # raiser last (a mark's: the test's file); "<...>" for code that is no file
+    skip_origins: dict[str, list[str]] = field(default_factory=dict)
+    # pytest: a module (or class) skipped as it was collected → where that skip came from
+    skipped_modules: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def passed(self) -> set[str]:
@@ -119,6 +126,9 @@ def report_from_records(records: list[dict], root: Path) -> TestReport | None:
         if ev == "collect_error":
             module = prefix + str(r.get("id") or "")
             report.collect_errors[module] = _first_line(str(r.get("msg", "")))
+        elif ev == "collect_skip":
+            module = prefix + str(r.get("id") or "")
+            report.skipped_modules[module] = in_tree(list(r.get("where") or []), root)
         elif ev == "test":
             test = prefix + str(r.get("id", ""))
             outcome = str(r.get("outcome", "failed"))
@@ -132,6 +142,9 @@ def report_from_records(records: list[dict], root: Path) -> TestReport | None:
             if previous is None or _RANK.get(outcome, 4) >= _RANK.get(previous, 4):
                 report.outcomes[test] = outcome
             _add_duration(report, unknown, test, r.get("duration"))
+            if outcome in ("skipped", "xfailed") and isinstance(r.get("where"), list):
+                origins = report.skip_origins.setdefault(test, [])
+                origins += [p for p in in_tree(r["where"], root) if p not in origins]
             if r.get("msg"):
                 report.messages[test] = _first_line(str(r["msg"]))
     return report
@@ -148,6 +161,22 @@ def _add_duration(report: TestReport, unknown: set[str], test: str, secs: object
         report.durations.pop(test, None)
         return
     report.durations[test] = report.durations.get(test, 0.0) + float(secs)
+
+
+def in_tree(paths: list[str], root: Path) -> list[str]:
+    """Absolute paths made relative to the tree; one outside it (an installed library, a
+    folder on PYTHONPATH) is no code a change holds and is left out; "<...>" stays."""
+    roots = {root.resolve(), root.absolute()}
+    kept = []
+    for path in paths:
+        if path.startswith("<"):
+            kept.append(path)
+            continue
+        for top in roots:
+            with contextlib.suppress(ValueError):
+                kept.append(Path(os.path.normpath(path)).relative_to(top).as_posix())
+                break
+    return kept
 
 
 def _node_prefix(rootdir: Path, root: Path) -> str:

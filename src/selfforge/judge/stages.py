@@ -219,7 +219,8 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     declared = _declared(c, j)
     verdict = gates.tests_gate(j.baseline, c.observed, c.criterion, excused=declared, diff=c.diff)
     if verdict.ok and c.criterion.kind == "whole":  # the base does not build
-        verdict = broken_base.judged_gate(c.tree, c.base, c.diff, report, result)
+        code = frozenset(c.changed).difference(judged.restored)  # the change's, as judged
+        verdict = broken_base.judged_gate(c.tree, c.base, c.diff, report, result, code)
     j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)
     if verdict.ok and not judged.is_candidate:
         # The suite as the user's own command will run it from now on: the change's own

@@ -163,6 +163,7 @@ class HeadState:
     branch: str | None  # None on a detached HEAD
     commit: str | None  # None before the first commit
     dirty: list[str]  # staged, unstaged or untracked (non-ignored) paths
+    untracked: tuple[str, ...] = ()  # those of ``dirty`` git does not track
 
 
 def head_state(cwd: Path) -> HeadState:
@@ -170,7 +171,7 @@ def head_state(cwd: Path) -> HeadState:
     all three at once)."""
     out = git("status", "--porcelain=v2", "--branch", "--untracked-files=all", cwd=cwd)
     branch = commit = None
-    dirty = []
+    dirty, untracked = [], []
     for line in out.splitlines():
         if line.startswith("# branch.oid "):
             commit = line[13:].strip() if line[13:].strip() != "(initial)" else None
@@ -178,10 +179,11 @@ def head_state(cwd: Path) -> HeadState:
             branch = line[14:].strip() if line[14:].strip() != "(detached)" else None
         elif line.startswith("? "):
             dirty.append(line[2:])
+            untracked.append(line[2:])
         elif line[:2] in ("1 ", "2 ", "u "):
             fields = {"1": 8, "2": 9, "u": 10}[line[0]]
             dirty.append(line.split(" ", fields)[-1].split("\t")[0])
-    return HeadState(branch, commit, dirty)
+    return HeadState(branch, commit, dirty, tuple(untracked))
 
 
 def is_clean(cwd: Path) -> bool:

@@ -271,7 +271,10 @@ class Workspace:
     def land(self, *, commit: str, base_commit: str, mode: str, name: str) -> LandResult:
         """Fast-forward the user's branch to ``commit`` if it is safe; else keep a branch."""
         state = git.head_state(self.root)
-        branch, dirty = state.branch, state.dirty
+        # Untracked files stay: a fast-forward never touches one the commit does not add
+        # (those it adds are the clash below). A `__pycache__` the user's own test run
+        # left in a repository that ignores none used to keep every change on a branch.
+        branch, dirty = state.branch, [p for p in state.dirty if p not in state.untracked]
         reason = None
         if mode == "branch":
             reason = "land mode is 'branch'"
@@ -281,7 +284,7 @@ class Workspace:
             reason = f"{branch} moved since the attempt started"
         elif dirty:
             shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
-            reason = f"your working tree has uncommitted or untracked changes ({shown})"
+            reason = f"your working tree has uncommitted changes ({shown})"
         elif clash := self._would_overwrite(base_commit, commit):
             reason = f"it adds {clash}, which exists (untracked or ignored) in your checkout"
         if reason is None:

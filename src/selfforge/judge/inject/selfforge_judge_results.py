@@ -168,6 +168,77 @@ def pytest_collectreport(report) -> None:  # type: ignore[no-untyped-def]
     if report.failed:
         text = str(report.longrepr or "")
         _send({"ev": "collect_error", "id": report.nodeid, "msg": text[-2000:]})
+    elif report.skipped:  # a module skipped as a whole: its tests never show
+        where = report.longrepr[0] if isinstance(report.longrepr, tuple) else "<unknown>"
+        where = os.path.abspath(where) if not str(where).startswith("<") else str(where)
+        if len(where) > _MAX_WHERE_PATH:
+            where = "<a path too long>"
+        _send({"ev": "collect_skip", "id": report.nodeid, "where": [where]})
+
+
+# A skip or xfail's origin: at most this many files, each path at most this long (the
+# channel refuses more: channel.MAX_WHERE, MAX_WHERE_PATH).
+_MAX_WHERE = 16
+_MAX_WHERE_PATH = 4096
+_UNSEEN = ("<frozen ",)  # the import system's own frames, never the project's code
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Where the interpreter, the installed packages and pytest live: frames there are not
+    the project's code (a venv inside the tree included)."""
+    import sys
+
+    import _pytest
+    import pluggy
+
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    dirs |= {os.path.dirname(m.__file__ or "") for m in (_pytest, pluggy, pytest)}
+    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs if d)
+
+
+_LIBRARIES = _library_dirs()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):  # type: ignore[no-untyped-def]
+    """Where a skip or xfail came from: every file of the project's code on its stack, the
+    raiser last. The judge tells the base's tests' own skips from the code's by it."""
+    raised = call.excinfo.value if call.excinfo is not None else None
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped:  # a skip, or an xfail (pytest reports those as skipped)
+        if raised is None and call.excinfo is not None:  # unittest's, set in the hook
+            raised = call.excinfo.value
+        report.selfforge_where = _where(item, raised, hasattr(report, "wasxfail"))
+
+
+def _where(item, raised: BaseException | None, xfail: bool) -> list[str]:  # type: ignore[no-untyped-def]
+    """The files the skip's exception passed through, outside the libraries; the test's
+    own file for a mark (raised by pytest, or the expected failure of an xfail mark)."""
+    test_file = os.fspath(getattr(item, "path", None) or item.fspath)
+    context = getattr(raised, "__context__", None)
+    if isinstance(raised, pytest.skip.Exception) and type(context).__name__ == "SkipTest":
+        raised = context  # a TestCase's SkipTest, which unittest hands pytest as a skip
+    if raised is None or (xfail and not isinstance(raised, pytest.xfail.Exception)):
+        return [test_file]
+    files: list[str] = []
+    tb = raised.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+        if name.startswith(_UNSEEN):
+            continue
+        if not name.startswith("<"):
+            name = os.path.abspath(name)
+            if name.startswith(_LIBRARIES):
+                continue
+        name = name if len(name) <= _MAX_WHERE_PATH else "<a path too long>"
+        if name in files:
+            files.remove(name)
+        files.append(name)
+    if len(files) > _MAX_WHERE:  # what is left out could be the code's: it counts as such
+        files = ["<more files>", *files[-(_MAX_WHERE - 1) :]]
+    return files or [test_file]
 
 
 def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
@@ -178,6 +249,7 @@ def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
     if report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)
         message = crash.message if crash is not None else str(report.longrepr or "")[-500:]
+    where = getattr(report, "selfforge_where", None)
     _send(
         {
             "ev": "test",
@@ -186,6 +258,7 @@ def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
             "outcome": outcome,
             "duration": _seconds(report.duration),
             "msg": message[:1000],
+            **({"where": where} if isinstance(where, list) else {}),
         }
     )
 
