@@ -27,7 +27,7 @@ from selfforge.repo import git
 from selfforge.repo.treefiles import remove_special_files
 
 if TYPE_CHECKING:
-    from selfforge.judge.stages import Candidate, Judge
+    from selfforge.judge.candidate import Candidate, Judge
 
 LINT_SUFFIX = "-lint"  # the lint's checkout: the candidate's worktree's name + this
 
