@@ -183,12 +183,42 @@ def main() -> None:
         if code is not None:
             # Nothing of this process's own is left to clean up (the worker ran the
             # command): skip the interpreter's shutdown, a few milliseconds per command.
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError):  # a closed pipe: nothing more to say there
-                    continue
-            os._exit(code)
+            _flush_and_exit(code)
     from selfforge.cli.program import main as run_here
 
-    run_here()
+    try:
+        run_here()
+        code = 0
+    except SystemExit as done:
+        code = _exit_code(done)
+    # The command has closed what it opened (the journal, the lock, its worktrees); what
+    # is left is the interpreter's teardown of every module and object it loaded, ~0.1 s
+    # of a warm check (measured on a Go check: 0.09 s from the last line to the exit).
+    # What a normal exit does first is done as it does it (threading's shutdown: the
+    # executors' exit hooks, then every thread that is not a daemon joined; then the
+    # exit handlers); then the process ends without the teardown.
+    import atexit
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    _flush_and_exit(code)
+
+
+def _exit_code(done: SystemExit) -> int:
+    """What the interpreter would exit with for ``done``: a message is printed, code 1."""
+    if done.code is None:
+        return 0
+    if isinstance(done.code, int):
+        return done.code
+    print(done.code, file=sys.stderr)
+    return 1
+
+
+def _flush_and_exit(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more to say there
+            continue
+    os._exit(code)
