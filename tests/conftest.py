@@ -38,6 +38,31 @@ def _cargo_starts() -> bool:
 
 
 CARGO_STARTS = _cargo_starts()
+
+
+def _path_python_has_pytest() -> bool:
+    """Does the Python that `selfforge init` finds for a project with no virtualenv of its
+    own (``python``, else ``python3``, on PATH without selfforge's own venv) have pytest?
+    On a fresh machine the system's has none: tests of what init detects there skip."""
+    import shutil
+
+    from selfforge.repo.detect import own_bin_folders
+
+    own = own_bin_folders()
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    path = os.pathsep.join(e for e in entries if e and Path(e).resolve() not in own)
+    python = shutil.which("python", path=path) or shutil.which("python3", path=path)
+    if python is None:
+        return False
+    done = subprocess.run([python, "-c", "import pytest"], capture_output=True, timeout=60)
+    return done.returncode == 0
+
+
+PATH_PYTEST = _path_python_has_pytest()
+needs_path_pytest = pytest.mark.skipif(
+    not PATH_PYTEST,
+    reason="needs pytest in the python on PATH (what init finds for a project with no venv)",
+)
 needs_cargo = pytest.mark.skipif(
     not CARGO_STARTS, reason="needs cargo with a toolchain (rustup: `rustup default stable`)"
 )

@@ -8,7 +8,7 @@ import pytest
 
 from selfforge.config import load_directives
 
-from conftest import CALC, TEST_CALC, cli, make_repo
+from conftest import CALC, TEST_CALC, cli, make_repo, needs_path_pytest
 
 
 @pytest.mark.parametrize(
@@ -55,6 +55,7 @@ def test_pyproject_errors_name_the_line(tmp_path: Path) -> None:
     assert "pyproject.toml:5" in proc.stderr and "limits.cycles" in proc.stderr
 
 
+@needs_path_pytest
 def test_init_detects_pytest_and_writes_valid_directives(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "tests/test_calc.py": TEST_CALC})
     proc = cli("init", "--repo", str(repo))

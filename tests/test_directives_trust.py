@@ -9,6 +9,7 @@ the file and the keys named. The rest of pyproject.toml (dependencies) may chang
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from selfforge.config import load_directives
@@ -50,8 +51,11 @@ def _run(repo: Path, script, reply: str, *extra: str) -> dict[str, object]:
 
 
 def test_a_new_pyproject_table_is_refused_naming_file_and_key(tmp_path: Path, script) -> None:
-    """No selfforge.toml, no pyproject.toml: the issue's repository."""
+    """No selfforge.toml, no pyproject.toml: the issue's repository. Its virtualenv (the
+    suite's, linked) is what the detected test command runs with: on a fresh machine the
+    Python on PATH has no pytest."""
     repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC})
+    (repo / ".venv").symlink_to(sys.prefix, target_is_directory=True)
     head = git(repo, "rev-parse", "HEAD")
     reply = FIX_ADD + _create("pyproject.toml", ATTACK)
     attempt = _run(repo, script, reply, "--goal", "Fix add() so test_add passes", "--cycles", "1")

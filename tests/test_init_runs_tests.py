@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CALC, TEST_CALC, cli, directives, git, make_repo
+from conftest import CALC, TEST_CALC, cli, directives, git, make_repo, needs_path_pytest
 
 BROKEN_CONFTEST = "import module_nobody_installed\n"
 
@@ -20,6 +20,7 @@ def _init(repo: Path) -> tuple[str, dict]:
     return proc.stdout, tomllib.loads((repo / "selfforge.toml").read_text())["checks"]
 
 
+@needs_path_pytest
 def test_a_suite_whose_conftest_cannot_import_is_not_written(tmp_path: Path) -> None:
     files = {"calc.py": CALC, "test_calc.py": TEST_CALC, "conftest.py": BROKEN_CONFTEST}
     repo = make_repo(tmp_path / "p", files)
@@ -33,6 +34,7 @@ def test_a_suite_whose_conftest_cannot_import_is_not_written(tmp_path: Path) -> 
     assert "none written" in out and "init --force" in out
 
 
+@needs_path_pytest
 @pytest.mark.parametrize("front_end", [False, True])
 def test_a_project_whose_dependencies_are_not_installed_is_told_to_pip_install(
     tmp_path: Path, front_end: bool
@@ -60,6 +62,7 @@ def test_a_project_whose_dependencies_are_not_installed_is_told_to_pip_install(
     ) in out
 
 
+@needs_path_pytest
 def test_a_suite_with_failing_tests_is_written(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "p", {"calc.py": CALC, "test_calc.py": TEST_CALC})
     out, checks = _init(repo)

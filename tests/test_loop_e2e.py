@@ -19,6 +19,7 @@ from conftest import (
     left_worktrees,
     log_json,
     make_repo,
+    needs_path_pytest,
     snapshot,
 )
 
@@ -236,6 +237,7 @@ def test_undo_refuses_when_later_commits_touch_the_same_lines(calc_repo: Path, s
     assert git(calc_repo, "status", "--porcelain") == ""
 
 
+@needs_path_pytest
 def test_without_directives_the_detected_checks_guard_the_run(tmp_path: Path, script) -> None:
     repo = make_repo(tmp_path / "r", {"calc.py": CALC, "tests/test_calc.py": TEST_CALC})
     (repo / "tests" / "conftest.py").write_text(
