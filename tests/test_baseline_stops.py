@@ -298,3 +298,15 @@ def test_a_pytest_project_with_a_failing_test_reaches_the_model(tmp_path: Path, 
 def test_pytest_tests_written_before_their_code_reach_the_model(tmp_path: Path, script) -> None:
     first = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
     _reaches_the_model(_py(tmp_path, {"test_mul.py": first}), script)
+
+
+@NEEDS_GO
+def test_a_run_stopped_at_its_baseline_is_closed_in_the_journal(tmp_path: Path, script) -> None:
+    """The run's row says how it ended ('failed', with the baseline's message), not
+    'running' until a later run's recovery calls its process dead."""
+    repo = _module(tmp_path, {"mathx.go": MATHX.replace("a - b", "a -")})
+    _stops(repo, script, "the package does not build")
+    with sqlite3.connect(repo / ".selfforge" / "journal.db") as conn:
+        status, reason = conn.execute("SELECT status, stop_reason FROM runs").fetchone()
+    assert status == "failed", (status, reason)
+    assert "does not build" in reason

@@ -110,24 +110,26 @@ def run(
             land_mode=d.land.mode,
         )
         summary = RunSummary(run_id, recovered=recovered)
-        engine = make_engine(
-            ws,
-            loaded,
-            journal,
-            model,
-            reporter,
-            run_id,
-            options.edit_format,
-            options.context_window,
-            options.no_sandbox,
-        )
-        engine.lessons_for = lambda task: _lessons(journal, task)
-        engine.self_target = is_self_repo(ws.root)
-        if engine.self_target and journal.get_meta(LAST_GOOD) is None:
-            remember_good(journal, base, ws.root)  # the code now running is the known good one
         status, summary.stop_reason = "failed", "stopped by an unexpected error"
         checker = None
+        # From the run's row on, whatever ends it (a baseline that cannot run, Ctrl-C
+        # while the baseline is measured) closes the row and what the run opened.
         try:
+            engine = make_engine(
+                ws,
+                loaded,
+                journal,
+                model,
+                reporter,
+                run_id,
+                options.edit_format,
+                options.context_window,
+                options.no_sandbox,
+            )
+            engine.lessons_for = lambda task: _lessons(journal, task)
+            engine.self_target = is_self_repo(ws.root)
+            if engine.self_target and journal.get_meta(LAST_GOOD) is None:
+                remember_good(journal, base, ws.root)  # the code now running is the known good one
             if options.parallel > 1:
                 checker = make_checker(
                     options.backend, options.parallel, ws.lock_fd, engine.self_target
