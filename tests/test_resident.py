@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -154,7 +155,8 @@ def test_a_run_lands_through_the_resident_and_a_closed_pipe_does_not_stop_it(
 
 
 def _slow_repo(tmp_path: Path) -> Path:
-    slow = "python -c 'import time; time.sleep(60)'"
+    # the suite's own Python: a fresh machine may have python3 and no `python` on PATH
+    slow = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(60)'"
     return make_repo(
         tmp_path / "slow", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(slow)
     )
