@@ -170,14 +170,10 @@ class Attempt:
                     return self.result("no_edits", "the model proposed no edits")
                 return self.result("rejected", last.reason)
             carried = "" if applied.ok else carry_over(reply, applied, self.fmt)
-            verdict = self._verify(applied)
-            if verdict.ok:
-                return self.land()
-            self.failures.append(verdict.reason)
-            last, feedback = verdict, verdict.feedback
-            if not self._can_repair():
-                return self.result("rejected", verdict.reason)
-            self.round += 1
+            last = self._verify(applied)
+            if (ended := self._after(last)) is not None:
+                return ended
+            feedback = last.feedback
 
     def _explore_rounds(self, bundle: ContextBundle) -> AttemptResult:
         """The exploring proposer (propose/explore.py), or an outside agent's
@@ -197,14 +193,21 @@ class Attempt:
                         "no_edits", why if stop.gives_up else f"the model proposed {why}"
                     )
                 return self.result("rejected", f"{last.reason}; then {why}")
-            verdict = self._verify(applied)
-            if verdict.ok:
-                return self.land()
-            self.failures.append(verdict.reason)
-            last, feedback = verdict, verdict.feedback
-            if not self._can_repair():
-                return self.result("rejected", verdict.reason)
-            self.round += 1
+            last = self._verify(applied)
+            if (ended := self._after(last)) is not None:
+                return ended
+            feedback = last.feedback
+
+    def _after(self, verdict: Verdict) -> AttemptResult | None:
+        """What a round's verdict ends in (landed, or rejected with no repair left), or
+        None: the next round repairs it."""
+        if verdict.ok:
+            return self.land()
+        self.failures.append(verdict.reason)
+        if not self._can_repair():
+            return self.result("rejected", verdict.reason)
+        self.round += 1
+        return None
 
     def _can_repair(self) -> bool:
         return self.round < self.e.d.limits.max_repairs
