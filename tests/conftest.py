@@ -46,11 +46,9 @@ def _path_python_has_pytest() -> bool:
     On a fresh machine the system's has none: tests of what init detects there skip."""
     import shutil
 
-    from selfforge.repo.detect import own_bin_folders
+    from selfforge.repo.detect import path_without_own
 
-    own = own_bin_folders()
-    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
-    path = os.pathsep.join(e for e in entries if e and Path(e).resolve() not in own)
+    path = path_without_own()
     python = shutil.which("python", path=path) or shutil.which("python3", path=path)
     if python is None:
         return False

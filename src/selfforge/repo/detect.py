@@ -108,9 +108,15 @@ def own_bin_folders() -> set[Path]:
 def project_path(p: Project) -> str:
     """PATH as the project sees it: without selfforge's own bin folder, unless the
     project's virtualenv is selfforge's."""
-    own = own_bin_folders()
     if p.venv is not None and p.venv.resolve() == Path(sys.prefix).resolve():
-        own = set()
+        return path_without_own(set())
+    return path_without_own()
+
+
+def path_without_own(own: set[Path] | None = None) -> str:
+    """PATH without selfforge's own bin folders (or those given): what a project with
+    no virtualenv of its own sees."""
+    own = own_bin_folders() if own is None else own
     entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
     return os.pathsep.join(e for e in entries if e and Path(e).resolve() not in own)
 
