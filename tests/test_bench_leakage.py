@@ -196,3 +196,58 @@ def test_a_folder_the_directives_hide_is_hidden_even_where_it_is_shown(
     assert attempt["outcome"] == ("rejected" if hidden else "accepted"), attempt
     if hidden:
         assert "test_calc.py::test_add: failed (FileNotFoundError" in attempt["reason"]
+
+
+def explore_bash(command: str) -> str:
+    return f"Let me look.\n```bash\n{command}\n```\n"
+
+
+@pytest.mark.slow  # one exploring replay
+def test_an_exploring_proposer_in_a_replay_finds_nothing_after_the_base(
+    mined, tmp_path: Path
+) -> None:
+    """Issue 35.2: inside the proposer sandbox of a bench replay, `git log --all`, `git
+    show <gold>`, `git reflog` and `git stash list` find nothing after the base; outside,
+    in the mined repository, each finds the future."""
+    inst: Instance = mined["tax"]
+    root: Path = mined["root"]
+    gold, later = inst.commit, mined["later"]
+    looks = [
+        "git log --all --format=%H",
+        f"git show {gold} --stat",
+        f"git show {later} --stat",
+        "git reflog; git stash list",
+        "git cat-file --batch-all-objects --batch-check",
+    ]
+    # The control: outside, the same looks find the gold and the later commit.
+    everything = git(root, "log", "--all", "--format=%H").split()
+    assert {gold, later} <= set(everything)
+    assert "tax" in git(root, "show", gold, "--stat")
+    spec = tmp_path / "peek.json"
+    spec.write_text(json.dumps({"propose": [*map(explore_bash, looks), "DONE"]}))
+    rows = run_bench(
+        mined, tmp_path, "--model", f"script:{spec}", "--proposer", "explore", "--keep",
+        "--only", inst.instance_id,
+    )  # fmt: skip
+    (row,) = rows
+    assert row["error"] is None and not row["landed"], row
+    (journal,) = (tmp_path / "work").glob(f"{inst.instance_id}-model-*/repo/.selfforge/journal.db")
+    with sqlite3.connect(journal) as conn:
+        ran = {
+            step: (code, out)
+            for step, code, out in conn.execute(
+                "SELECT step, exit_code, output FROM trajectory WHERE kind = 'bash'"
+            )
+        }
+    assert len(ran) == len(looks), ran
+    past = set(git(root, "log", "--format=%H", inst.parent).split())
+    future = {gold, later} | (set(everything) - past)
+    listed = ran[1][1].split("Output:\n", 1)[1].split()
+    assert ran[1][0] == 0 and listed and not future & set(listed), listed
+    assert ran[2][0] != 0 and f"bad object {gold}" in ran[2][1]
+    assert ran[3][0] != 0 and f"bad object {later}" in ran[3][1]
+    for _code, out in ran.values():  # a sha shows only where the command itself names it
+        body = out.split("Output:\n", 1)[-1].replace(f"bad object {gold}", "")
+        body = body.replace(f"bad object {later}", "")
+        assert not any(sha in body for sha in future), out
+        assert "def tax(price, rate)" not in body
