@@ -38,5 +38,7 @@ def test_the_go_bench_prints_each_figure(tmp_path: Path) -> None:
     out = done.stdout
     for label in ("plain go test", "fresh go test", "selfforge check"):
         assert re.search(rf"^{label}\s+\d+\.\d\d s", out, re.M), out
+    # the defaults: the first check started a resident, the timed ones were handed to it
+    assert re.search(r"^  by default\s+\d+\.\d\d s \(warm, through the resident", out, re.M), out
     assert re.search(r"^ratio\s+\d+\.\d\dx plain, \d+\.\d\dx fresh", out, re.M), out
     assert "(1 test files)" in out

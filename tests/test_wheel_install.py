@@ -78,6 +78,7 @@ def _stranger(tmp_path: Path, venv: Path) -> dict[str, str]:
         "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_CONFIG_NOSYSTEM": "1",
         "SELFFORGE_RESIDENT_DIR": str(tmp_path / "resident"),
+        "SELFFORGE_RESIDENT": "1",  # its check starts no resident to outlive the test
         "COLUMNS": "200",
     }
 

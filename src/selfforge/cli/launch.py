@@ -11,6 +11,14 @@ this user or open to others, another interpreter or import path, selfforge's fil
 changed since the resident loaded them (it then restarts itself),
 ``SELFFORGE_RESIDENT=0``, or the ``resident`` command itself. See
 ``selfforge/cli/resident.py`` for the other side.
+
+Started on first use: when a short command (``check``, ``log``, ``show``, …; see
+``QUICK``) ran here for want of a resident, one is started in the background once the
+command is done and its output flushed, so the next command is handed over. Not where
+``CI`` is set (a one-shot job pays the resident's imports and never uses it), not with
+``SELFFORGE_RESIDENT=1`` (use one that runs, never start one) or ``=0`` (never use one);
+``SELFFORGE_RESIDENT=auto`` starts one on CI too. It stops after 30 minutes with no
+command, like ``selfforge resident start``'s.
 """
 
 from __future__ import annotations
@@ -29,6 +37,13 @@ from selfforge.judge.residents import resident_dir  # os alone: the sandbox hide
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
 DECISION_S = 30.0  # the resident says yes or no within milliseconds unless it is stuck
+# The commands after which a resident is started on first use: quick, and run often (a
+# hook's check, a look at the journal). Not `run`, `bench`, `demo`, `serve` or `mcp`:
+# their start-up is nothing beside what they do; not `resident` itself.
+QUICK = frozenset(
+    ("check", "log", "show", "status", "apply-edits", "map", "index", "plan", "doctor")
+)
+AUTO_IDLE = "30m"
 
 
 def interpreter() -> str:
@@ -38,8 +53,17 @@ def interpreter() -> str:
 
 def socket_path() -> str:
     """One resident per interpreter and selfforge installation."""
+    return _beside_socket("sock")
+
+
+def lock_path() -> str:
+    """Held by the resident that serves (or is starting to serve) ``socket_path()``."""
+    return _beside_socket("lock")
+
+
+def _beside_socket(suffix: str) -> str:
     key = zlib.crc32(f"{interpreter()}\0{PACKAGE_DIR}".encode())
-    return os.path.join(resident_dir(), f"resident-{key:08x}.sock")
+    return os.path.join(resident_dir(), f"resident-{key:08x}.{suffix}")
 
 
 def private(path: str, kind: int) -> bool:
@@ -176,9 +200,61 @@ def hand_over(argv: list[str]) -> int | None:
             return int(done["exit"])  # type: ignore[call-overload]
 
 
+def starts_resident(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether a command that ran here starts a resident for the next (module docstring)."""
+    mode = environ.get("SELFFORGE_RESIDENT", "")
+    if mode not in ("", "auto") or (
+        not mode and environ.get("CI", "").lower() not in ("", "0", "false")
+    ):
+        return False
+    words = [w for w in argv if w != "--debug"]
+    return bool(words) and words[0] in QUICK and not {"-h", "--help"} & set(words)
+
+
+def start_resident() -> None:
+    """Start ``selfforge resident serve`` in a session of its own, holding none of this
+    command's descriptors (a caller reading this command's output to its end would
+    otherwise wait for the resident). Quiet: nothing started is no error here."""
+    folder = resident_dir()
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return
+    if not private(folder, stat.S_IFDIR):  # `selfforge resident start` says why
+        return
+    log = _beside_socket("log")  # what `selfforge resident start` writes to
+    actions: list[tuple[object, ...]] = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    with _suppress_os_errors():
+        inherited = [int(fd) for fd in os.listdir("/proc/self/fd") if int(fd) > 2]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited if _inheritable(fd)]
+    env = {**os.environ, "SELFFORGE_RESIDENT": "0"}
+    argv = [sys.executable, "-m", "selfforge", "resident", "serve", "--idle", AUTO_IDLE]
+    with _suppress_os_errors():
+        os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
+
+
+class _suppress_os_errors:  # contextlib would be one more import for every command
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, value: object, trace: object) -> bool:
+        return isinstance(value, (OSError, ValueError, NotImplementedError))
+
+
+def _inheritable(fd: int) -> bool:
+    try:
+        return os.get_inheritable(fd)
+    except OSError:  # closed since it was listed (the listing's own descriptor)
+        return False
+
+
 def main() -> None:
     argv = sys.argv[1:]
-    if os.environ.get("SELFFORGE_RESIDENT", "1") != "0" and argv[:1] != ["resident"]:
+    if os.environ.get("SELFFORGE_RESIDENT", "auto") != "0" and argv[:1] != ["resident"]:
         code = hand_over(argv)
         if code is not None:
             # Nothing of this process's own is left to clean up (the worker ran the
@@ -202,6 +278,9 @@ def main() -> None:
 
     threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
+    if starts_resident(argv, os.environ):
+        _flush(sys.stdout, sys.stderr)  # the command's output first: a caller may be reading
+        start_resident()
     _flush_and_exit(code)
 
 
@@ -215,10 +294,14 @@ def _exit_code(done: SystemExit) -> int:
     return 1
 
 
-def _flush_and_exit(code: int) -> None:
-    for stream in (sys.stdout, sys.stderr):
+def _flush(*streams: object) -> None:
+    for stream in streams:
         try:
-            stream.flush()
+            stream.flush()  # type: ignore[attr-defined]
         except (OSError, ValueError):  # a closed pipe: nothing more to say there
             continue
+
+
+def _flush_and_exit(code: int) -> None:
+    _flush(sys.stdout, sys.stderr)
     os._exit(code)

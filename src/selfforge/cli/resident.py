@@ -49,7 +49,6 @@ NOT_PRELOADED = (
     "selfforge.cli.mcp_server",
     "ray",
 )
-LOG_NAME = "resident-{key}.log"
 
 
 def preload() -> object:
@@ -384,6 +383,21 @@ def ask(op: str) -> dict[str, object] | None:
 
 
 def log_path() -> Path:
-    path = launch.socket_path()
-    key = Path(path).stem.removeprefix("resident-")
-    return Path(os.path.dirname(path)) / LOG_NAME.format(key=key)
+    return Path(launch._beside_socket("log"))
+
+
+def claim() -> int | None:
+    """The lock of this installation's resident, held from here until the process ends
+    or restarts itself (the exec closes it; the new code claims it again); None when
+    another resident holds it: it serves, or is starting to (two commands that each
+    started one at once)."""
+    import fcntl
+
+    prepare_folder(launch.resident_dir())
+    fd = os.open(launch.lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd

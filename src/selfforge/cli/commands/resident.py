@@ -101,4 +101,9 @@ def serve(idle: Annotated[str, typer.Option("--idle", help=IDLE_HELP)] = "30m") 
     """Run the resident in the foreground (what `start` runs in the background)."""
     from selfforge.cli import resident
 
-    resident.Resident(idle_s=_idle_seconds(idle)).serve()
+    idle_s = _idle_seconds(idle)
+    if resident.claim() is None:  # before the imports: a second one leaves at once
+        print("a resident selfforge already runs or is starting: nothing to do")
+        return
+    os.chdir("/")  # a folder it started in stays removable; each worker goes to its own
+    resident.Resident(idle_s=idle_s).serve()
