@@ -187,3 +187,27 @@ def test_a_folder_others_can_enter_starts_nothing(folder: Path, repo: Path) -> N
 )
 def test_which_commands_start_a_resident(argv: list[str], env: dict, expected: bool) -> None:
     assert starts_resident(argv, env) is expected
+
+
+def test_a_command_while_a_resident_is_starting_starts_no_other(
+    folder: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock is held from before a starting resident's imports: a command that finds
+    it held (the first command's resident still loading) spawns nothing."""
+    import fcntl
+
+    from selfforge.cli import launch
+
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv("SELFFORGE_RESIDENT_DIR", str(folder))
+    fd = os.open(launch.lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as resident.claim holds it
+        done = selfforge(folder, "status", "--repo", str(repo))
+        assert done.returncode == 0, done.stderr
+        assert residents_of(folder) == []  # none spawned, not even one that would leave
+    finally:
+        os.close(fd)
+    # Control: with the lock free, the same command starts one.
+    assert selfforge(folder, "status", "--repo", str(repo)).returncode == 0
+    until(lambda: answers(folder))

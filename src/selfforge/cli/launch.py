@@ -222,6 +222,8 @@ def start_resident() -> None:
         return
     if not private(folder, stat.S_IFDIR):  # `selfforge resident start` says why
         return
+    if _held(lock_path()):  # one is starting (still importing) or serving another way
+        return
     log = _beside_socket("log")  # what `selfforge resident start` writes to
     actions: list[tuple[object, ...]] = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -235,6 +237,23 @@ def start_resident() -> None:
     argv = [sys.executable, "-m", "selfforge", "resident", "serve", "--idle", AUTO_IDLE]
     with _suppress_os_errors():
         os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
+
+
+def _held(path: str) -> bool:
+    """Whether a resident holds the lock at ``path`` (``resident.claim``)."""
+    import fcntl  # a C module: no cost worth counting
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return True  # nothing could claim it either: start nothing
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # released: the resident about to start claims it
+    return False
 
 
 class _suppress_os_errors:  # contextlib would be one more import for every command
