@@ -33,6 +33,7 @@ ALLOWED = {
     "cli/resident.py": "the resident restarting itself (exec) when selfforge's files changed",
     "bench/gate.py": "`selfforge check` itself, on a commit, as a user runs it (it sandboxes)",
     "judge/buildcache.py": "`cp -a --reflink` of the trusted cargo target dir for a candidate",
+    "cli/launch.py": "a resident started on first use: this installation's own selfforge",
 }
 
 
