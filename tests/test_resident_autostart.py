@@ -211,3 +211,16 @@ def test_a_command_while_a_resident_is_starting_starts_no_other(
     # Control: with the lock free, the same command starts one.
     assert selfforge(folder, "status", "--repo", str(repo)).returncode == 0
     until(lambda: answers(folder))
+
+
+def test_doctor_says_whether_a_resident_runs_and_whether_one_will_start(
+    folder: Path, repo: Path
+) -> None:
+    on_ci = selfforge(folder, "doctor", "--repo", str(repo), CI="true")
+    assert "resident: not running; not started on CI" in on_ci.stdout, on_ci.stdout
+    told = selfforge(folder, "doctor", "--repo", str(repo), SELFFORGE_RESIDENT="1")
+    assert "resident: not running; SELFFORGE_RESIDENT=1 uses one but starts none" in told.stdout
+    assert selfforge(folder, "status", "--repo", str(repo)).returncode == 0
+    until(lambda: answers(folder))
+    running = selfforge(folder, "doctor", "--repo", str(repo))
+    assert "resident: running (pid" in running.stdout, running.stdout

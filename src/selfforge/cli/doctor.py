@@ -311,3 +311,30 @@ def check_sandbox(directives: Any | None) -> Finding:
         f"connections, {MAX_BYTES // 2**20} MiB, {MAX_RECORDS:,} records"
     )
     return Finding("ok", "sandbox", f"{probe.detail}; {caps}; {creds}; {channel}; {limits}")
+
+
+def check_resident() -> Finding:
+    """Whether a resident selfforge runs, and whether the next quick command starts one
+    (``cli/launch.py``: started on first use, not on CI, as SELFFORGE_RESIDENT says)."""
+    import os
+
+    from selfforge.cli import launch, resident
+
+    answer = resident.ask("ping")
+    mode = os.environ.get("SELFFORGE_RESIDENT", "")
+    if mode == "0":
+        return Finding("ok", "resident", "off (SELFFORGE_RESIDENT=0): each command starts anew")
+    if answer and answer.get("ok"):
+        return Finding(
+            "ok",
+            "resident",
+            f"running (pid {answer['pid']}, {answer['served']} command(s) served, "
+            f"socket {answer['socket']}): commands start in tens of milliseconds",
+        )
+    if launch.starts_resident(["check"], os.environ):
+        why = "the next quick command (check, log, show, …) starts one"
+    elif mode == "1":
+        why = "SELFFORGE_RESIDENT=1 uses one but starts none: `selfforge resident start`"
+    else:
+        why = "not started on CI (CI is set; SELFFORGE_RESIDENT=auto starts one anyway)"
+    return Finding("ok", "resident", f"not running; {why}")

@@ -80,6 +80,7 @@ def diagnose(repo: Path, model: str | None) -> list[Finding]:
     from selfforge.cli.doctor import (
         check_home,
         check_repo_state,
+        check_resident,
         check_sandbox,
         check_toolchain,
         check_venv,
@@ -101,6 +102,7 @@ def diagnose(repo: Path, model: str | None) -> list[Finding]:
         findings.append(toolchain)
     if (home := check_home(root, directives)) is not None:
         findings.append(home)
+    findings.append(check_resident())
     return findings
 
 
