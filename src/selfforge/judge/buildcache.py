@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from selfforge.judge import sandbox
+from selfforge.judge.runners import gotest
 
 if TYPE_CHECKING:
     from selfforge.judge.space import CheckSpace
@@ -79,6 +80,12 @@ def for_check(space: CheckSpace, tree: Path, command: str, scratch: Path | None)
 def _go(caches: Caches, trusted: Path, writer: bool) -> None:
     inside = f"{CACHE_INSIDE}/{GO_BUILD}"
     caches.env["GOCACHE"] = inside
+    # The user's module cache, read-only, for every go command (go vet too, not only the
+    # test runner's): without it a module with dependencies cannot load its packages, and
+    # vet reports that alike on base and candidate, so no finding is ever new.
+    if (modcache := gotest.module_cache()) is not None:
+        caches.env["GOMODCACHE"] = str(modcache)
+        caches.binds.append(sandbox.Bind(modcache, modcache))
     trusted.mkdir(parents=True, exist_ok=True)
     if writer:
         caches.binds.append(sandbox.Bind(trusted, Path(inside), writable=True))

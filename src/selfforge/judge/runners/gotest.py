@@ -42,13 +42,13 @@ class GoTest(Adapter):
             "GOTOOLCHAIN": "local",
             "GOTELEMETRY": "off",
         }
-        if (modcache := _module_cache()) is not None:
+        if (modcache := module_cache()) is not None:
             env["GOMODCACHE"] = str(modcache)
         return Prepared(command, env, self.home_needs(), output_kb=GO_OUTPUT_KB)
 
     def home_needs(self) -> tuple[Path, ...]:
         """The module cache (go itself is a PATH entry, or in /usr/lib/go)."""
-        modcache = _module_cache()
+        modcache = module_cache()
         return (modcache,) if modcache is not None else ()
 
     def can_select(self) -> bool:
@@ -138,7 +138,7 @@ def _failure_line(lines: list[str]) -> str:
     return ""
 
 
-def _module_cache() -> Path | None:
+def module_cache() -> Path | None:
     """The user's Go module cache (go's own default: $GOMODCACHE, else $GOPATH/pkg/mod,
     else ~/go/pkg/mod), when there is one to show read-only."""
     path = os.environ.get("GOMODCACHE") or ""
