@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -79,12 +80,12 @@ def _branch(repo: Path, name: str, files: dict[str, str]) -> None:
     git(repo, "checkout", "-q", "main")
 
 
-def _check(repo: Path, rev: str) -> dict:
+def _check(repo: Path, rev: str, env: dict[str, str] | None = None) -> dict:
     proc = subprocess.run(
         [sys.executable, "-m", "selfforge", "check", "--repo", str(repo), rev, "--json"],
         capture_output=True,
         text=True,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
     assert proc.stdout.strip(), proc.stderr
     return json.loads(proc.stdout)
@@ -136,3 +137,111 @@ def test_go_vet_and_the_tests_run_once_when_the_change_reaches_every_package(
     names = [s["name"] for s in verdict["steps"]]
     assert names.count("lint") == 1, names
     assert names.count("tests") == 1 and "tests:affected" not in names, names
+
+
+# A module with a dependency, example.com/greet, that only a module cache of the test's
+# own holds: put there by go itself, offline, from a file:// proxy (a folder of zips).
+GREET_MOD = "module example.com/greet\n\ngo 1.19\n"
+GREET = 'package greet\n\nfunc Hello() string { return "hello" }\n'
+APP_MOD = "module example.com/app\n\ngo 1.19\n\nrequire example.com/greet v1.0.0\n"
+APP = 'package app\n\nimport "example.com/greet"\n\nfunc Say() string { return greet.Hello() }\n'
+APP_TEST = """package app
+
+import "testing"
+
+func TestSay(t *testing.T) {
+	if Say() != "hello" {
+		t.Fatal(Say())
+	}
+}
+"""
+# A candidate's test that makes the dependency's source writable (the check's user owns
+# it: only the mount can refuse) and writes into it and beside it.
+MODCACHE_POISON_TEST = """package app
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestPoison(t *testing.T) {
+	cache := os.Getenv("GOMODCACHE")
+	source := filepath.Join(cache, "example.com", "greet@v1.0.0", "greet.go")
+	os.Chmod(filepath.Dir(source), 0o755)
+	os.Chmod(source, 0o644)
+	if os.WriteFile(source, []byte("package greet\\n"), 0o644) == nil {
+		t.Errorf("wrote into the module cache: %s", source)
+	}
+	if os.WriteFile(filepath.Join(cache, "poison"), []byte("x"), 0o644) == nil {
+		t.Errorf("wrote into the module cache: %s", cache)
+	}
+}
+"""
+
+
+def _module_cache_with_greet(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A module cache holding example.com/greet v1.0.0, and the app's go.mod and go.sum."""
+    at = tmp_path / "proxy" / "example.com" / "greet" / "@v"
+    at.mkdir(parents=True)
+    (at / "list").write_text("v1.0.0\n")
+    (at / "v1.0.0.info").write_text('{"Version": "v1.0.0", "Time": "2020-01-01T00:00:00Z"}')
+    (at / "v1.0.0.mod").write_text(GREET_MOD)
+    with zipfile.ZipFile(at / "v1.0.0.zip", "w") as archive:
+        archive.writestr("example.com/greet@v1.0.0/go.mod", GREET_MOD)
+        archive.writestr("example.com/greet@v1.0.0/greet.go", GREET)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "go.mod").write_text(APP_MOD)
+    (app / "app.go").write_text(APP)
+    modcache = tmp_path / "modcache"
+    env = {
+        **os.environ,
+        "GOPROXY": (tmp_path / "proxy").as_uri(),
+        "GOSUMDB": "off",
+        "GOFLAGS": "-mod=mod",
+        "GOMODCACHE": str(modcache),
+        "GOCACHE": str(tmp_path / "gocache"),
+        "GOPATH": str(tmp_path / "gopath"),
+        "GOTOOLCHAIN": "local",
+    }
+    subprocess.run(["go", "mod", "tidy"], cwd=app, env=env, check=True, capture_output=True)
+    assert (modcache / "example.com" / "greet@v1.0.0" / "greet.go").is_file()
+    return modcache, {"go.mod": APP_MOD, "go.sum": (app / "go.sum").read_text(), "app.go": APP}
+
+
+@needs_go
+def test_a_go_check_builds_with_the_user_s_module_cache_and_cannot_write_into_it(
+    tmp_path: Path,
+) -> None:
+    modcache, files = _module_cache_with_greet(tmp_path)
+    repo = make_repo(
+        tmp_path / "repo", {**files, "app_test.go": APP_TEST}, directives("go test ./...")
+    )
+    _branch(repo, "p", {"poison_test.go": MODCACHE_POISON_TEST})
+    before = _contents(modcache)
+    verdict = _check(repo, "p", {"GOMODCACHE": str(modcache)})
+    # accepted: the package built (the dependency was found in the module cache, offline)
+    # and every write into the cache failed. Shown writable (or not shown, go would
+    # download into a fresh one: no network), the verdict is rejected.
+    assert verdict["verdict"] == "accepted", verdict
+    assert _contents(modcache) == before
+
+
+@needs_go
+def test_go_vet_sees_the_module_cache_and_finds_what_the_change_adds(tmp_path: Path) -> None:
+    # go vet ran without the module cache (nor GOPROXY=off): on base and candidate alike it
+    # failed to load the package, one identical finding each, so the lint gate saw nothing
+    # new and a change vet would refuse was accepted.
+    modcache, files = _module_cache_with_greet(tmp_path)
+    repo = make_repo(
+        tmp_path / "repo",
+        {**files, "app_test.go": APP_TEST},
+        directives("go test ./...", lint="go vet ./..."),
+    )
+    # a self-assignment: vet's "assign" check, not one of those go test runs itself
+    misuse = APP + "\nfunc Twice() string {\n\ts := greet.Hello()\n\ts = s\n\treturn s + s\n}\n"
+    _branch(repo, "vet", {"app.go": misuse})
+    verdict = _check(repo, "vet", {"GOMODCACHE": str(modcache)})
+    assert verdict["verdict"] == "rejected", verdict
+    assert "lint" in verdict["reason"], verdict
