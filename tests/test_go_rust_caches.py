@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import directives, git, make_repo
+from conftest import directives, git, make_repo, needs_cargo, trees_dir
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")
 
@@ -245,3 +245,120 @@ def test_go_vet_sees_the_module_cache_and_finds_what_the_change_adds(tmp_path: P
     verdict = _check(repo, "vet", {"GOMODCACHE": str(modcache)})
     assert verdict["verdict"] == "rejected", verdict
     assert "lint" in verdict["reason"], verdict
+
+
+CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+LIB = """pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn adds() {
+        assert_eq!(super::add(2, 3), 5);
+    }
+}
+"""
+IT = "#[test]\nfn integration_add() {\n    assert_eq!(adder::add(2, 2), 4);\n}\n"
+# What a candidate's test does to the target dir it runs with (its CARGO_TARGET_DIR, else
+# the folder its own executable was built in): counts the trusted run's files it finds
+# there with their mtimes (a copy keeps them; a fresh or empty target dir has none), then
+# overwrites every file, adds one, and writes at the trusted cache's own path.
+CARGO_POISON_TEST = """use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+const TRUSTED: &[(&str, u128)] = &[@FILES@];
+const TRUSTED_DIR: &str = r#"@DIR@"#;
+
+fn target_dir() -> PathBuf {
+    match std::env::var("CARGO_TARGET_DIR") {
+        Ok(dir) => PathBuf::from(dir),
+        Err(_) => std::env::current_exe().unwrap().ancestors().nth(3).unwrap().to_path_buf(),
+    }
+}
+
+fn files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { files(&path, found) } else { found.push(path) }
+    }
+}
+
+fn mtime(path: &Path) -> Option<u128> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some(modified.duration_since(UNIX_EPOCH).ok()?.as_nanos())
+}
+
+#[test]
+fn poison() {
+    let target = target_dir();
+    let reused = TRUSTED.iter().filter(|(rel, ns)| mtime(&target.join(rel)) == Some(*ns)).count();
+    let mut found = Vec::new();
+    files(&target, &mut found);
+    for path in &found {
+        let _ = std::fs::write(path, b"poison"); // a running test binary refuses: no matter
+    }
+    let _ = std::fs::write(target.join("poison"), b"poison");
+    let _ = std::fs::create_dir_all(TRUSTED_DIR);
+    let _ = std::fs::write(Path::new(TRUSTED_DIR).join("poison"), b"poison");
+    assert!(reused > 0, "nothing of the trusted target dir in {}", target.display());
+}
+"""
+
+
+def _crate(tmp_path: Path) -> Path:
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB, "tests/it.rs": IT}
+    repo = make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
+    _branch(repo, "a", {"src/lib.rs": LIB.replace("a + b", "b + a")})
+    return repo
+
+
+def _trusted_cargo_target(repo: Path) -> Path:
+    return _trusted_go_cache(repo).parent / "cargo-target"
+
+
+def _stamps(folder: Path) -> dict[str, tuple[str, int]]:
+    """Every file's content and mtime: cargo judges freshness by mtimes."""
+    return {
+        rel: (digest, (folder / rel).lstat().st_mtime_ns)
+        for rel, digest in _contents(folder).items()
+    }
+
+
+def _poison_test(trusted: Path) -> str:
+    listed = ", ".join(f'(r#"{rel}"#, {ns})' for rel, (_, ns) in _stamps(trusted).items())
+    return CARGO_POISON_TEST.replace("@FILES@", listed).replace("@DIR@", str(trusted))
+
+
+def _copies_left(repo: Path) -> list[str]:
+    scratch = trees_dir(repo) / "tmp"
+    return [p.name for p in scratch.glob("selfforge-target-*")] if scratch.is_dir() else []
+
+
+@needs_cargo
+@pytest.mark.slow
+def test_a_cargo_check_starts_from_the_trusted_target_dir_and_cannot_write_back(
+    tmp_path: Path,
+) -> None:
+    repo = _crate(tmp_path)
+    first = _check(repo, "a")
+    assert first["verdict"] == "accepted", first
+    trusted = _trusted_cargo_target(repo)
+    # the base's run filled it: the crate's fingerprints and test binaries
+    assert list((trusted / "debug" / ".fingerprint").glob("adder-*")), sorted(_contents(trusted))
+    assert list((trusted / "debug" / "deps").glob("it-*"))
+    before = _stamps(trusted)
+    _branch(
+        repo,
+        "b",
+        {"src/lib.rs": LIB.replace("a + b", "(b + a)"), "tests/poison.rs": _poison_test(trusted)},
+    )
+    second = _check(repo, "b")
+    # accepted: the candidate's test found the trusted run's files, mtimes kept, in the
+    # target dir it ran with (an empty private target dir would fail it)
+    assert second["verdict"] == "accepted", second
+    # and nothing it wrote reached the trusted cache (a writable bind of it would show
+    # every file overwritten and a 'poison' beside them), nor stays after the check
+    assert _stamps(trusted) == before
+    assert _copies_left(repo) == []
