@@ -362,3 +362,82 @@ def test_a_cargo_check_starts_from_the_trusted_target_dir_and_cannot_write_back(
     # every file overwritten and a 'poison' beside them), nor stays after the check
     assert _stamps(trusted) == before
     assert _copies_left(repo) == []
+
+
+# A candidate's test that would make every later check pass, were its target dir the
+# trusted one: each test binary replaced by a script printing the base's tests as passed,
+# and every file dated 2100, so that cargo takes them as fresh in any later tree and runs
+# the scripts instead of building the change (plain cargo does exactly that).
+CARGO_FORGE_TEST = """use std::fs::{self, File, FileTimes};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+const TRUSTED_DIR: &str = r#"@DIR@"#;
+const PASSED: &str = "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; \\
+0 filtered out; finished in 0.00s";
+
+fn target_dir() -> PathBuf {
+    match std::env::var("CARGO_TARGET_DIR") {
+        Ok(dir) => PathBuf::from(dir),
+        Err(_) => std::env::current_exe().unwrap().ancestors().nth(3).unwrap().to_path_buf(),
+    }
+}
+
+fn files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { files(&path, found) } else { found.push(path) }
+    }
+}
+
+#[test]
+fn forge() {
+    let target = target_dir();
+    let deps = target.join("debug").join("deps");
+    for entry in fs::read_dir(&deps).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.contains('.') {
+            continue; // .d, .rlib, .rmeta: not a test binary
+        }
+        let test = if name.starts_with("it-") { "integration_add" } else { "tests::adds" };
+        let lines = ["running 1 test", &format!("test {test} ... ok"), PASSED];
+        let script: String = lines.iter().map(|l| format!("echo '{l}'\\n")).collect();
+        let script = format!("#!/bin/sh\\n{script}");
+        let fake = deps.join(format!("{name}.fake"));
+        fs::write(&fake, script).unwrap();
+        fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::rename(&fake, entry.path()).unwrap(); // over a running binary too
+    }
+    let future = FileTimes::new().set_modified(UNIX_EPOCH + Duration::from_secs(4_102_444_800));
+    let mut found = Vec::new();
+    files(&target, &mut found);
+    for path in found {
+        if let Ok(file) = File::options().write(true).open(&path) {
+            let _ = file.set_times(future);
+        }
+    }
+    let _ = fs::create_dir_all(TRUSTED_DIR);
+    let _ = fs::write(Path::new(TRUSTED_DIR).join("poison"), b"poison");
+}
+"""
+
+
+@needs_cargo
+@pytest.mark.slow
+def test_a_cargo_candidate_cannot_forge_the_builds_later_checks_use(tmp_path: Path) -> None:
+    repo = _crate(tmp_path)
+    assert _check(repo, "a")["verdict"] == "accepted"
+    trusted = _trusted_cargo_target(repo)
+    before = _stamps(trusted)
+    _branch(repo, "forge", {"tests/forge.rs": CARGO_FORGE_TEST.replace("@DIR@", str(trusted))})
+    forged = _check(repo, "forge")
+    assert forged["verdict"] == "accepted", forged  # its own test passes: in its own copy
+    assert _stamps(trusted) == before
+    # A later check of a broken change on the same base builds it and fails it. Had the
+    # forgery reached the trusted cache (a writable bind: tried), cargo would run the
+    # scripts and this change would be accepted.
+    _branch(repo, "broken", {"src/lib.rs": LIB.replace("a + b", "a - b")})
+    broken = _check(repo, "broken")
+    assert broken["verdict"] == "rejected", broken
+    assert "tests::adds" in broken["reason"], broken
