@@ -247,6 +247,22 @@ def test_go_vet_sees_the_module_cache_and_finds_what_the_change_adds(tmp_path: P
     assert "lint" in verdict["reason"], verdict
 
 
+# The target dir a candidate's test runs with (its CARGO_TARGET_DIR, else the folder its own
+# executable was built in) and every file under a folder.
+RUST_HELPERS = """fn target_dir() -> std::path::PathBuf {
+    match std::env::var("CARGO_TARGET_DIR") {
+        Ok(dir) => dir.into(),
+        Err(_) => std::env::current_exe().unwrap().ancestors().nth(3).unwrap().to_path_buf(),
+    }
+}
+
+fn files(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { files(&path, found) } else { found.push(path) }
+    }
+}
+"""
 CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
 LIB = """pub fn add(a: i32, b: i32) -> i32 {
     a + b
@@ -261,30 +277,16 @@ mod tests {
 }
 """
 IT = "#[test]\nfn integration_add() {\n    assert_eq!(adder::add(2, 2), 4);\n}\n"
-# What a candidate's test does to the target dir it runs with (its CARGO_TARGET_DIR, else
-# the folder its own executable was built in): counts the trusted run's files it finds
-# there with their mtimes (a copy keeps them; a fresh or empty target dir has none), then
-# overwrites every file, adds one, and writes at the trusted cache's own path.
-CARGO_POISON_TEST = """use std::path::{Path, PathBuf};
+# What a candidate's test does to the target dir it runs with: counts the trusted run's
+# files it finds there with their mtimes (a copy keeps them; a fresh or empty target dir
+# has none), then overwrites every file, adds one, and writes at the trusted cache's path.
+CARGO_POISON_TEST = """use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 const TRUSTED: &[(&str, u128)] = &[@FILES@];
 const TRUSTED_DIR: &str = r#"@DIR@"#;
 
-fn target_dir() -> PathBuf {
-    match std::env::var("CARGO_TARGET_DIR") {
-        Ok(dir) => PathBuf::from(dir),
-        Err(_) => std::env::current_exe().unwrap().ancestors().nth(3).unwrap().to_path_buf(),
-    }
-}
-
-fn files(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() { files(&path, found) } else { found.push(path) }
-    }
-}
-
+@HELPERS@
 fn mtime(path: &Path) -> Option<u128> {
     let modified = std::fs::metadata(path).ok()?.modified().ok()?;
     Some(modified.duration_since(UNIX_EPOCH).ok()?.as_nanos())
@@ -328,7 +330,8 @@ def _stamps(folder: Path) -> dict[str, tuple[str, int]]:
 
 def _poison_test(trusted: Path) -> str:
     listed = ", ".join(f'(r#"{rel}"#, {ns})' for rel, (_, ns) in _stamps(trusted).items())
-    return CARGO_POISON_TEST.replace("@FILES@", listed).replace("@DIR@", str(trusted))
+    test = CARGO_POISON_TEST.replace("@HELPERS@", RUST_HELPERS).replace("@FILES@", listed)
+    return test.replace("@DIR@", str(trusted))
 
 
 def _copies_left(repo: Path) -> list[str]:
@@ -370,27 +373,14 @@ def test_a_cargo_check_starts_from_the_trusted_target_dir_and_cannot_write_back(
 # the scripts instead of building the change (plain cargo does exactly that).
 CARGO_FORGE_TEST = """use std::fs::{self, File, FileTimes};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
 const TRUSTED_DIR: &str = r#"@DIR@"#;
 const PASSED: &str = "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; \\
 0 filtered out; finished in 0.00s";
 
-fn target_dir() -> PathBuf {
-    match std::env::var("CARGO_TARGET_DIR") {
-        Ok(dir) => PathBuf::from(dir),
-        Err(_) => std::env::current_exe().unwrap().ancestors().nth(3).unwrap().to_path_buf(),
-    }
-}
-
-fn files(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() { files(&path, found) } else { found.push(path) }
-    }
-}
-
+@HELPERS@
 #[test]
 fn forge() {
     let target = target_dir();
@@ -423,6 +413,10 @@ fn forge() {
 """
 
 
+def _forge_test(trusted: Path) -> str:
+    return CARGO_FORGE_TEST.replace("@HELPERS@", RUST_HELPERS).replace("@DIR@", str(trusted))
+
+
 @needs_cargo
 @pytest.mark.slow
 def test_a_cargo_candidate_cannot_forge_the_builds_later_checks_use(tmp_path: Path) -> None:
@@ -430,7 +424,7 @@ def test_a_cargo_candidate_cannot_forge_the_builds_later_checks_use(tmp_path: Pa
     assert _check(repo, "a")["verdict"] == "accepted"
     trusted = _trusted_cargo_target(repo)
     before = _stamps(trusted)
-    _branch(repo, "forge", {"tests/forge.rs": CARGO_FORGE_TEST.replace("@DIR@", str(trusted))})
+    _branch(repo, "forge", {"tests/forge.rs": _forge_test(trusted)})
     forged = _check(repo, "forge")
     assert forged["verdict"] == "accepted", forged  # its own test passes: in its own copy
     assert _stamps(trusted) == before
