@@ -4,7 +4,8 @@ The attack: in a repository without selfforge.toml, a candidate added pyproject.
 with a [tool.selfforge] table (network on); it landed, and the next run read it. Now every
 file directives can come from is guarded whether or not it exists yet: selfforge.toml is a
 protected path, and a change to pyproject.toml's [tool.selfforge] table is refused with
-the file and the keys named. The rest of pyproject.toml (dependencies) may change.
+the file and the keys named. The rest of pyproject.toml may change (its dependencies under the
+dependency rule).
 """
 
 from __future__ import annotations
@@ -87,7 +88,10 @@ def test_a_directives_edit_in_pyproject_is_refused(tmp_path: Path, script) -> No
 
 
 def test_a_dependency_edit_in_pyproject_still_lands(tmp_path: Path, script) -> None:
-    pyproject = PYPROJECT.format(test=PYTEST)
+    # The directives gate lets the rest of pyproject.toml change; a dependency is the
+    # dependency rule's (#33.2), which the user opts out of here.
+    opt_in = "\n[tool.selfforge.safety]\nallow_dependency_changes = true\n"
+    pyproject = PYPROJECT.format(test=PYTEST) + opt_in
     files = {"calc.py": CALC, "test_calc.py": TEST_CALC, "pyproject.toml": pyproject}
     repo = make_repo(tmp_path / "repo", files)
     reply = FIX_ADD + (

@@ -4,7 +4,9 @@ or Rust change alters how it is judged.
 Skips and focus marks added to tests (``.skip``, ``.only``, ``xit``, ``t.Skip``,
 ``#[ignore]``), tests removed from Rust sources (where unit tests live next to the
 code), the runners' configuration files, snapshot files, build scripts, and manifests
-and lockfiles (a dependency change, refused unless ``[safety] allow_dependency_changes``).
+and lockfiles (a dependency change, refused unless ``[safety] allow_dependency_changes``;
+in a person's change it needs review): Python's too (pyproject's dependency tables,
+requirements files, Poetry's and uv's locks).
 """
 
 from __future__ import annotations
@@ -50,8 +52,11 @@ TEST_CONFIG = (
 )  # fmt: skip
 MANIFESTS = (
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
-    "go.sum", "go.work", "go.work.sum", "Cargo.lock",
+    "go.sum", "go.work", "go.work.sum", "Cargo.lock", "poetry.lock", "uv.lock", "pdm.lock",
+    "Pipfile.lock",
 )  # fmt: skip
+# pip's requirement files: their pins count, their comments and blank lines do not.
+REQUIREMENTS = ("requirements*.txt", "requirements/*.txt", "constraints*.txt")
 _PACKAGE_TEST_KEYS = ("jest", "mocha", "ava", "c8", "nyc", "vitest")
 _DEPENDENCY_KEYS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 _CARGO_DEPENDENCY_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
@@ -149,6 +154,11 @@ def dependency_gate(tree: Path, base: str, changed: dict[str, str], *, allow_dep
             problems += [] if allow_deps else _package_deps(tree, base, path)
         elif name == "Cargo.toml":
             problems += _cargo_toml(tree, base, path, allow_deps)
+        elif name == "pyproject.toml":
+            problems += [] if allow_deps else _pyproject_deps(tree, base, path)
+        elif _matches(path, REQUIREMENTS):
+            if not allow_deps and _pins(show_at(tree, base, path)) != _pins(_read(tree, path)):
+                problems.append(_dependency(path))
         elif name == "go.mod":
             if not allow_deps and _go_requirements(show_at(tree, base, path)) != _go_requirements(
                 _read(tree, path)
@@ -188,6 +198,36 @@ def _go_requirements(text: str | None) -> list[str]:
     return sorted(found)
 
 
+def _pyproject_deps(tree: Path, base: str, path: str) -> list[str]:
+    """PEP 621's dependencies and extras, PEP 735's groups, the build backend's
+    requirements and Poetry's tables; the version, description or tools' settings are
+    no dependency change."""
+    before, after = _toml(show_at(tree, base, path)), _toml(_read(tree, path))
+    return [_dependency(path)] if _python_deps(before) != _python_deps(after) else []
+
+
+def _python_deps(data: dict) -> list[object]:
+    project, poetry = _get(data, "project"), _get(_get(data, "tool"), "poetry")
+    return [
+        _get(project, "dependencies"),
+        _get(project, "optional-dependencies"),
+        data.get("dependency-groups"),
+        _get(data.get("build-system"), "requires"),
+        *(_get(poetry, k) for k in ("dependencies", "dev-dependencies", "group")),
+        data.get("<unparsable>"),
+    ]
+
+
+_PIP_COMMENT = re.compile(r"(^|\s)#.*")
+
+
+def _pins(text: str | None) -> list[str]:
+    """A requirements file's requirement and option lines, comments and spacing aside (a
+    ``#`` after a space starts a comment; one inside a URL, ``#egg=``, does not)."""
+    lines = (_PIP_COMMENT.sub("", raw).strip() for raw in (text or "").splitlines())
+    return [" ".join(line.split()) for line in lines if line]
+
+
 def _matches(path: str, patterns: tuple[str, ...]) -> bool:
     """The file's name matches one of ``patterns``, or its path ends in one."""
     names, paths = _globs(patterns)
@@ -198,6 +238,7 @@ def warm() -> None:
     """Compile the gate's patterns now (a resident selfforge does, once)."""
     _globs(TEST_CONFIG)
     _globs(MANIFESTS)
+    _globs(REQUIREMENTS)
 
 
 @functools.cache

@@ -5,7 +5,8 @@
   (a gitlink: code from elsewhere);
 - a change to the directives: ``selfforge.toml`` or pyproject.toml's ``[tool.selfforge]``
   table (network on, the sandbox off, more readable places). Directives come from the
-  user; the rest of pyproject.toml (dependencies) is the candidate's to change.
+  user; the rest of pyproject.toml is not this gate's (its dependencies are the
+  dependency rule's, integrity_lang.py).
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def directives_gate(tree: Path, base: str, commit: str, changed: dict[str, str])
         feedback = (
             reason + "; directives (goals, checks, the sandbox) are the user's, never a "
             "change's: undo that edit"
-            + ("" if where else " (the rest of pyproject.toml, e.g. dependencies, may change)")
+            + ("" if where else " (the rest of pyproject.toml, e.g. its version, may change)")
             + "."
         )
         return Verdict(False, reason, feedback, [reason])
