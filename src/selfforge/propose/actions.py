@@ -82,13 +82,16 @@ def bounded(text: str, head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> str:
     )
 
 
-def observation(result: CommandResult, timeout_s: float) -> str:
+COMMAND_TIMEOUT = "the command timeout, [model] explore_command_s"
+TIME_LEFT = "the time left of the round, [model] explore_seconds"
+
+
+def observation(result: CommandResult, timeout_s: float, timeout: str = COMMAND_TIMEOUT) -> str:
     """What the model sees of a command: how it ended, its output bounded, and why it
-    was killed, if it was."""
+    was killed, if it was (``timeout``: the limit its timeout came from)."""
     if result.timed_out:
         ended = (
-            f"The command was killed after {timeout_s:g} s (the command timeout, [model] "
-            "explore_command_s); run something quicker."
+            f"The command was killed after {timeout_s:.3g} s ({timeout}); run something quicker."
         )
     elif result.limit:
         ended = f"The command was killed after {result.duration_s:.1f} s (the last line says why)."

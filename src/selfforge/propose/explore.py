@@ -26,7 +26,13 @@ from selfforge.models.base import ReplyTruncated
 from selfforge.models.generation import margin_tokens
 from selfforge.models.tokens import estimate_tokens
 from selfforge.propose import trajectory
-from selfforge.propose.actions import FormatError, observation, parse_action
+from selfforge.propose.actions import (
+    COMMAND_TIMEOUT,
+    TIME_LEFT,
+    FormatError,
+    observation,
+    parse_action,
+)
 from selfforge.propose.trajectory import Step
 from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
 from selfforge.roles.caller import PERSONAS, render
@@ -164,6 +170,8 @@ class Explorer:
         if action.kind == "bash":
             left = self.settings.explore_seconds - (time.monotonic() - self.started)
             timeout = max(1.0, min(self.settings.explore_command_s, left))
+            # Named as the limit it came from: the round's end, not the command's own.
+            why = TIME_LEFT if left < self.settings.explore_command_s else COMMAND_TIMEOUT
             result = run_command(
                 action.text,
                 self.a.wt,
@@ -173,7 +181,8 @@ class Explorer:
                 on_start=self.a.e.ws.note_child_group,
             )
             self.spent.seconds += result.duration_s
-            self._observe(reply, observation(result, timeout), "bash", result.exit_code)
+            seen = observation(result, timeout, why)
+            self._observe(reply, seen, "bash", result.exit_code)
             return
         e = self.a.e
         applied = apply_response(
