@@ -58,7 +58,11 @@ MANIFESTS = (
 # pip's requirement files: their pins count, their comments and blank lines do not.
 REQUIREMENTS = ("requirements*.txt", "requirements/*.txt", "constraints*.txt")
 _PACKAGE_TEST_KEYS = ("jest", "mocha", "ava", "c8", "nyc", "vitest")
-_DEPENDENCY_KEYS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
+# npm's overrides and yarn's resolutions pin what the dependencies resolve to.
+_DEPENDENCY_KEYS = (
+    "dependencies", "devDependencies", "peerDependencies", "optionalDependencies",
+    "bundleDependencies", "bundledDependencies", "overrides", "resolutions",
+)  # fmt: skip
 _CARGO_DEPENDENCY_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
 
 
