@@ -148,7 +148,13 @@ class Explorer:
                 system=self.system,
             )
         except BudgetExceeded as exc:
-            raise LimitReached(f"stopped at the run's budget: {exc.message}") from None
+            why = f"stopped at the run's budget: {exc.message}"
+            if self.steps == 1:  # spent before this round did anything: nothing new to
+                # judge, so the run stops here, as a one-shot run does (else every cycle
+                # left would be an attempt with no edits)
+                self._record("limit", None, why)
+                raise
+            raise LimitReached(why) from None
         except ReplyTruncated:  # journaled by the caller; a small model rambles
             self.reply, self.spent = (
                 "",
