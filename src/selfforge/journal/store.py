@@ -101,11 +101,14 @@ class Journal:
     def end_run(self, run_id: int, status: str, stop_reason: str) -> int:
         """Close the run, and any attempt it left open (it ended mid-attempt); returns how
         many attempts that closed."""
+        # A reason that already begins with the status ("stopped: the run's budget…")
+        # is not prefixed twice.
+        said = stop_reason if stop_reason.startswith(f"{status}:") else f"{status}: {stop_reason}"
         with self.transaction() as conn:
             closed = conn.execute(
                 "UPDATE attempts SET outcome = 'error', reason = ?, ended_at = ? "
                 "WHERE run_id = ? AND outcome IS NULL",
-                (f"{status}: {stop_reason}; nothing was landed", time.time(), run_id),
+                (f"{said}; nothing was landed", time.time(), run_id),
             ).rowcount
             conn.execute(
                 "UPDATE runs SET ended_at = ?, status = ?, stop_reason = ? WHERE id = ?",
