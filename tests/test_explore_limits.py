@@ -15,7 +15,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import CALC, FIX_ADD, TEST_CALC, cli, directives, log_json, make_repo
+from conftest import (
+    CALC,
+    FIX_ADD,
+    FIX_ADD_BREAK_SUB,
+    TEST_CALC,
+    cli,
+    directives,
+    git,
+    log_json,
+    make_repo,
+)
 from serve_helpers import Server
 
 
@@ -98,27 +108,41 @@ def test_the_round_s_wall_time_is_the_reason_of_an_attempt_with_no_edits(
     assert "return a - b" in (repo / "calc.py").read_text()
 
 
-def test_the_run_s_token_budget_counts_explore_steps_and_stops_between_them(
+def test_the_run_s_token_budget_counts_explore_steps_and_stops_the_run(
     tmp_path: Path, script
 ) -> None:
-    """Each step's reply reports 50,000 + 100 tokens against a budget of 75,000: the
-    first two steps are made, the third would pass the budget and is never asked; the
-    run stops with the budget's reason."""
+    """Each step's reply reports 50,000 + 100 tokens against a budget of 75,000: two
+    steps are made, the third would pass the budget and is never asked; what the
+    worktree then holds is judged (here, rejected); the next cycle's explorer has no
+    budget for its first step, and the run stops with the budget's reason."""
     repo = calc_repo_with(tmp_path, {}, limits="budget_tokens = 75000")
-    replies = [spent(FIX_ADD, 50_000, 100), spent(bash("ls"), 50_000, 100), "DONE"]
+    toml = (repo / "selfforge.toml").read_text().replace("cycles = 1", "cycles = 3")
+    (repo / "selfforge.toml").write_text(toml + '\n[roles]\nenabled = ["propose"]\n')
+    git(repo, "commit", "-q", "-am", "three cycles, no critic")
+    replies = [spent(FIX_ADD_BREAK_SUB, 50_000, 100), spent(bash("ls"), 50_000, 100), "DONE"]
     out = explore(repo, script(propose=replies))
 
-    asked = rows(repo, "SELECT * FROM model_calls WHERE role = 'propose' ORDER BY id")
-    assert [(c["input_tokens"], c["output_tokens"]) for c in asked] == [(50_000, 100)] * 2
+    asked = rows(repo, "SELECT * FROM model_calls ORDER BY id")
+    assert [(c["role"], c["input_tokens"], c["output_tokens"]) for c in asked] == [
+        ("propose", 50_000, 100)
+    ] * 2
     ran = steps(repo)
-    assert [s["kind"] for s in ran] == ["task", "edit", "bash", "limit"]
+    kinds = [(s["attempt_id"], s["kind"]) for s in ran]
+    assert kinds == [(1, "task"), (1, "edit"), (1, "bash"), (1, "limit"), (2, "task"), (2, "limit")]
     assert [(s["input_tokens"], s["output_tokens"]) for s in ran[1:3]] == [(50_000, 100)] * 2
-    assert "stopped at the run's budget" in str(ran[-1]["output"])
-    assert "token budget (75,000)" in str(ran[-1]["output"])
+    for limit in (ran[3], ran[5]):
+        assert "stopped at the run's budget: the run's token budget (75,000)" in limit["output"]
+    first, second = log_json(repo)
+    assert first["outcome"] == "rejected" and "test_sub" in first["reason"], first
+    assert second["outcome"] == "error", second
+    assert second["reason"].startswith("stopped: the run's token budget (75,000) would be")
+    assert second["reason"].endswith(
+        "raise limits.budget_tokens in selfforge.toml; nothing was landed"
+    )
     [run] = rows(repo, "SELECT * FROM runs")
     assert run["status"] == "stopped", run
-    assert "token budget (75,000)" in str(run["stop_reason"])
-    assert "budget_tokens" in out or "budget" in out
+    assert str(run["stop_reason"]).startswith("stopped: the run's token budget (75,000)")
+    assert "raise limits.budget_tokens" in out
 
 
 # --- point 4: each step's tokens and time -------------------------------------------------
