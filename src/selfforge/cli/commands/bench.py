@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -155,8 +156,13 @@ def _with_impossible(instances: list[Instance], timeout_s: float) -> list[Instan
     return out
 
 
+# A comma starts the next proposer only before one's name: `agent:cmd:…` is a shell
+# command, which may hold commas of its own.
+_NEXT_PROPOSER = re.compile(r",(?=\s*(?:(?:oneshot|explore)\s*(?:,|$)|agent:))")
+
+
 def _proposers(text: str) -> tuple[str, ...]:
-    chosen = tuple(p.strip() for p in text.split(",") if p.strip())
+    chosen = tuple(p.strip() for p in _NEXT_PROPOSER.split(text) if p.strip())
     bad = [p for p in chosen if p not in ("oneshot", "explore") and not p.startswith("agent:")]
     if not chosen or bad or any(p == "agent:" for p in chosen):
         raise UsageError(
