@@ -202,7 +202,9 @@ _UNITTEST_LINE = re.compile(
     r"(?P<status>ok|FAIL|ERROR|skipped|expected failure|unexpected success)",
     re.M,
 )
-_UNITTEST_BLOCK = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<name>\w+) \((?P<where>[\w.]+)\)", re.M)
+_UNITTEST_BLOCK = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<name>[\w.]+) \((?P<where>[\w.]+)\)", re.M)
+# A test module unittest could not load stands in its results as a test of this class.
+_UNLOADED = "unittest.loader._FailedTest"
 _UNITTEST_STATUS = {
     "ok": "passed",
     "FAIL": "failed",
@@ -214,15 +216,17 @@ _UNITTEST_STATUS = {
 
 
 def parse_unittest(output: str) -> TestReport | None:
-    """Per-test outcomes from ``python -m unittest -v`` output; None if it has none."""
+    """Per-test outcomes from ``python -m unittest -v`` output (a module it could not load
+    as a collection error, as pytest reports one); None if it has none."""
     report = TestReport()
     for m in _UNITTEST_LINE.finditer(output):
         where = m["where"]
         test_id = where if where.endswith("." + m["name"]) else f"{where}.{m['name']}"
-        report.outcomes[test_id] = _UNITTEST_STATUS[m["status"]]
-    if not report.outcomes:
-        return None
+        if not where.startswith(_UNLOADED):
+            report.outcomes[test_id] = _UNITTEST_STATUS[m["status"]]
     blocks = list(_UNITTEST_BLOCK.finditer(output))
+    if not report.outcomes and not any(m["where"].startswith(_UNLOADED) for m in blocks):
+        return None
     for i, m in enumerate(blocks):
         end = blocks[i + 1].start() if i + 1 < len(blocks) else len(output)
         body = [ln for ln in output[m.end() : end].splitlines() if ln.strip() and ln[0] != " "]
@@ -232,9 +236,13 @@ def parse_unittest(output: str) -> TestReport | None:
             if not ln.startswith(("---", "===", "Traceback", "Ran ", "FAILED", "OK"))
         ]
         where = m["where"]
+        message = body[-1][:300] if body else "fails to import"
+        if where.startswith(_UNLOADED):  # as pytest says it: the module's file, collected
+            report.collect_errors[m["name"].replace(".", "/") + ".py"] = message
+            continue
         test_id = where if where.endswith("." + m["name"]) else f"{where}.{m['name']}"
         if body:
-            report.messages[test_id] = body[-1][:300]
+            report.messages[test_id] = message
     return report
 
 

@@ -189,7 +189,9 @@ _PY_ERROR = re.compile(r"^E\s+(\w*(?:Error|Exception)\b.*)$", re.M)
 
 
 def _python(report: TestReport, output: str) -> str | None:
+    # pytest's `E` lines; unittest's report holds the error that stopped each module
     errors = [m.group(1).strip() for m in _PY_ERROR.finditer(output)]
+    errors = errors or list(report.collect_errors.values())
     if errors and all("cannot import name" in e for e in errors):
         return None  # the tests ask for names the code has not yet
     module, first = next(iter(report.collect_errors.items()))
