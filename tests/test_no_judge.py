@@ -20,7 +20,7 @@ PYTEST_STYLE = {"calc.py": CALC, "test_calc.py": TEST_CALC}
     [
         (None, "names no test command ([checks] test)", 2),
         ("true", "without per-test results", 1),
-        (f"{sys.executable} -m unittest discover", "without per-test results", 1),
+        (f"{sys.executable} -m unittest discover", "collected no tests (Ran 0 tests", 1),
     ],
     ids=["no-command", "true", "zero-tests"],
 )

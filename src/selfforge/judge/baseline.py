@@ -22,9 +22,11 @@ from selfforge.judge.imports import outside
 from selfforge.judge.lint import parse_lint
 from selfforge.judge.results import TestReport
 from selfforge.judge.runner import CheckSpace, CommandResult, run_command, run_tests
-from selfforge.judge.unrunnable import cannot_start, missing_program, nothing_builds
+from selfforge.judge.unrunnable import cannot_start, missing_program, no_tests, nothing_builds
 from selfforge.judge.verdict import Observed
 
+# With no test that runs there is no judge: the explicit opt-out is the other way on.
+OPT_OUT = ', or opt out with [checks] tests = "none" (changes then go to branches only)'
 PYTEST_STATUS = {2: "was interrupted", 3: "hit an internal error", 4: "was used wrongly"}
 
 
@@ -113,16 +115,15 @@ def _problem(
             f"{where} exited {result.exit_code} without per-test results ({last}); selfforge "
             "needs them to tell a regression (pytest, `python -m unittest -v`, go test, cargo "
             "test, node --test, or a runner that prints TAP or writes JUnit XML, named by "
-            '[checks] runner = "tap" or "junit"): '
-            + fix
-            + ', or opt out with [checks] tests = "none" (changes then go to branches only)'
+            '[checks] runner = "tap" or "junit"): ' + fix + OPT_OUT
         )
     if not report.started or not report.finished:
         return f"{where} stopped before pytest finished ({last}); {fix}"
     if report.exitstatus in PYTEST_STATUS:
         return f"{where}: pytest {PYTEST_STATUS[report.exitstatus]} ({last}); {fix}"
     if not report.collected and not report.collect_errors:
-        return f"{where} collected no tests ({last}); point it at your tests or {fix}"
+        said, looks = no_tests(result.full_output) or (last, "point it at your tests")
+        return f"{where} collected no tests ({said}); {looks}, or {fix}{OPT_OUT}"
     if builds_nothing := _builds_nothing(command, result, report, tree):
         return builds_nothing
     wrong = outside(tree, report.imports)

@@ -205,6 +205,7 @@ _UNITTEST_LINE = re.compile(
 _UNITTEST_BLOCK = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<name>[\w.]+) \((?P<where>[\w.]+)\)", re.M)
 # A test module unittest could not load stands in its results as a test of this class.
 _UNLOADED = "unittest.loader._FailedTest"
+_NONE_RAN = re.compile(r"^Ran 0 tests\b", re.M)
 _UNITTEST_STATUS = {
     "ok": "passed",
     "FAIL": "failed",
@@ -226,7 +227,8 @@ def parse_unittest(output: str) -> TestReport | None:
             report.outcomes[test_id] = _UNITTEST_STATUS[m["status"]]
     blocks = list(_UNITTEST_BLOCK.finditer(output))
     if not report.outcomes and not any(m["where"].startswith(_UNLOADED) for m in blocks):
-        return None
+        # "Ran 0 tests": a run that found nothing is an empty report, not a runner unknown
+        return TestReport() if _NONE_RAN.search(output) else None
     for i, m in enumerate(blocks):
         end = blocks[i + 1].start() if i + 1 < len(blocks) else len(output)
         body = [ln for ln in output[m.end() : end].splitlines() if ln.strip() and ln[0] != " "]

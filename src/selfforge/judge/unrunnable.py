@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 
 from selfforge.judge.results import WHOLE_SUITE, TestReport
+from selfforge.judge.runners.node import PREFIX as NODE_PREFIX
 
 _RUSTUP_FIX = (
     "rustup has no default toolchain inside the check: run `rustup default stable`, or set "
@@ -110,6 +111,33 @@ def cannot_start(output: str) -> str | None:
             continue
         groups = [g for g in m.groups() if g]
         return f"{_lines_at(output, m.start())}; {fix.format(*groups)}"
+    return None
+
+
+# A runner that ran and found no test: its own words, and where it looks for tests.
+_NO_TESTS = tuple(
+    (re.compile(pattern, re.M), where)
+    for pattern, where in (
+        (
+            r"^(Ran 0 tests\b.*)$",
+            "unittest runs the TestCase classes of modules named test*.py under the folder "
+            "it starts in (-s DIR names another, -p PATTERN other names)",
+        ),
+        (
+            rf'^{re.escape(NODE_PREFIX)}\{{"diagnostic":"(tests 0)"\}}$',
+            "node --test runs files named *.test.js, *-test.js, *_test.js, test-*.js or "
+            "test.js and every file under a test/ folder (.mjs and .cjs too): name yours "
+            "so, or name them after --test",
+        ),
+    )
+)
+
+
+def no_tests(output: str) -> tuple[str, str] | None:
+    """What the runner said when it ran no test, and where it looks for them."""
+    for pattern, where in _NO_TESTS:
+        if m := pattern.search(output):
+            return m.group(1).strip(), where
     return None
 
 
