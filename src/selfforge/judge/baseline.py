@@ -92,7 +92,7 @@ def _problem(
     fix = "fix [checks] test in selfforge.toml"
     last = (result.output.strip().splitlines() or [""])[-1].strip()
     nothing_ran = result.exit_code != 0 and (report is None or not report.collected)
-    if nothing_ran and (why := cannot_start(result.full_output)):
+    if nothing_ran and (why := cannot_start(result.full_output, tree)):
         return f"{where} could not run: {why}"
     if result.exit_code in (126, 127):
         return f"{where} could not run ({last}); install what it needs or {fix}"

@@ -11,6 +11,7 @@ the whole crate, package or module once it builds (judge/criterion.py).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -25,6 +26,10 @@ _RUSTUP_FIX = (
     '[sandbox] env = ["RUSTUP_TOOLCHAIN"] and export it'
 )
 _OFFLINE = "the check has no network"
+_NOT_ON_PATH = (
+    "`{0}` is not on PATH inside the check: install it (or run [checks] setup), "
+    "or name its full path in [checks] test"
+)
 # (what the runner prints, the fix); the first that matches wins. {0} is the pattern's
 # first group. Most specific first: the generic "not found" comes last.
 _CANNOT_START: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -68,8 +73,7 @@ _CANNOT_START: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (
             r"^(?:[^:\n]*: )?(?:line )?(?:\d+: )?([\w.+/-]+): (?:command )?not found\s*$|"
             r"^env: ['‘]([^'’]+)['’]: No such file",
-            "`{0}` is not on PATH inside the check: install it (or run [checks] setup), "
-            "or name its full path in [checks] test",
+            _NOT_ON_PATH,
         ),
     )
 )
@@ -103,15 +107,39 @@ def missing_program(command: str, kind: str) -> str | None:
     )
 
 
-def cannot_start(output: str) -> str | None:
+def cannot_start(output: str, tree: Path | None = None) -> str | None:
     """The runner's words and the fix when its toolchain or tool did not start."""
     for pattern, fix in _CANNOT_START:
         m = pattern.search(output)
         if m is None:
             continue
         groups = [g for g in m.groups() if g]
+        if fix is _NOT_ON_PATH and tree is not None and _declared(tree, groups[0]):
+            fix = _NOT_INSTALLED
         return f"{_lines_at(output, m.start())}; {fix.format(*groups)}"
     return None
+
+
+_NOT_INSTALLED = (
+    "`{0}` is in package.json but not installed: run `npm install` (or `npm ci`) in the "
+    "repository, whose node_modules the check reads (it has no network to fetch them)"
+)
+
+
+def _declared(tree: Path, program: str) -> bool:
+    """package.json depends on the package that provides ``program``: ``jest``, or
+    ``jest-cli``, or a scoped ``@scope/jest``."""
+    try:
+        package = json.loads((tree / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    names = [
+        name.rsplit("/", 1)[-1]
+        for key in ("devDependencies", "dependencies")
+        if isinstance(package, dict) and isinstance(package.get(key), dict)
+        for name in package[key]
+    ]
+    return any(name == program or name.startswith(f"{program}-") for name in names)
 
 
 # A runner that ran and found no test: its own words, and where it looks for tests.
