@@ -190,8 +190,16 @@ def test_the_dashboard_renders_an_outside_agent_s_trajectory(tmp_path: Path, scr
     with Server(repo) as server:
         html = httpx.get(f"{server.base}/attempts/{attempt['id']}").text
     table = html.split('id="trajectory"', 1)[1].split("</table>", 1)[0]
-    assert ">task<" in table and ">transcript<" in table
-    assert "AGENT-WAS-HERE" in table and "sed -i" in table  # its output, its command
+    assert "<th>tokens</th><th>seconds</th>" in table
+    assert ">task<" in table and "Task: Fix add()" in table  # what it was given
+    [row] = [r for r in table.split("<tr")[1:] if "<td>transcript</td>" in r]
+    assert "AGENT-WAS-HERE" in row and "sed -i" in row  # its output, its command line
+    # exit code, tokens (a cmd: agent reports none) and its time, as the journal has it
+    [journaled] = [s for s in steps(repo) if s["kind"] == "transcript"]
+    assert journaled["exit_code"] == 0 and journaled["seconds"] > 0
+    figures = '<td class="num">0</td><td class="num">0+0</td>'
+    figures += f'<td class="num">{journaled["seconds"]:.1f}</td></tr>'
+    assert figures in row, row
 
 
 # --- point 1: the default ---------------------------------------------------------------
