@@ -47,8 +47,8 @@ def calc_repo_with(tmp_path: Path, model: dict[str, object], limits: str = "") -
     return make_repo(tmp_path / "repo", {"calc.py": CALC, "test_calc.py": TEST_CALC}, d)
 
 
-def explore(repo: Path, spec: str, *more: str) -> str:
-    args = ("run", "--repo", str(repo), "--model", spec, "--task", "Fix add()", *more)
+def explore(repo: Path, spec: str) -> str:
+    args = ("run", "--repo", str(repo), "--model", spec, "--task", "Fix add()")
     return cli(*args, "--proposer", "explore", check=True).stdout
 
 
@@ -104,7 +104,9 @@ def test_the_round_s_wall_time_is_the_reason_of_an_attempt_with_no_edits(
     assert attempt["reason"] == (
         "the model proposed no edits: stopped at the time limit (1 s, [model] explore_seconds)"
     )
-    assert [s["kind"] for s in steps(repo)] == ["task", "bash", "limit"]
+    ran = steps(repo)
+    assert [s["kind"] for s in ran] == ["task", "bash", "limit"]
+    assert "(the time left of the round, [model] explore_seconds)" in str(ran[1]["output"])
     assert "return a - b" in (repo / "calc.py").read_text()
 
 
