@@ -18,6 +18,7 @@ from selfforge.judge import (
     gates,
     integrity,
     integrity_lang,
+    missing_deps,
     runners,
     syntax,
     tree_safety,
@@ -209,7 +210,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         verdict = focused_verdict(j.baseline, report, result)
         j.record.step("tests:affected", verdict.ok, summary_text(report, result), result=result)
         if not verdict.ok:
-            return verdict
+            return _missing_dependencies(c, j, verdict, result.output)
     result, report = run_test_command(c, j, "tests", command, commit=judged.commit)
     c.observed.tests, c.observed.tests_result = report, result
     c.observed.own_tests = report  # the change's own suite, unless the tests:new run differs
@@ -222,6 +223,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         code = frozenset(c.changed).difference(judged.restored)  # the change's, as judged
         verdict = broken_base.judged_gate(c.tree, c.base, c.diff, report, result, code)
     j.record.step("tests", verdict.ok, summary_text(report, result, verdict), result=result)
+    own_result = None
     if verdict.ok and not judged.is_candidate:
         # The suite as the user's own command will run it from now on: the change's own
         # tests, new and changed ones in.
@@ -240,7 +242,8 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             verdict = broken_base.own_gate(report, own, own_result)
         j.record.step("tests:new", verdict.ok, summary_text(own, own_result), result=own_result)
     if not verdict.ok:
-        return verdict
+        outputs = [r.output for r in (result, own_result) if r is not None]
+        return _missing_dependencies(c, j, verdict, "\n".join(outputs))
     if declared:
         shown_ = [f"{t} ({_state(report, t)} in its base version)" for t in sorted(declared)]
         c.review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))
@@ -253,6 +256,23 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         progress = Verdict(True, progress.reason)
     j.record.step("progress", progress.ok, progress.reason or c.criterion.describe())
     return progress
+
+
+def _missing_dependencies(c: Candidate, j: Judge, verdict: Verdict, output: str) -> Verdict:
+    """A person's dependency change whose tests fail only for want of what it added: a
+    person reviews it (judge/missing_deps.py); any other failure stays a rejection."""
+    if not missing_deps.needs_person(c.review, j.person):
+        return verdict
+    names = missing_deps.missing_modules(output, c.tree)
+    if not names:
+        return verdict
+    item = (
+        f"its tests need {', '.join(names[:5])}, which the sandbox cannot install offline "
+        f"(with what is installed: {first_line(verdict.reason)})"
+    )
+    c.review.append(item)
+    j.record.step("tests", True, "needs review: " + item)
+    return PASS
 
 
 def _declared(c: Candidate, j: Judge) -> frozenset[str]:
