@@ -2,7 +2,8 @@
 
 Point 1 (`selfforge check`): an xfail inside a test the change adds is the author's to
 make, an xfail that hides a base test failing on the base is no fix; a focus mark a
-commit adds to a JS test cannot hide a regression; `allow_test_edits` says it no longer
+commit adds to a JS test (node:test, and Mocha, Vitest, Jest, which honour it) cannot
+hide a regression; `allow_test_edits` says it no longer
 loosens anything. Point 6 (`selfforge run`): a unittest suite that collects nothing or
 whose only module does not import, `node --test` with no test file, and a JS framework
 named in package.json with no node_modules stop before the first model call, in the
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from test_baseline_stops import _reaches_the_model, _stops
+from test_test_contract import JS_BIN, JS_RUNNERS
+from test_test_contract import JS_FRAMEWORKS as RUNNER_LINES
 
 from conftest import CALC, TEST_CALC, directives, git, make_repo
 
@@ -165,6 +168,46 @@ def test_a_focus_added_to_a_node_test_cannot_hide_a_regression(tmp_path: Path, f
     code, verdict, _ = _check(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "test/math.test.js::subtracts: passed → failed" in verdict["reason"]
+
+
+@pytest.mark.skipif(not (JS_BIN / "jest").exists(), reason=f"needs the JS runners in {JS_RUNNERS}")
+@pytest.mark.parametrize("framework", sorted(RUNNER_LINES))
+def test_a_focus_that_narrows_a_js_framework_s_run_cannot_hide_a_regression(
+    tmp_path: Path, framework: str
+) -> None:
+    """Mocha, Vitest and Jest honour `.only`: the change's own suite runs 'adds' alone
+    and passes. The base's version of the file, run on the change's code, still holds
+    'subtracts', and refuses it."""
+    check = (
+        "require('node:assert').strictEqual({call}, {want})"
+        if framework == "mocha"
+        else "expect({call}).toBe({want})"
+    )
+    spec = (
+        "const { add, sub } = require('../math.js');\n\n"
+        f"it('adds', () => {{ {check.format(call='add(2, 3)', want=5)}; }});\n"
+        f"it('subtracts', () => {{ {check.format(call='sub(5, 3)', want=2)}; }});\n"
+    )
+    text = directives(RUNNER_LINES[framework]).replace(
+        "[checks]\n", '[checks]\nrunner = "junit"\njunit = "junit.xml"\n', 1
+    )
+    text += f"\n[sandbox]\nreadable = [{json.dumps(str(JS_RUNNERS))}]\n"
+    files = {
+        "package.json": json.dumps({"name": "m", "version": "1.0.0"}),
+        "math.js": MATH_JS,
+        "test/math.test.js": spec,
+    }
+    if framework == "jest":
+        files["jest.config.js"] = "module.exports = { testEnvironment: 'node' };\n"
+    repo = make_repo(tmp_path / "r", files, text)
+    _commit(repo, "Faster sub, focus", {
+        "math.js": MATH_JS.replace("a - b", "a * b"),
+        "test/math.test.js": spec.replace("it('adds'", "it.only('adds'"),
+    })  # fmt: skip
+    code, verdict, _ = _check(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "subtracts" in verdict["reason"]
+    assert "passed → failed" in verdict["reason"]
 
 
 # --- point 1: allow_test_edits says it no longer loosens anything --------------------
