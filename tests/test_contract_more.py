@@ -3,11 +3,10 @@
 Point 1 (`selfforge check`): an xfail inside a test the change adds is the author's to
 make, an xfail that hides a base test failing on the base is no fix; a focus mark a
 commit adds to a JS test (node:test, and Mocha, Vitest, Jest, which honour it) cannot
-hide a regression; `allow_test_edits` says it no longer
-loosens anything. Point 6 (`selfforge run`): a unittest suite that collects nothing or
-whose only module does not import, `node --test` with no test file, and a JS framework
-named in package.json with no node_modules stop before the first model call, in the
-runner's own words with the fix."""
+hide a regression; `allow_test_edits` says it no longer loosens anything. Point 6
+(`selfforge run`): a unittest suite that collects nothing or whose only module does not
+import, `node --test` with no test file, and a JS framework named in package.json with no
+node_modules stop before the first model call, in the runner's own words with the fix."""
 
 from __future__ import annotations
 
