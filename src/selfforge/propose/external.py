@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from selfforge.edits import ApplyResult
+from selfforge.errors import BudgetExceeded
 from selfforge.judge import sandbox
 from selfforge.judge.check_git import scratch_dir
 from selfforge.judge.runner import CheckSpace, CommandResult, run_command
@@ -62,8 +63,11 @@ class AgentProposer:
         a = self.a
         reset_index(a.wt, a.base)
         if (why := _over_budget(a)) is not None:
-            self._record("limit", None, why)
-            return LimitReached(why)
+            # Spent before this round did anything: nothing new to judge, so the run stops
+            # here with the budget's reason, as a one-shot or exploring run does (else each
+            # cycle left would be an attempt with no edits).
+            self._record("limit", None, f"stopped at the run's budget: {why}")
+            raise BudgetExceeded(why)
         io = Path(tempfile.mkdtemp(prefix="selfforge-agent-", dir=scratch_dir(a.wt)))
         atexit.register(shutil.rmtree, io, True)
         try:
@@ -230,11 +234,17 @@ def _network_spec(spec: str | None) -> str | None:
 
 
 def _over_budget(a: Attempt) -> str | None:
-    budget, limits = a.e.caller.budget, a.e.d.limits
+    budget = a.e.caller.budget
     if budget.usd is not None and 0 < budget.usd <= budget.spent_usd:
-        return f"stopped at the run's budget (${budget.usd:.2f}, [limits] budget_usd)"
+        return (
+            f"the run's budget of ${budget.usd:.2f} is spent (${budget.spent_usd:.4f}); "
+            "raise limits.budget_usd in selfforge.toml"
+        )
     if budget.tokens is not None and budget.spent_tokens >= budget.tokens:
-        return f"stopped at the run's token budget ({limits.budget_tokens}, [limits])"
+        return (
+            f"the run's token budget ({budget.tokens:,}) is spent ({budget.spent_tokens:,}); "
+            "raise limits.budget_tokens in selfforge.toml"
+        )
     return None
 
 
