@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from selfforge.judge.limits import enforcement
-from selfforge.judge.runner import CheckSpace, run_command, run_tests
+from selfforge.judge.sandbox.command import CheckSpace, run_command, run_tests
+from selfforge.judge.sandbox.limits import enforcement
 from selfforge.repo import git
 
 

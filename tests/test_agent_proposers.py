@@ -269,7 +269,7 @@ def test_a_cmd_agent_reaches_its_model_and_the_worktree_and_nothing_after_the_ba
 def test_the_agents_configuration_is_shown_read_only_or_as_a_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from selfforge.judge.runner import CheckSpace, run_command
+    from selfforge.judge.sandbox.command import CheckSpace, run_command
     from selfforge.propose.agents import ADAPTERS
     from selfforge.propose.external import agent_binds
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge.channel import Channel
+from selfforge.judge.runners.channel import Channel
 
 from conftest import CALC, directives, git, make_repo
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from selfforge.judge.lint import new_findings, parse_lint
-from selfforge.judge.results import parse_unittest
-from selfforge.judge.runner import CheckSpace, anchor_command, run_command, trim
-from selfforge.judge.syntax import check_syntax, complexity_findings
+from selfforge.judge.rules.lint import new_findings, parse_lint
+from selfforge.judge.rules.syntax import check_syntax, complexity_findings
+from selfforge.judge.runners.results import parse_unittest
+from selfforge.judge.sandbox.command import CheckSpace, anchor_command, run_command, trim
 
 
 def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge import limits
+from selfforge.judge.sandbox import limits
 
 from conftest import (
     CALC,

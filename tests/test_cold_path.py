@@ -21,7 +21,8 @@ from selfforge.cli import resident
 from selfforge.config import load_directives
 from selfforge.context import build_context
 from selfforge.journal.store import Journal
-from selfforge.judge import integrity_lang, sandbox
+from selfforge.judge.rules import integrity_lang
+from selfforge.judge.sandbox import bwrap as sandbox
 from selfforge.judge.verdict import Observed
 from selfforge.models import from_spec
 from selfforge.repo import git as sf_git

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge import contract, integrity
+from selfforge.judge import contract
+from selfforge.judge.rules import integrity
 from selfforge.judge.verdict import PASS
 
 from conftest import cli, directives, log_json, make_repo

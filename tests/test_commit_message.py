@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from selfforge.config import Directives
 from selfforge.journal.store import Journal
-from selfforge.judge import results as checks
+from selfforge.judge.runners import results as checks
 from selfforge.judge.verdict import Observed
 from selfforge.run.commit_message import (
     Evidence,

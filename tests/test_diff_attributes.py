@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge.integrity import reporting_gate
+from selfforge.judge.rules.integrity import reporting_gate
 from selfforge.repo import git as sf_git
 from selfforge.repo import testpaths
 

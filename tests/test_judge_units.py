@@ -14,14 +14,14 @@ from urllib.parse import quote
 
 import pytest
 
-from selfforge.judge.channel import Channel
 from selfforge.judge.criterion import for_task, progress_gate
 from selfforge.judge.gates import regression_gate, run_gate
-from selfforge.judge.integrity import reporting_gate
-from selfforge.judge.limits import Limits
-from selfforge.judge.results import TestReport as Report
-from selfforge.judge.results import report_from_records
-from selfforge.judge.runner import CheckSpace, CommandResult, run_command
+from selfforge.judge.rules.integrity import reporting_gate
+from selfforge.judge.runners.channel import Channel
+from selfforge.judge.runners.results import TestReport as Report
+from selfforge.judge.runners.results import report_from_records
+from selfforge.judge.sandbox.command import CheckSpace, CommandResult, run_command
+from selfforge.judge.sandbox.limits import Limits
 from selfforge.judge.verdict import Observed
 from selfforge.models import secrets
 from selfforge.repo.testpaths import DEFAULT, rule_for

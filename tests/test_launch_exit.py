@@ -36,7 +36,7 @@ def test_a_check_exits_with_its_verdict_and_its_exit_handlers_ran(tmp_path: Path
     accepted = _selfforge("check", "HEAD", "--json", repo=repo)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert json.loads(accepted.stdout)["verdict"] == "accepted"  # all of it flushed
-    # the check's private git templates are removed by exit handlers (judge/check_git.py)
+    # the check's private git templates are removed by exit handlers (judge/sandbox/check_git.py)
     scratch = trees_dir(repo) / "tmp"
     assert not list(scratch.glob("selfforge-git-*")), list(scratch.iterdir())
     _commit(repo, CALC.replace("return a * b", "return a + b", 1))

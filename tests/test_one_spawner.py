@@ -25,14 +25,14 @@ SPAWNERS = {("subprocess", n) for n in ("run", "Popen", "call", "check_call", "c
 # Each place that may start a process, and why it is not candidate code.
 ALLOWED = {
     "repo/git.py": "git itself, with hooks, fsmonitor and pagers off",
-    "judge/runner.py": "run_command: the sandboxed runner every check goes through",
-    "judge/sandbox.py": "bubblewrap's own --version, --help and a trial `cat` of its status",
+    "judge/sandbox/command.py": "run_command: the sandboxed runner every check goes through",
+    "judge/sandbox/bwrap.py": "bubblewrap's own --version, --help and a trial `cat` of its status",
     "judge/selfcheck.py": "the smoke venv's python asked for its site-packages path",
     "repo/detect.py": "`selfforge init` asking poetry or pipenv where the user's virtualenv is",
     "cli/commands/resident.py": "`selfforge resident start`: this installation's own selfforge",
     "cli/resident.py": "the resident restarting itself (exec) when selfforge's files changed",
     "bench/gate.py": "`selfforge check` itself, on a commit, as a user runs it (it sandboxes)",
-    "judge/buildcache.py": "`cp -a --reflink` of the trusted cargo target dir for a candidate",
+    "judge/sandbox/buildcache.py": "`cp -a --reflink` of the trusted cargo target dir",
     "cli/launch.py": "a resident started on first use: this installation's own selfforge",
 }
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from selfforge.cli import launch
-from selfforge.judge import sandbox
+from selfforge.judge.sandbox import bwrap as sandbox
 
 pytestmark = pytest.mark.skipif(not sandbox.probe().ok, reason="needs a working bubblewrap")
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge import channel as channel_module
-from selfforge.judge import sandbox
-from selfforge.judge.channel import MAX_CONNECTIONS, MAX_WHERE, Channel
-from selfforge.judge.runner import CheckSpace, run_tests
+from selfforge.judge.runners import channel as channel_module
+from selfforge.judge.runners.channel import MAX_CONNECTIONS, MAX_WHERE, Channel
+from selfforge.judge.sandbox import bwrap as sandbox
+from selfforge.judge.sandbox.command import CheckSpace, run_tests
 
 from conftest import PYTEST, cli, directives, log_json, make_repo
 

@@ -176,7 +176,7 @@ def test_a_doctest_keeps_its_id_whichever_example_finishes_first() -> None:
 
 
 def test_a_blank_line_removed_before_the_test_module_is_not_a_removed_test() -> None:
-    from selfforge.judge.integrity_lang import weakening
+    from selfforge.judge.rules.integrity_lang import weakening
 
     diff = " }\n \n-\n #[cfg(test)]\n mod tests {\n"
     assert weakening("src/lib.rs", diff, False) is None

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge import sandbox
-from selfforge.judge.runner import CheckSpace, run_command
+from selfforge.judge.sandbox import bwrap as sandbox
+from selfforge.judge.sandbox.command import CheckSpace, run_command
 from selfforge.models.secrets import mask
 
 

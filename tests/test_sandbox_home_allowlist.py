@@ -132,7 +132,8 @@ def _tool(path: Path) -> Path:
 def test_each_path_entry_is_shown_by_its_folder_or_its_installation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from selfforge.judge import policy, sandbox
+    from selfforge.judge.sandbox import bwrap as sandbox
+    from selfforge.judge.sandbox import policy
 
     home = _home(tmp_path).resolve()
     nvm = home / ".nvm" / "versions" / "node" / "v20.1.0"

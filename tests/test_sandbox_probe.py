@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from selfforge.judge import sandbox_probe
+from selfforge.judge.sandbox import probe as sandbox_probe
 
 from conftest import make_repo
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfforge.judge.runner import CheckSpace, run_command
+from selfforge.judge.sandbox.command import CheckSpace, run_command
 
 WRITE_TREE = "head -c {mb}M /dev/zero > big.bin; sync; sleep 1; echo wrote"
 

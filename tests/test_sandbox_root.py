@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge import sandbox
-from selfforge.judge.runner import CheckSpace, run_command
+from selfforge.judge.sandbox import bwrap as sandbox
+from selfforge.judge.sandbox.command import CheckSpace, run_command
 
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- test-key-6f1c"
 ATTACK = textwrap.dedent(
@@ -132,7 +132,7 @@ def _nobody_imports_selfforge() -> bool:
     """Can another user import selfforge from here? Not from a clone under /root (0700),
     where the README's commands run on a fresh machine as often as not."""
     paths = [p for p in sys.path if p]
-    probe = "import sys; sys.path[:0] = sys.argv[1:]; import selfforge.judge.runner"
+    probe = "import sys; sys.path[:0] = sys.argv[1:]; import selfforge.judge.sandbox.command"
     done = subprocess.run(
         [*NOBODY, sys.executable, "-c", probe, *paths], capture_output=True, cwd="/"
     )
@@ -145,7 +145,7 @@ def _as_nobody(home: Path, checkout: Path, tree: Path, tmp_path: Path) -> None:
     script = (
         "import sys; sys.path[:0] = sys.argv[4:]\n"
         "from pathlib import Path\n"
-        "from selfforge.judge.runner import CheckSpace, run_command\n"
+        "from selfforge.judge.sandbox.command import CheckSpace, run_command\n"
         "home, checkout, tree = map(Path, sys.argv[1:4])\n"
         f"command = {ATTACK!r}.format(home=home, checkout=checkout)\n"
         "print(run_command(command, tree, 60, CheckSpace(repo=checkout)).full_output)\n"

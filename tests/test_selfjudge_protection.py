@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from selfforge.config import load_directives
-from selfforge.judge.integrity import protected_gate
+from selfforge.judge.rules.integrity import protected_gate
 
 ROOT = Path(__file__).parents[1]
 WEAKENINGS = {

@@ -170,7 +170,7 @@ def test_restoring_a_tree_removes_what_git_does_not_see(tmp_path: Path) -> None:
     """git clean leaves FIFOs and sockets; the restore after every check does not."""
     import socket
 
-    from selfforge.judge.testruns import restore
+    from selfforge.judge.suite_runs import restore
 
     repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n", "d/b.py": "b = 1\n"})
     head = git(repo, "rev-parse", "HEAD").strip()

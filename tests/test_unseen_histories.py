@@ -54,7 +54,7 @@ def test_a_parameter_that_embeds_the_time_is_the_same_test_on_every_run(
 
 
 def test_realign_maps_only_the_same_slot_of_the_same_function() -> None:
-    from selfforge.judge.results import realign
+    from selfforge.judge.runners.results import realign
 
     then = ["t.py::f[1]", "t.py::f[2]", "t.py::g[a]"]
     assert realign(then, ["t.py::f[3]", "t.py::f[4]", "t.py::g[a]"]) == {
@@ -133,7 +133,7 @@ def test_a_rust_task_requires_the_tests_it_names_that_the_base_lacks(
 
 def test_a_named_test_the_base_lacks_is_a_target() -> None:
     from selfforge.judge.criterion import for_task
-    from selfforge.judge.results import TestReport
+    from selfforge.judge.runners.results import TestReport
     from selfforge.judge.verdict import Observed
 
     base = Observed(tests=TestReport(outcomes={"src/lib.rs::tests::adds": "passed"}))
@@ -190,7 +190,7 @@ def test_a_doctest_follows_the_item_the_change_renames(tmp_path: Path, script) -
 
 
 def test_a_doctest_whose_item_did_not_change_name_is_still_gone() -> None:
-    from selfforge.judge.testids import renamed_doctests
+    from selfforge.judge.runners.testids import renamed_doctests
 
     then = ["doc::src/lib.rs - Pair<A,B>::swap", "doc::src/lib.rs - add"]
     now = ["doc::src/lib.rs - Pair<A,B>::flip", "doc::src/lib.rs - trivial"]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from selfforge.judge.gates import exit_code_gate
-from selfforge.judge.runner import CommandResult
+from selfforge.judge.sandbox.command import CommandResult
 from selfforge.judge.verdict import Observed
 
 from conftest import cli, directives, log_json, make_repo

@@ -27,7 +27,7 @@ DIRECTIVES_FILE = "selfforge.toml"
 # Never a candidate's to change, whatever the directives say: git's own settings in the
 # tree (attributes can blind a diff, modules and nested repositories bring code from
 # elsewhere) and the directives file. pyproject.toml's [tool.selfforge] table is guarded
-# by the directives gate (judge/tree_safety.py): the rest of pyproject.toml is not.
+# by the directives gate (judge/rules/tree_safety.py): the rest of pyproject.toml is not.
 ALWAYS_PROTECTED = (DIRECTIVES_FILE, ".gitattributes", ".gitmodules", ".git")
 DEFAULT_PROTECTED = [".github/**", ".ci/**", ".gitlab-ci.yml"]
 

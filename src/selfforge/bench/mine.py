@@ -22,9 +22,9 @@ from selfforge.bench.records import Instance, node_of
 from selfforge.bench.rust_split import split_doc_examples, split_inline, split_test_declarations
 from selfforge.bench.testrun import Suite, TestOutcome, run_tests
 from selfforge.errors import GitError, UsageError
-from selfforge.judge.integrity_lang import JS_SUFFIXES
-from selfforge.judge.results import DOCTESTS
-from selfforge.judge.setup import SetupError, key
+from selfforge.judge.rules.integrity_lang import JS_SUFFIXES
+from selfforge.judge.runners.results import DOCTESTS
+from selfforge.judge.sandbox.setup import SetupError, key
 from selfforge.repo.git import git, repo_root
 from selfforge.repo.testpaths import is_rust_test_module, rule_for
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from selfforge.judge.integrity_lang import INLINE_TESTS
+from selfforge.judge.rules.integrity_lang import INLINE_TESTS
 
 DOC_LINE = re.compile(r"^\s*//[/!](?!/)")  # `///` or `//!`, not `////`
 FENCE = re.compile(r"^\s*//[/!]\s*(```|~~~)")

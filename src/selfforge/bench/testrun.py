@@ -86,8 +86,8 @@ def run_tests(
     network), never with the user's environment. The junit file is written into the tree
     (the only place the sandbox lets pytest write that selfforge can read afterwards),
     read back as untrusted input and removed, so the clone is left as it was."""
-    from selfforge.judge.imports import import_roots
-    from selfforge.judge.runner import CheckSpace, run_command
+    from selfforge.judge.runners.import_roots import import_roots
+    from selfforge.judge.sandbox.command import CheckSpace, run_command
     from selfforge.repo import git
 
     suite = Suite(suite) if isinstance(suite, str) else suite
@@ -115,8 +115,8 @@ def _run_other(root: Path, suite: Suite, timeout_s: float, state: Path | None) -
     every check (the adapter reads the runner's own output). With a setup, its products
     (``node_modules``) are installed once per set of manifests into ``state`` (judge/
     setup.py, with the network) and shown read-only, as to selfforge's own checks."""
-    from selfforge.judge import runner
-    from selfforge.judge import setup as judge_setup
+    from selfforge.judge.sandbox import command as runner
+    from selfforge.judge.sandbox import setup as judge_setup
     from selfforge.repo import git, trees
 
     space = runner.CheckSpace(

@@ -147,7 +147,7 @@ def check_tests(
     """Run the test command once, exactly as the baseline does (the same probe, in the
     sandbox): can it judge a candidate here, how many tests, how long."""
     from selfforge.judge.baseline import probe_tests
-    from selfforge.judge.runner import anchor_command
+    from selfforge.judge.sandbox.command import anchor_command
 
     space = _space("test", command, root, directives)
     if isinstance(space, Finding):
@@ -226,8 +226,9 @@ def check_home(root: Path, directives: Any | None) -> Finding | None:
     the exact folders of their toolchains and their runner's needs, nothing else."""
     from dataclasses import replace
 
-    from selfforge.judge import policy, runners
-    from selfforge.judge.runner import anchor_command
+    from selfforge.judge import runners
+    from selfforge.judge.sandbox import policy
+    from selfforge.judge.sandbox.command import anchor_command
 
     checks = getattr(directives, "checks", None)
     commands = [anchor_command(c, root) for c in (checks.test, checks.lint) if c] if checks else []
@@ -253,8 +254,8 @@ def check_lint(
     command: str, root: Path, timeout_s: float, directives: Any | None = None
 ) -> Finding:
     """Run the lint command once, in the sandbox, as the loop does."""
-    from selfforge.judge.lint import parse_lint
-    from selfforge.judge.runner import anchor_command, run_command
+    from selfforge.judge.rules.lint import parse_lint
+    from selfforge.judge.sandbox.command import anchor_command, run_command
 
     space = _space("lint", command, root, directives)
     if isinstance(space, Finding):
@@ -275,8 +276,8 @@ def check_lint(
 
 def check_sandbox(directives: Any | None) -> Finding:
     """The sandbox check commands run in, and each of its limits."""
-    from selfforge.judge import sandbox
-    from selfforge.judge.limits import enforcement
+    from selfforge.judge.sandbox import bwrap as sandbox
+    from selfforge.judge.sandbox.limits import enforcement
 
     settings = getattr(directives, "sandbox", None)
     if getattr(settings, "mode", "") == "off":
@@ -304,7 +305,7 @@ def check_sandbox(directives: Any | None) -> Finding:
     creds = f"credentials masked in shown toolchains: {len(masked)}" + (
         f" ({shown}{', …' if len(masked) > 4 else ''})" if masked else ""
     )
-    from selfforge.judge.channel import MAX_BYTES, MAX_CONNECTIONS, MAX_RECORDS
+    from selfforge.judge.runners.channel import MAX_BYTES, MAX_CONNECTIONS, MAX_RECORDS
 
     channel = (
         f"results channel: the plugin's secret required, at most {MAX_CONNECTIONS} "

@@ -91,7 +91,7 @@ def _try(candidate: Candidate, root: Path, tree: Path, head: str | None) -> Trie
     from selfforge.cli.doctor import program_missing
     from selfforge.config import Directives
     from selfforge.judge.baseline import probe_tests
-    from selfforge.judge.runner import anchor_command
+    from selfforge.judge.sandbox.command import anchor_command
     from selfforge.run.engine import check_space
 
     if missing := program_missing("test", candidate.test, root):

@@ -3,7 +3,7 @@ when one runs (its imports already loaded: a command starts in tens of milliseco
 the ~0.4 s that Typer, Rich, pydantic and the judge take to import), else run it here.
 
 Only the interpreter's own C modules (``_socket``, ``_signal``, ``_struct``) and
-``json`` are imported before the decision (and ``judge/residents.py``, which imports
+``json`` are imported before the decision (and ``judge/sandbox/residents.py``, which imports
 ``os``): ``socket`` and ``signal`` would import ``enum`` and ``selectors``, 10 ms of
 every command. The hand-over is refused, and the command runs here as if no resident
 existed, whenever anything does not match: no socket, a socket or folder not owned by
@@ -32,7 +32,7 @@ import stat  # already loaded: os imports it
 import sys
 import zlib
 
-from selfforge.judge.residents import resident_dir  # os alone: the sandbox hides it
+from selfforge.judge.sandbox.residents import resident_dir  # os alone: the sandbox hides it
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)

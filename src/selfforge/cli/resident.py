@@ -44,7 +44,7 @@ from selfforge.ui.consoles import remake_consoles
 # environment at import; the optional extras are heavy and rarely used; __main__ runs.
 NOT_PRELOADED = (
     "selfforge.__main__",
-    "selfforge.judge.inject",
+    "selfforge.judge.runners.inject",
     "selfforge.web",
     "selfforge.cli.mcp_server",
     "ray",
@@ -74,7 +74,8 @@ def warm() -> None:
     of each judged change, paid here once). What depends on the machine or a repository
     (the sandbox probe, a home folder's credentials) is never kept across commands."""
     from selfforge.config import ALWAYS_PROTECTED, DEFAULT_PROTECTED
-    from selfforge.judge import baseline_cache, integrity_lang
+    from selfforge.judge import baseline_cache
+    from selfforge.judge.rules import integrity_lang
     from selfforge.repo import protected
     from selfforge.roles import caller as roles
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfforge.errors import SelfforgeError, UsageError
-from selfforge.judge.imports import outside
-from selfforge.judge.lint import parse_lint
-from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CheckSpace, CommandResult, run_command, run_tests
+from selfforge.judge.rules.lint import parse_lint
+from selfforge.judge.runners.import_roots import outside
+from selfforge.judge.runners.results import TestReport
+from selfforge.judge.sandbox.command import CheckSpace, CommandResult, run_command, run_tests
 from selfforge.judge.unrunnable import cannot_start, missing_program, no_tests, nothing_builds
 from selfforge.judge.verdict import Observed
 

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from selfforge.judge.lint import LintFinding
-from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CheckSpace, CommandResult
+from selfforge.judge.rules.lint import LintFinding
+from selfforge.judge.runners.results import TestReport
+from selfforge.judge.sandbox.command import CheckSpace, CommandResult
 from selfforge.judge.verdict import Observed
 from selfforge.repo import git
 
@@ -34,7 +34,7 @@ JUDGE_DIR = Path(__file__).parent
 
 def key(root: Path, commit: str, checks: Any, sandbox: Any, space: CheckSpace) -> str:
     """Everything that decides the baseline's results, hashed."""
-    from selfforge.judge.sandbox import check_env
+    from selfforge.judge.sandbox.bwrap import check_env
 
     facts = {
         "tree": git.tree_of(root, commit),

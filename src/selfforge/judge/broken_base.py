@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from selfforge.judge.results import FAILING, TestReport
-from selfforge.judge.runner import CommandResult
+from selfforge.judge.runners.results import FAILING, TestReport
+from selfforge.judge.sandbox.command import CommandResult
 from selfforge.judge.verdict import PASS, WHOLE_SUITE_PASSES, Verdict
 from selfforge.repo import git
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.config import Directives
-from selfforge.judge.record import Recorder
-from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CommandResult
-from selfforge.judge.space import CheckSpace
+from selfforge.judge.runners.results import TestReport
+from selfforge.judge.sandbox.check_space import CheckSpace
+from selfforge.judge.sandbox.command import CommandResult
+from selfforge.judge.stage_log import Recorder
 from selfforge.judge.verdict import Criterion, Observed
 from selfforge.repo.testpaths import TestRule
 from selfforge.roles.caller import Caller

@@ -22,8 +22,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from selfforge.judge.integrity import _entry_points, _pytest_settings
-from selfforge.judge.integrity_lang import (
+from selfforge.judge.rules.integrity import _entry_points, _pytest_settings
+from selfforge.judge.rules.integrity_lang import (
     _PACKAGE_TEST_KEYS,
     BUILD_CONFIG,
     INLINE_TESTS,

@@ -18,9 +18,9 @@ from pathlib import PurePosixPath
 
 from selfforge.judge.contract import is_infrastructure
 from selfforge.judge.gates import state_of
-from selfforge.judge.results import WHOLE_SUITE, TestReport, collect_id, realign
-from selfforge.judge.runner import CommandResult
-from selfforge.judge.testids import find_outcome
+from selfforge.judge.runners.results import WHOLE_SUITE, TestReport, collect_id, realign
+from selfforge.judge.runners.testids import find_outcome
+from selfforge.judge.sandbox.command import CommandResult
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
 from selfforge.repo.testpaths import TestRule, is_rust_test_module
 

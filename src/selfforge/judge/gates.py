@@ -8,10 +8,10 @@ that did not finish is no verdict. Each rejection names what failed.
 
 from __future__ import annotations
 
-from selfforge.judge.lint import new_findings
-from selfforge.judge.results import TestReport, realign
-from selfforge.judge.runner import CommandResult
-from selfforge.judge.testids import same_tests
+from selfforge.judge.rules.lint import new_findings
+from selfforge.judge.runners.results import TestReport, realign
+from selfforge.judge.runners.testids import same_tests
+from selfforge.judge.sandbox.command import CommandResult
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
 
 

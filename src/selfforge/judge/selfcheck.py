@@ -25,8 +25,8 @@ from pathlib import Path
 
 from selfforge.errors import UsageError
 from selfforge.journal.store import Journal
-from selfforge.judge import sandbox_probe
-from selfforge.judge.runner import CheckSpace, run_command, trim
+from selfforge.judge.sandbox import probe as sandbox_probe
+from selfforge.judge.sandbox.command import CheckSpace, run_command, trim
 from selfforge.judge.scenarios import KNOWN_BAD, PROBE_VALUE, PROBE_VAR, write_scenario
 from selfforge.judge.verdict import Verdict
 from selfforge.repo import git

@@ -11,26 +11,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from selfforge.judge import (
-    alongside,
-    broken_base,
-    contract,
-    gates,
-    integrity,
-    integrity_lang,
-    missing_deps,
-    runners,
-    syntax,
-    tree_safety,
-)
+from selfforge.judge import broken_base, contract, gates, missing_deps, runners
 from selfforge.judge import criterion as criteria
+from selfforge.judge import lint_beside_tests as alongside
 from selfforge.judge.candidate import Candidate, Judge
-from selfforge.judge.lint import parse_lint
-from selfforge.judge.record import first_line
-from selfforge.judge.results import TestReport
-from selfforge.judge.runner import is_pytest
+from selfforge.judge.rules import integrity, integrity_lang, syntax, tree_safety
+from selfforge.judge.rules.lint import parse_lint
+from selfforge.judge.runners.results import TestReport
+from selfforge.judge.sandbox.command import is_pytest
 from selfforge.judge.selfcheck import smoke_run
-from selfforge.judge.testruns import (
+from selfforge.judge.stage_log import first_line
+from selfforge.judge.suite_runs import (
     focused_tests,
     focused_verdict,
     mark_flaky,

@@ -18,8 +18,8 @@ import shlex
 import shutil
 from pathlib import Path
 
-from selfforge.judge.results import WHOLE_SUITE, TestReport
 from selfforge.judge.runners.node import PREFIX as NODE_PREFIX
+from selfforge.judge.runners.results import WHOLE_SUITE, TestReport
 
 _RUSTUP_FIX = (
     "rustup has no default toolchain inside the check: run `rustup default stable`, or set "

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from selfforge.judge.lint import LintFinding
-from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CommandResult
+from selfforge.judge.rules.lint import LintFinding
+from selfforge.judge.runners.results import TestReport
+from selfforge.judge.sandbox.command import CommandResult
 
 
 @dataclass

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from selfforge.edits import parse_edits
-from selfforge.judge.runner import CommandResult
+from selfforge.judge.sandbox.command import CommandResult
 
 HEAD_BYTES = TAIL_BYTES = 4096  # of a command's output shown to the model
 _SHELL_FENCE = re.compile(

@@ -21,7 +21,7 @@ from selfforge.context.assemble import PROMPT_OVERHEAD
 from selfforge.edits import ApplyResult, apply_response, format_instructions
 from selfforge.errors import BudgetExceeded
 from selfforge.judge.gates import describe_state
-from selfforge.judge.runner import run_command
+from selfforge.judge.sandbox.command import run_command
 from selfforge.models.base import ReplyTruncated
 from selfforge.models.generation import margin_tokens
 from selfforge.models.tokens import estimate_tokens

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 
 from selfforge.edits import ApplyResult
 from selfforge.errors import BudgetExceeded
-from selfforge.judge import sandbox
-from selfforge.judge.check_git import scratch_dir
-from selfforge.judge.runner import CheckSpace, CommandResult, run_command
+from selfforge.judge.sandbox import bwrap as sandbox
+from selfforge.judge.sandbox.check_git import scratch_dir
+from selfforge.judge.sandbox.command import CheckSpace, CommandResult, run_command
 from selfforge.models.base import Reply, Usage
 from selfforge.models.secrets import mask, remember, remember_file
 from selfforge.propose import trajectory

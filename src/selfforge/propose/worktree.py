@@ -1,7 +1,7 @@
 """The exploring proposer's ground: the sandbox its commands run in, whose git knows
 only the past of the attempt's base, and the change it left in the worktree.
 
-The checks' git dir (``judge/check_git.py``) shares the repository's whole object store:
+The checks' git dir (``judge/sandbox/check_git.py``) shares the repository's whole object store:
 a command that knew the sha of a later commit (a bench instance's gold) could read it
 with ``git show``. The proposer's shares a store of its own instead, fetched from the
 repository by the base's sha alone (``git fetch --no-tags``): it holds exactly the
@@ -18,8 +18,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from selfforge.judge.check_git import scratch_dir
-from selfforge.judge.runner import CheckSpace
+from selfforge.judge.sandbox.check_git import scratch_dir
+from selfforge.judge.sandbox.command import CheckSpace
 from selfforge.repo import git
 
 # What the agent's own commands leave behind, never part of its change (aider's repo-map

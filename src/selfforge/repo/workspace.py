@@ -30,7 +30,7 @@ KEEP_BRANCH_PREFIX = "selfforge/"
 # writes every file: most of a small run's time on a repository of a thousand files).
 # `selfforge check` (the gate for other agents) judges in its own. Every other slot
 # (parallel candidates, undo) goes when its command ends.
-# (a Go check's lint reads a checkout of its own beside its worktree: judge/alongside.py)
+# (a Go check's lint reads a checkout of its own beside its worktree: judge/lint_beside_tests.py)
 KEPT_SLOTS = frozenset({"baseline", "attempt", "check", "attempt-lint", "check-lint"})
 
 

@@ -21,8 +21,8 @@ from selfforge.errors import GitError
 from selfforge.journal.store import Journal
 from selfforge.judge import criterion as criteria
 from selfforge.judge.gates import describe_state
-from selfforge.judge.record import Recorder, first_line
-from selfforge.judge.runner import CheckSpace
+from selfforge.judge.sandbox.command import CheckSpace
+from selfforge.judge.stage_log import Recorder, first_line
 from selfforge.judge.stages import Candidate, Judge, run_pipeline
 from selfforge.judge.verdict import Criterion, Observed, Verdict
 from selfforge.propose.explore import Explorer

@@ -18,7 +18,7 @@ from selfforge.context.build import build_context, prewarm
 from selfforge.context.history import load_history
 from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import baseline_cache, contract, runners
-from selfforge.judge import setup as judge_setup
+from selfforge.judge.sandbox import setup as judge_setup
 from selfforge.judge.verdict import Observed
 from selfforge.repo import git
 from selfforge.repo.workspace import Workspace

@@ -3,7 +3,7 @@
 In ``check`` no model waits for the base: when its baseline is not cached and two suites
 may run at once (``SELFFORGE_JOBS``, else the cores), the judged commit's full test run
 starts in a thread, in the check's worktree, while the base's suite runs in the
-baseline's; the tests stage takes it (judge/testruns.py ``RunAhead``). ``run`` measures
+baseline's; the tests stage takes it (judge/suite_runs.py ``RunAhead``). ``run`` measures
 the base first: the proposer's prompt names what fails before the change.
 """
 
@@ -17,9 +17,10 @@ from pathlib import Path
 from rich.markup import escape
 
 from selfforge.errors import UsageError
-from selfforge.judge import baseline_cache, contract, syntax, tree_safety
+from selfforge.judge import baseline_cache, contract
 from selfforge.judge.baseline import BrokenBase
-from selfforge.judge.testruns import RunAhead, RunKey, TestRun, can_run_ahead
+from selfforge.judge.rules import syntax, tree_safety
+from selfforge.judge.suite_runs import RunAhead, RunKey, TestRun, can_run_ahead
 from selfforge.judge.verdict import WHOLE_SUITE_PASSES, Observed
 from selfforge.run.attempt import Engine
 from selfforge.run.baselines import measure_baseline
@@ -32,7 +33,7 @@ def baseline_and_candidate(
 ) -> tuple[Observed, Made, dict[RunKey, TestRun]]:
     """The baseline, the candidate (``make``) and the judged commit's full test run made
     meanwhile when the baseline is not cached and two suites may run at once: the check's
-    tests stage takes it instead of running it (judge/testruns.py RunAhead). Otherwise
+    tests stage takes it instead of running it (judge/suite_runs.py RunAhead). Otherwise
     the baseline is measured first, as before: the candidate's files are written after
     the base's build (cargo judges a shared target dir's freshness by mtimes)."""
     d = e.d

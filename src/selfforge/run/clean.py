@@ -16,7 +16,7 @@ import contextlib
 import shutil
 from dataclasses import dataclass, field
 
-from selfforge.judge.limits import remove_leftover_groups
+from selfforge.judge.sandbox.limits import remove_leftover_groups
 from selfforge.repo import git
 from selfforge.repo.workspace import KEEP_BRANCH_PREFIX, KEPT_SLOTS, TMP_BRANCH_PREFIX, Workspace
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from selfforge.config import Directives, LoadedDirectives
 from selfforge.journal.store import Journal
-from selfforge.judge import sandbox
-from selfforge.judge.limits import Limits
-from selfforge.judge.policy import policy_ahead
-from selfforge.judge.runner import CheckSpace, anchor_command
+from selfforge.judge.sandbox import bwrap as sandbox
+from selfforge.judge.sandbox.command import CheckSpace, anchor_command
+from selfforge.judge.sandbox.limits import Limits
+from selfforge.judge.sandbox.policy import policy_ahead
 from selfforge.models import Model
 from selfforge.models.budget import Budget
 from selfforge.repo import git

@@ -22,8 +22,9 @@ from selfforge.errors import BudgetExceeded, SelfforgeError
 from selfforge.journal.lessons import similar_attempts
 from selfforge.journal.report import write_report
 from selfforge.journal.store import Journal
-from selfforge.judge import sandbox, selfcheck
+from selfforge.judge import selfcheck
 from selfforge.judge.gates import describe_state
+from selfforge.judge.sandbox import bwrap as sandbox
 from selfforge.judge.selfcheck import LAST_GOOD, is_self_repo, remember_good
 from selfforge.judge.verdict import Observed
 from selfforge.models import Model, ModelError

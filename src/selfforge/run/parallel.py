@@ -25,8 +25,8 @@ from pathlib import Path
 from selfforge.config import Directives
 from selfforge.errors import UsageError
 from selfforge.journal.store import Journal
-from selfforge.judge.record import Recorder
-from selfforge.judge.runner import CheckSpace
+from selfforge.judge.sandbox.command import CheckSpace
+from selfforge.judge.stage_log import Recorder
 from selfforge.judge.stages import PIPELINE, Candidate, Judge, critique, review
 from selfforge.judge.verdict import PASS, Observed, Verdict
 from selfforge.repo import git

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.journal.store import Journal
-from selfforge.judge.limits import remove_leftover_groups
+from selfforge.judge.sandbox.limits import remove_leftover_groups
 from selfforge.repo import git
 from selfforge.repo.workspace import TMP_BRANCH_PREFIX, Workspace, started
 

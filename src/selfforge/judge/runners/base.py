@@ -9,7 +9,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfforge.judge.results import TestReport
+from selfforge.judge.runners.results import TestReport
 from selfforge.repo.treefiles import NotReadable, read_text
 
 RUNNER_NAMES = ("auto", "pytest", "unittest", "go", "cargo", "node", "tap", "junit")
@@ -49,7 +49,7 @@ class Adapter:
     def home_needs(self) -> tuple[Path, ...]:
         """What of the user's home this runner needs shown, read-only, each by its exact
         folder or file (nothing else of home is visible to a check): the PATH entries
-        and the interpreter are shown already (``judge/home.py``)."""
+        and the interpreter are shown already (``judge/sandbox/home.py``)."""
         return ()
 
     def can_select(self) -> bool:

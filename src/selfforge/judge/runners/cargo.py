@@ -16,8 +16,8 @@ import re
 import shlex
 from pathlib import Path
 
-from selfforge.judge.results import DOCTESTS, WHOLE_SUITE, TestReport
 from selfforge.judge.runners.base import Adapter, Prepared, add
+from selfforge.judge.runners.results import DOCTESTS, WHOLE_SUITE, TestReport
 
 _RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)(?: \(|$)", re.M)
 _DOCTESTS = re.compile(r"^\s*Doc-tests (\S+)", re.M)

@@ -4,7 +4,7 @@ a wrapper (``make test``, a script) reports the same way.
 Test ids are ``<package import path>::<TestName>`` (subtests ``TestName/case``). A
 package that fails to build, or fails outside any test (``TestMain``, a panic in
 ``init``), counts as a module that failed to collect. Runs offline: ``GOPROXY=off``,
-the repository's build cache (judge/buildcache.py; a private one where none is shared),
+the repository's build cache (judge/sandbox/buildcache.py; a private one where none is shared),
 the user's module cache shown read-only. ``-count=1``: the shared cache also holds test
 results, and every judged run (a flaky rerun above all) must run its tests.
 """
@@ -16,8 +16,8 @@ import os
 import re
 from pathlib import Path
 
-from selfforge.judge.results import TestReport
 from selfforge.judge.runners.base import Adapter, Prepared, add
+from selfforge.judge.runners.results import TestReport
 
 _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 _BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(build|setup) failed\]", re.M)

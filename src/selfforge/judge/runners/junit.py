@@ -13,8 +13,8 @@ import contextlib
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from selfforge.judge.results import TestReport
 from selfforge.judge.runners.base import Adapter, add
+from selfforge.judge.runners.results import TestReport
 
 MAX_BYTES = 32 * 2**20
 

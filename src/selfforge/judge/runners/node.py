@@ -12,8 +12,8 @@ import re
 import shutil
 from pathlib import Path
 
-from selfforge.judge.results import NODE_REPORTER, PLUGIN_DIR, TestReport
 from selfforge.judge.runners.base import Adapter, Prepared, add
+from selfforge.judge.runners.results import NODE_REPORTER, PLUGIN_DIR, TestReport
 
 REPORTER = NODE_REPORTER
 PREFIX = "@@selfforge-node@@ "
@@ -39,7 +39,7 @@ class NodeTest(Adapter):
     def home_needs(self) -> tuple[Path, ...]:
         """The installation of the node PATH finds (nvm's ``versions/node/vX``), also
         when ``node`` is a link into it from elsewhere."""
-        from selfforge.judge.home import installation
+        from selfforge.judge.sandbox.home import installation
 
         found, home = shutil.which("node"), Path.home().resolve()
         real = Path(found).resolve() if found else None

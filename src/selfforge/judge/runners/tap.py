@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from selfforge.judge.results import TestReport
 from selfforge.judge.runners.base import Adapter, add
+from selfforge.judge.runners.results import TestReport
 
 _RESULT = re.compile(r"^(?P<indent>\s*)(?P<ok>not ok|ok)\b\s*(?P<n>\d+)?\s*-?\s*(?P<rest>.*)$")
 _PLAN = re.compile(r"^(?P<indent>\s*)1\.\.(?P<n>\d+)")

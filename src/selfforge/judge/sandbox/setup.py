@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from selfforge.errors import SelfforgeError
-from selfforge.judge.runner import CheckSpace, run_command
+from selfforge.judge.sandbox.command import CheckSpace, run_command
 from selfforge.repo import git
 
 MANIFESTS = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from selfforge.judge.results import DOCTESTS, TestReport, realign, worst
+from selfforge.judge.runners.results import DOCTESTS, TestReport, realign, worst
 
 
 def same_tests(base: TestReport, cand: TestReport, diff: str = "") -> dict[str, str]:

@@ -12,7 +12,7 @@ from selfforge.journal.store import Journal
 from selfforge.ui.reporters import Reporter
 
 if TYPE_CHECKING:
-    from selfforge.judge.runner import CommandResult
+    from selfforge.judge.sandbox.command import CommandResult
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge.judge.limits import Limits
+from selfforge.judge.sandbox.limits import Limits
 
 
 @dataclass(frozen=True)

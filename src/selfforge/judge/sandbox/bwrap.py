@@ -171,7 +171,7 @@ def hidden_places(repo: Path, git_common_dir: Path | None = None) -> tuple[Path,
     selfforge's socket folder (a check that reached it would run selfforge unsandboxed)
     and every repository's copies of the code (``trees.py``: a check's own tree is bound
     over it; never another repository's, nor the base's kept tree): never seen."""
-    from selfforge.judge.residents import resident_dir
+    from selfforge.judge.sandbox.residents import resident_dir
     from selfforge.models.secrets import user_config_dir
     from selfforge.repo import trees
 
@@ -193,7 +193,7 @@ def runtime_roots(
     contains a ``protect``ed place (the checkout, its .git, selfforge's config) or home
     itself is ever shown: a toolchain inside the checkout is shown on its own.
     """
-    from selfforge.judge import home as homes
+    from selfforge.judge.sandbox import home as homes
 
     home = Path.home().resolve()
     protect = [p.resolve() for p in protect]

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from selfforge.judge import sandbox
+from selfforge.judge.sandbox import bwrap as sandbox
 from selfforge.repo import git, trees
 
 GIT_INSIDE = "/tmp/.selfforge-git"

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from selfforge.judge import sandbox
 from selfforge.judge.runners import gotest
+from selfforge.judge.sandbox import bwrap as sandbox
 
 if TYPE_CHECKING:
-    from selfforge.judge.space import CheckSpace
+    from selfforge.judge.sandbox.check_space import CheckSpace
 
 CACHE_INSIDE = "/tmp/.selfforge-cache"  # what the check's variables point at
 TRUSTED_INSIDE = "/tmp/.selfforge-trusted"  # the trusted caches, read-only, for the links

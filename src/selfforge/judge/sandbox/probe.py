@@ -24,7 +24,7 @@ import json, sys
 from pathlib import Path
 from selfforge.config import Directives
 from selfforge.run.engine import check_space
-from selfforge.judge.sandbox import Policy, bwrap_argv
+from selfforge.judge.sandbox.bwrap import Policy, bwrap_argv
 argv = bwrap_argv(Policy(writable=(), hidden=(Path({HIDDEN!r}),)), ["true"], Path("/"))
 try:
     space = check_space(Directives(), Path(sys.argv[2]))

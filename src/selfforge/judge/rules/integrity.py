@@ -14,8 +14,8 @@ import re
 import tomllib
 from pathlib import Path, PurePosixPath
 
-from selfforge.judge.integrity_kit import refusal, show_at, split_diff
-from selfforge.judge.integrity_lang import weakening
+from selfforge.judge.rules.diffs import refusal, show_at, split_diff
+from selfforge.judge.rules.integrity_lang import weakening
 from selfforge.judge.verdict import PASS, Verdict
 from selfforge.repo.protected import touched
 from selfforge.repo.testpaths import TestRule

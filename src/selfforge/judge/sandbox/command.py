@@ -23,14 +23,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge.judge import buildcache, check_git, runners, sandbox
-from selfforge.judge.channel import Channel
-from selfforge.judge.imports import import_roots, project_modules
-from selfforge.judge.limits import Guard
-from selfforge.judge.policy import check_policy
-from selfforge.judge.quota import DiskWatch
-from selfforge.judge.results import PLUGIN, TestReport, parse_unittest
-from selfforge.judge.space import CheckSpace
+from selfforge.judge import runners
+from selfforge.judge.runners.channel import Channel
+from selfforge.judge.runners.import_roots import import_roots, project_modules
+from selfforge.judge.runners.results import PLUGIN, TestReport, parse_unittest
+from selfforge.judge.sandbox import buildcache, check_git
+from selfforge.judge.sandbox import bwrap as sandbox
+from selfforge.judge.sandbox.check_space import CheckSpace
+from selfforge.judge.sandbox.limits import Guard
+from selfforge.judge.sandbox.policy import check_policy
+from selfforge.judge.sandbox.quota import DiskWatch
 from selfforge.models.secrets import mask, scrub_env
 
 HEAD_LINES, TAIL_LINES, MAX_CHARS = 40, 60, 6000

@@ -17,7 +17,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from selfforge.judge.results import (
+from selfforge.judge.runners.results import (
     INSIDE_DIR,
     NODE_REPORTER,
     PLUGIN,

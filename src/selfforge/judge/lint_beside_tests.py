@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from selfforge.errors import GitError
 from selfforge.judge import contract, runners
-from selfforge.judge.runner import CommandResult, run_command
-from selfforge.judge.testruns import RunAhead, run_check
+from selfforge.judge.sandbox.command import CommandResult, run_command
+from selfforge.judge.suite_runs import RunAhead, run_check
 from selfforge.repo import git
 from selfforge.repo.treefiles import remove_special_files
 

@@ -14,12 +14,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from selfforge.judge import check_git, sandbox
-from selfforge.judge.home import programs
+from selfforge.judge.sandbox import bwrap as sandbox
+from selfforge.judge.sandbox import check_git
+from selfforge.judge.sandbox.home import programs
 
 if TYPE_CHECKING:
-    from selfforge.judge.channel import Channel
-    from selfforge.judge.space import CheckSpace
+    from selfforge.judge.runners.channel import Channel
+    from selfforge.judge.sandbox.check_space import CheckSpace
 
 
 def check_policy(

@@ -18,7 +18,7 @@ import re
 import tomllib
 from pathlib import Path, PurePosixPath
 
-from selfforge.judge.integrity_kit import refusal, show_at, split_diff
+from selfforge.judge.rules.diffs import refusal, show_at, split_diff
 from selfforge.judge.verdict import Verdict
 from selfforge.repo.testpaths import TestRule
 

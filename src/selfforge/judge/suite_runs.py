@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from selfforge.context import blast_radius
 from selfforge.judge import gates, runners
 from selfforge.judge.candidate import Candidate, Judge, RunKey, TestRun
-from selfforge.judge.record import named
-from selfforge.judge.results import TestReport
-from selfforge.judge.runner import CommandResult, is_pytest, run_command, run_tests
+from selfforge.judge.runners.results import TestReport
+from selfforge.judge.sandbox.command import CommandResult, is_pytest, run_command, run_tests
+from selfforge.judge.stage_log import named
 from selfforge.judge.verdict import PASS, Observed, Verdict
 from selfforge.repo import git
 from selfforge.repo.treefiles import remove_special_files
@@ -28,7 +28,7 @@ from selfforge.repo.treefiles import remove_special_files
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from selfforge.judge.runner import CheckSpace
+    from selfforge.judge.sandbox.command import CheckSpace
 
 MAX_RERUN_TESTS = 50
 
