@@ -319,9 +319,9 @@ def check_resident() -> Finding:
     (``cli/launch.py``: started on first use, not on CI, as SELFFORGE_RESIDENT says)."""
     import os
 
-    from selfforge.cli import launch, resident
+    from selfforge.cli import launch
 
-    answer = resident.ask("ping")
+    answer = launch.ask("ping")
     mode = os.environ.get("SELFFORGE_RESIDENT", "")
     if mode == "0":
         return Finding("ok", "resident", "off (SELFFORGE_RESIDENT=0): each command starts anew")

@@ -324,3 +324,22 @@ def _flush(*streams: object) -> None:
 def _flush_and_exit(code: int) -> None:
     _flush(sys.stdout, sys.stderr)
     os._exit(code)
+
+
+def ask(op: str) -> dict[str, object] | None:
+    """Ping or stop this installation's resident; None when none answers."""
+    sock = connect()
+    if sock is None:
+        return None
+    try:
+        send(sock, request(op), [])
+        return read_line(sock, bytearray())
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+
+
+def log_path() -> str:
+    """Where the resident started by ``selfforge resident start`` writes its log."""
+    return _beside_socket("log")

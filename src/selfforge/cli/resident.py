@@ -34,7 +34,6 @@ import threading
 import time
 import traceback
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 from selfforge.cli import launch
 from selfforge.errors import SelfforgeError
@@ -367,24 +366,6 @@ def _signals(conn: socket.socket, finished: threading.Event) -> None:
             return
         for signum in data:
             os.kill(os.getpid(), signum)
-
-
-def ask(op: str) -> dict[str, object] | None:
-    """Ping or stop this installation's resident; None when none answers."""
-    sock = launch.connect()
-    if sock is None:
-        return None
-    try:
-        launch.send(sock, launch.request(op), [])
-        return launch.read_line(sock, bytearray())
-    except (OSError, ValueError):
-        return None
-    finally:
-        sock.close()
-
-
-def log_path() -> Path:
-    return Path(launch._beside_socket("log"))
 
 
 def claim() -> int | None:

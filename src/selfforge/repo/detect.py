@@ -82,12 +82,6 @@ class Project:
         self.results, self.junit = found.results, found.junit
 
 
-def detect_checks(root: Path, portable: bool = False) -> tuple[str | None, str | None]:
-    """``portable``: commands for a shared file (no paths into this machine's installs)."""
-    found = detect_project(root, portable)
-    return found.test, found.lint
-
-
 def detect_project(root: Path, portable: bool = False) -> Project:
     project = Project(root)
     _find_venv(project, portable)

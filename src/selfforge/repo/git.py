@@ -220,15 +220,6 @@ def identity_env(cwd: Path) -> dict[str, str]:
 _HAS_IDENTITY: set[Path] = set()
 
 
-def commit_staged(cwd: Path, message: str) -> str:
-    """Commit what is staged in ``cwd`` (a selfforge worktree), exactly that; return the sha.
-
-    Not ``add -A``: files the checks wrote since the change was staged are no part of it.
-    """
-    git("commit", "-q", "--no-verify", "-m", message, cwd=cwd, env=identity_env(cwd))
-    return git("rev-parse", "HEAD", cwd=cwd).strip()
-
-
 def commit_index(cwd: Path, parent: str, message: str) -> str:
     """A commit of exactly what is staged in ``cwd``, on top of ``parent``; HEAD stays.
 

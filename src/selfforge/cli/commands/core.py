@@ -1,4 +1,5 @@
-"""init, run, log, show, status, undo, demo."""
+"""The main commands: init, run, undo, demo, rollback and clean, defined here; log, show
+and status (``history.py``) registered here too, in the order ``--help`` lists them."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -42,12 +43,12 @@ def start(idle: Annotated[str, typer.Option("--idle", help=IDLE_HELP)] = "30m") 
     from selfforge.cli import launch, resident
 
     _idle_seconds(idle)
-    running = resident.ask("ping")
+    running = launch.ask("ping")
     if running and running.get("ok"):
         print(f"resident selfforge already running (pid {running['pid']}, {running['socket']})")
         return
     resident.prepare_folder(launch.resident_dir())
-    log = resident.log_path()
+    log = Path(launch.log_path())
     with open(log, "ab") as out:
         subprocess.Popen(
             [sys.executable, "-m", "selfforge", "resident", "serve", "--idle", idle],
@@ -59,7 +60,7 @@ def start(idle: Annotated[str, typer.Option("--idle", help=IDLE_HELP)] = "30m") 
         )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        answer = resident.ask("ping")
+        answer = launch.ask("ping")
         if answer and answer.get("ok"):
             until = f"after {idle} idle or " if _idle_seconds(idle) else ""
             print(
@@ -74,18 +75,18 @@ def start(idle: Annotated[str, typer.Option("--idle", help=IDLE_HELP)] = "30m") 
 @resident_app.command("stop")
 def stop() -> None:
     """Stop the resident (commands then start on their own again)."""
-    from selfforge.cli import resident
+    from selfforge.cli import launch
 
-    answer = resident.ask("stop")
+    answer = launch.ask("stop")
     print("resident selfforge stopped" if answer else "no resident selfforge is running")
 
 
 @resident_app.command("status")
 def status() -> None:
     """Whether a resident runs: its pid, socket, uptime and commands served."""
-    from selfforge.cli import launch, resident
+    from selfforge.cli import launch
 
-    answer = resident.ask("ping")
+    answer = launch.ask("ping")
     if not answer or not answer.get("ok"):
         print(f"no resident selfforge is running (socket {launch.socket_path()})")
         raise typer.Exit(1)
