@@ -187,7 +187,7 @@ def check(
             raise
         finally:
             ws.remove_worktrees()
-            journal.end_run(run_id, status, why)
+            journal.end_run(run_id, status, why, left_open=Outcome.ERROR)
 
 
 def _judge(
@@ -227,8 +227,8 @@ def _judge(
     attempt.candidate = candidate
     judgement = run_pipeline(candidate, replace(attempt.judge(), person=True))
     attempt.observed = candidate.observed
-    if judgement.outcome is Outcome.COULD_NOT_JUDGE:  # journaled as an error: no verdict
-        attempt.finish(attempt.result(Outcome.ERROR, judgement.reason))
+    if judgement.outcome is Outcome.COULD_NOT_JUDGE:
+        attempt.finish(attempt.result(judgement.outcome.journaled, judgement.reason))
         raise CannotJudge(f"{judgement.reason}; {change.label} does not make it build either")
     if judgement.ok and land:
         result = _land(e, attempt, change, patch is not None, head, commit)

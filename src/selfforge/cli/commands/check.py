@@ -72,7 +72,7 @@ def check_command(
     change's own tests must pass too. Exit 0 accepted, 1 rejected, 2 could not judge (the
     reason and the fix), 3 needs review (protected paths, dependencies, build
     configuration, a declared behaviour change: every other gate passed)."""
-    from selfforge.judge.verdict import Outcome
+    from selfforge.judge.outcome import Outcome
 
     try:
         text = _staged_patch(repo, change, patch) if staged else None
@@ -163,7 +163,7 @@ def _staged_patch(repo: Path, change: str | None, patch: Path | None) -> str | N
 
 def _nothing_staged(as_json: bool) -> None:
     """Nothing to judge is no failure: a hook must not stop ``commit --allow-empty``."""
-    from selfforge.judge.verdict import Outcome
+    from selfforge.judge.outcome import Outcome
 
     reason, accepted = "nothing is staged: nothing to judge", Outcome.ACCEPTED
     if as_json:
@@ -182,7 +182,7 @@ def _step_summary(result: CheckResult) -> None:
     where = os.environ.get("GITHUB_STEP_SUMMARY")
     if not where:
         return
-    from selfforge.judge.verdict import Outcome
+    from selfforge.judge.outcome import Outcome
 
     sign = {Outcome.ACCEPTED: "✅", Outcome.REJECTED: "❌"}.get(result.outcome, "👀")
     verdict = f"{sign} {result.outcome.shown}"
