@@ -102,12 +102,12 @@ def test_a_model_that_keeps_missing_the_edit_format_gets_a_verdict() -> None:
     from selfforge.roles.junk import edit_format_verdict
 
     missed = [
-        ("no_edits", "the model proposed no edits"),
-        ("rejected", "edits did not apply: calc.py: SEARCH not found"),
-        ("error", "the model's reply was cut at the 8-token output limit before any edit"),
+        (True, "the model proposed no edits"),
+        (False, "edits did not apply: calc.py: SEARCH not found"),
+        (False, "the model's reply was cut at the 8-token output limit before any edit"),
     ]
     verdict = edit_format_verdict(missed, "llamacpp:default")
     assert verdict is not None and verdict.startswith("llamacpp:default did not produce")
     assert "1× no edits in its reply" in verdict and "whole_file" in verdict
     assert edit_format_verdict(missed[:2], "m") is None  # not yet N in a row
-    assert edit_format_verdict([*missed[:2], ("rejected", "test_add failed")], "m") is None
+    assert edit_format_verdict([*missed[:2], (False, "test_add failed")], "m") is None

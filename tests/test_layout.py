@@ -210,3 +210,119 @@ def test_type_checking_imports_do_not_count(tmp_path: Path) -> None:
         "if TYPE_CHECKING:\n    from selfforge.run import loop\n"
     )
     assert against_order(imports(copy), layers(), copy) == []
+
+
+# --- the verdict's words are the judge's (issue 40) ---------------------------------------
+
+_SQL_OUTCOME = re.compile(
+    r"outcome\s*(?:=|!=|<>)\s*'(\w+)'|outcome\s+(?:NOT\s+)?IN\s*\(([^)]*)\)", re.I
+)
+_OUTCOME_NAMES = {"outcome", "verdict"}  # a keyword, a dict key or a call that takes one
+_OUTCOME_CALLS = {"result", "outcome", "count"}  # attempt.result("rejected", …) and the like
+
+
+def outcome_spellings(src: Path) -> list[str]:
+    """Each place outside ``judge/`` that spells a verdict's outcome word itself instead
+    of using ``judge.verdict.Outcome``: the one vocabulary, with each word's exit code
+    and rank, lives in the judge, so changing how a verdict is decided or named is a
+    change in ``judge/`` only.
+
+    What counts as spelling one (docstrings and prose never do):
+
+    - ``needs_review``, ``could_not_judge`` or ``no_edits`` as a whole string anywhere:
+      those words mean nothing but an outcome;
+    - ``accepted``, ``rejected`` or ``error`` (words with other uses) where an outcome
+      goes: compared with something (``r.outcome == "accepted"``, ``in (…)``; ``error``,
+      also a test's outcome, only compared with an outcome or a verdict), as an
+      ``outcome=``/``verdict=`` argument, as the first argument of ``.result(…)``,
+      ``.outcome(…)`` or ``.count(…)``, as the value of an ``"outcome"``/``"verdict"``
+      key in a dict;
+    - a dict, tuple, list or set holding two or more outcome words: a second vocabulary,
+      ranking, label or style table;
+    - SQL comparing the ``outcome`` column with a quoted word (``outcome = 'accepted'``):
+      bind ``Outcome`` members as parameters instead.
+
+    Parts below ``judge/`` (``ui/``, ``roles/``, ``journal/``…) cannot import it, so
+    they spell none either: they take an outcome as a value from their caller.
+    """
+    from selfforge.judge.verdict import Outcome
+
+    words = {o.value for o in Outcome}
+    only_outcomes = {"needs_review", "could_not_judge", "no_edits"}
+    found = []
+    for name, path in modules(src).items():
+        if name == "selfforge.judge" or name.startswith("selfforge.judge."):
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        parent = {
+            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
+        }
+        prose = {
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+                continue
+            if id(node) in prose:
+                continue
+            where = f"{name}:{node.lineno}: {node.value[:60]!r}"
+            for m in _SQL_OUTCOME.finditer(node.value):
+                quoted = re.findall(r"'(\w+)'", m[0])
+                if set(quoted) & words:
+                    found.append(where + " (SQL on the outcome column)")
+            if node.value not in words:
+                continue
+            if node.value in only_outcomes or _outcome_place(node, parent, words):
+                found.append(where)
+    return found
+
+
+def _outcome_place(node: ast.Constant, parent: dict[int, ast.AST], words: set[str]) -> bool:
+    word, up = node.value, parent.get(id(node))
+    if isinstance(up, ast.Dict) and node in up.values:  # {"verdict": "accepted"}
+        key = up.keys[up.values.index(node)]
+        if isinstance(key, ast.Constant) and key.value in _OUTCOME_NAMES:
+            return True
+    if isinstance(up, ast.Tuple | ast.List | ast.Set | ast.Dict):
+        items = [*up.keys, *up.values] if isinstance(up, ast.Dict) else up.elts
+        named = {i.value for i in items if isinstance(i, ast.Constant) and i.value in words}
+        if len(named) >= 2:
+            return True
+        held, up = up, parent.get(id(up))  # ("failed", "error") in a comparison: below
+    else:
+        held = node
+    if isinstance(up, ast.Compare):
+        # "error" is a test's outcome too: it counts compared with an outcome or verdict
+        others = [o for o in [up.left, *up.comparators] if o is not held]
+        named = any(w in ast.unparse(o) for o in others for w in _OUTCOME_NAMES)
+        return named or word != "error"
+    if isinstance(up, ast.keyword):
+        return up.arg in _OUTCOME_NAMES
+    if isinstance(up, ast.Call) and up.args and up.args[0] is node:
+        func = up.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return called in _OUTCOME_CALLS
+    return False
+
+
+def test_outcome_words_are_spelled_only_in_the_judge() -> None:
+    assert outcome_spellings(SRC) == []
+
+
+def test_a_second_spelling_of_an_outcome_is_found(tmp_path: Path) -> None:
+    """A comparison, a table of labels and a SQL filter, each planted outside judge/, are
+    found; the same code in judge/ is the vocabulary's home and is not."""
+    copy = _copy(tmp_path)
+    planted = (
+        'LABELS = {"accepted": "ok", "needs_review": "look"}\n\n\n'
+        "def landed(result):\n"
+        '    return result.outcome == "accepted"\n\n\n'
+        "SQL = \"SELECT count(*) FROM attempts WHERE outcome = 'rejected'\"\n"
+    )
+    (copy / "run" / "planted.py").write_text(planted)
+    (copy / "judge" / "planted.py").write_text(planted)
+    found = outcome_spellings(copy)
+    assert [f.split(":")[0] for f in found] == ["selfforge.run.planted"] * 4, found
+    assert outcome_spellings(_copy(tmp_path / "clean")) == []  # the control

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from selfforge.bench.records import Job, Result
 from selfforge.bench.replay import run_job
+from selfforge.judge.outcome import Outcome
 from selfforge.run import executors
 from selfforge.run.executors import BACKENDS, Executor, check_backend
 
@@ -20,7 +21,7 @@ def crashed(job: Job, why: str) -> Result:
         instance_id=job.instance.instance_id,
         mode=job.mode,
         model=job.model,
-        outcome="error",
+        outcome=Outcome.ERROR,
         error=f"the worker running it died: {why}",
     )
 

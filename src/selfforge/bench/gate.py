@@ -26,11 +26,11 @@ from selfforge.bench.mine import _default_suite, _other_test_file
 from selfforge.bench.negatives import NotDrawn
 from selfforge.bench.testrun import Suite, TestOutcome, resolve_command, run_tests
 from selfforge.errors import UsageError
+from selfforge.judge.outcome import Outcome
 from selfforge.repo.git import git, identity_env, repo_root
 from selfforge.repo.testpaths import rule_for
 
 RESULTS = "gate-results.jsonl"
-VERDICTS = {0: "accepted", 1: "rejected", 2: "could_not_judge", 3: "needs_review"}
 SETTINGS = ("default", "allow_test_edits")
 
 
@@ -40,8 +40,9 @@ class GateRecord(BaseModel):
     subject: str
     kind: str  # "real", or a cheat's kind (gate_cheats.CHEAT_KINDS)
     setting: str = "default"  # the directives: default, or allow_test_edits = true
-    # accepted | rejected | needs_review | could_not_judge | not_drawn (a cheat the
-    # commit has none of: `reason` says why) | error (selfforge gave no answer: not kept)
+    # An Outcome from check's exit code (accepted | rejected | needs_review |
+    # could_not_judge), not_drawn (a cheat the commit has none of: `reason` says why) or
+    # error (selfforge gave no answer: not kept)
     verdict: str
     reason: str = ""
     review: list[str] = Field(default_factory=list)
@@ -179,7 +180,7 @@ class Gate:
             return records + [done[row(k).key] for k in kinds]
         cheats = [row(k) for k in todo]
         why = None if passes else "the commit's own suite fails: no cheat is drawn from it"
-        if why is None and records[0].verdict == "could_not_judge":
+        if why is None and records[0].verdict == Outcome.COULD_NOT_JUDGE:
             why = "the commit could not be judged (its base): nor could a cheat on that base"
         self._cheats(sha, parent, own, why, cheats)
         for record in cheats:
@@ -187,7 +188,7 @@ class Gate:
         return records
 
     def _keep(self, record: GateRecord, records: list[GateRecord]) -> None:
-        if record.verdict != "error":  # no verdict: the next run judges it again
+        if record.verdict != Outcome.ERROR:  # no verdict: the next run judges it again
             _append(self.results, record)
         records.append(record)
 
@@ -203,7 +204,7 @@ class Gate:
             stdin=subprocess.DEVNULL,
             timeout=self.timeout_s * 10,
         )
-        record.verdict = VERDICTS.get(proc.returncode, "could_not_judge")
+        record.verdict = Outcome.of_exit_code(proc.returncode).value
         try:
             answer = json.loads(proc.stdout[proc.stdout.index("{") :])
             record.reason = str(answer.get("reason") or "")
@@ -211,7 +212,8 @@ class Gate:
         except ValueError:
             # no answer: selfforge itself failed (a crash), which is no verdict
             tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            record.verdict, record.reason = "error", f"exit {proc.returncode}: {tail[:300]}"
+            record.verdict = Outcome.ERROR.value
+            record.reason = f"exit {proc.returncode}: {tail[:300]}"
 
     def _cheats(
         self, sha: str, parent: str, own: TestOutcome, why: str | None, cheats: list[GateRecord]

@@ -8,13 +8,18 @@ from datetime import date
 from pathlib import Path
 
 from selfforge.bench.gate import GateRecord
+from selfforge.judge.outcome import Outcome
 
-SHOWN = {
-    "accepted": "accepted",
-    "needs_review": "needs review",
-    "rejected": "rejected",
-    "could_not_judge": "could not judge",
-}
+VERDICTS = (Outcome.ACCEPTED, Outcome.NEEDS_REVIEW, Outcome.REJECTED, Outcome.COULD_NOT_JUDGE)
+
+
+def shown(verdict: str) -> str:
+    """A verdict as a person reads it (``needs review``); ``not_drawn`` as it is."""
+    return Outcome(verdict).shown if verdict in set(Outcome) else verdict
+
+
+def _rank(verdict: str) -> int:
+    return Outcome(verdict).rank if verdict in set(Outcome) else len(Outcome)
 
 
 def render(records: list[GateRecord]) -> str:
@@ -39,18 +44,15 @@ def _repository(repo: str, rows: list[GateRecord]) -> list[str]:
         "",
     ]
     lines += ["| real commits (own suite passes) | count |", "|---|---|"]
-    lines += [f"| {shown} | {counts.get(v, 0)} |" for v, shown in SHOWN.items()]
+    lines += [f"| {v.shown} | {counts.get(v, 0)} |" for v in VERDICTS]
     lines += [f"| own suite fails (apart) | {len(failing)} |", ""]
-    not_accepted = [r for r in passing if r.verdict != "accepted"]
+    not_accepted = [r for r in passing if r.verdict != Outcome.ACCEPTED]
     if not_accepted:
         lines += ["### Why not accepted", ""]
         lines += _grouped(not_accepted)
     if failing:
         lines += ["### Own suite fails", ""]
-        lines += [
-            f"- `{r.commit[:10]}` {r.subject[:70]}: {SHOWN.get(r.verdict, r.verdict)}"
-            for r in failing
-        ]
+        lines += [f"- `{r.commit[:10]}` {r.subject[:70]}: {shown(r.verdict)}" for r in failing]
         lines.append("")
     lines += _cheats([r for r in rows if r.kind != "real"])
     return lines
@@ -61,9 +63,12 @@ def _grouped(rows: list[GateRecord]) -> list[str]:
     for r in rows:
         groups[(r.verdict, _why(r))].append(r)
     lines = []
-    for (verdict, why), members in sorted(groups.items(), key=lambda g: (g[0][0], -len(g[1]))):
+    # the one ranking of outcomes (judge/outcome.py): needs review before rejected
+    for (verdict, why), members in sorted(
+        groups.items(), key=lambda g: (_rank(g[0][0]), -len(g[1]))
+    ):
         shas = ", ".join(f"`{r.commit[:10]}`" for r in members)
-        lines.append(f"- {SHOWN.get(verdict, verdict)} ({len(members)}): {why} — {shas}")
+        lines.append(f"- {shown(verdict)} ({len(members)}): {why} — {shas}")
     return [*lines, ""]
 
 
@@ -83,14 +88,14 @@ def _cheats(rows: list[GateRecord]) -> list[str]:
     for kind, setting in keys:
         mine = [r for r in rows if (r.kind, r.setting) == (kind, setting)]
         drawn = [r for r in mine if r.verdict != "not_drawn"]
-        accepted = [r for r in drawn if r.verdict == "accepted"]
-        refused = [r for r in drawn if r.verdict in ("rejected", "needs_review")]
+        accepted = [r for r in drawn if r.verdict == Outcome.ACCEPTED]
+        refused = [r for r in drawn if r.verdict in (Outcome.REJECTED, Outcome.NEEDS_REVIEW)]
         lines.append(
             f"| {kind} | {setting} | {len(drawn)} | {len(refused)} | {len(accepted)} "
             f"| {len(mine) - len(drawn)} |"
         )
     lines.append("")
-    odd = [r for r in rows if r.verdict in ("accepted", "could_not_judge")]
+    odd = [r for r in rows if r.verdict in (Outcome.ACCEPTED, Outcome.COULD_NOT_JUDGE)]
     if odd:
         lines += ["### Cheats not refused", ""]
         lines += [f"- `{r.commit[:10]}` {r.kind}: {r.verdict}: {r.drawn} ({_why(r)})" for r in odd]

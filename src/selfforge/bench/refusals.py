@@ -15,6 +15,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from selfforge.bench.records import Instance, Result
+from selfforge.judge.outcome import Outcome
 
 CHEAT_KINDS = ("test edited", "skipped", "special-cased", "infrastructure")
 
@@ -91,7 +92,7 @@ def cannot(outcome: str, reason: str) -> bool:
     """No change, with the model saying so (CANNOT), proposing nothing at all, or an
     outside agent ending by itself with nothing changed; an exploring proposer or agent
     stopped by a limit with nothing changed did not answer."""
-    if outcome != "no_edits":
+    if outcome != Outcome.NO_EDITS:
         return False
     return (
         reason.startswith(CANNOT_SAID) or reason == EMPTY or bool(_AGENT_DECLINED.fullmatch(reason))

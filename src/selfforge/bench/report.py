@@ -17,6 +17,7 @@ from html import escape
 from pathlib import Path
 
 from selfforge.bench.records import Result
+from selfforge.judge.outcome import Outcome
 
 
 @dataclass
@@ -135,10 +136,10 @@ def proposers_section(results: list[Result]) -> list[str]:
         row(f"refused: {kind}", partial(_refused, kind))
     row(
         "rejected otherwise",
-        lambda rs: sum(not r.landed and not r.cheat and r.outcome == "rejected" for r in rs),
+        lambda rs: sum(not r.landed and not r.cheat and r.outcome == Outcome.REJECTED for r in rs),
     )
-    row("no change on a normal instance", lambda rs: _count(normal(rs), "no_edits"))
-    row("attempt ended in an error", lambda rs: _count(rs, "error"))
+    row("no change on a normal instance", lambda rs: _count(normal(rs), Outcome.NO_EDITS))
+    row("attempt ended in an error", lambda rs: _count(rs, Outcome.ERROR))
     lines += [
         "",
         "Refused: the judge's reason names the cheat (a test edited, skipped, or the "

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from selfforge.journal.store import AttemptRecord, Journal
+from selfforge.judge.outcome import Outcome
 from selfforge.propose import trajectory
 from selfforge.propose.trajectory import Step
 from selfforge.roles.caller import PERSONAS, render
@@ -190,16 +191,16 @@ def dpo_records(journal: Journal) -> list[DpoRecord]:
     """
     system = system_prompt()
     # An undone acceptance is no example of a good reply.
-    attempts = [a for a in journal.attempts() if _kept(a) or a.outcome == "rejected"]
+    attempts = [a for a in journal.attempts() if _kept(a) or a.outcome == Outcome.REJECTED]
     groups = TaskGroups.from_journal(journal)
     proposals = {a.id: p for a in attempts if (p := final_proposal(journal, a))}
     records = []
-    for rejected in (p for p in proposals.values() if p.attempt.outcome == "rejected"):
+    for rejected in (p for p in proposals.values() if p.attempt.outcome == Outcome.REJECTED):
         key = groups.key(rejected.attempt.task)
         accepted = [
             p
             for p in proposals.values()
-            if p.attempt.outcome == "accepted" and groups.key(p.attempt.task) == key
+            if p.attempt.outcome == Outcome.ACCEPTED and groups.key(p.attempt.task) == key
         ]
         chosen = _nearest(rejected, accepted)
         if chosen is not None and chosen.reply.strip() != rejected.reply.strip():
@@ -280,4 +281,4 @@ def write_jsonl(items: Iterable[SftRecord | DpoRecord | TraceRecord], stream: IO
 
 def _kept(attempt: AttemptRecord) -> bool:
     """Accepted, and not undone since."""
-    return attempt.outcome == "accepted" and attempt.reverted_by is None
+    return attempt.outcome == Outcome.ACCEPTED and attempt.reverted_by is None

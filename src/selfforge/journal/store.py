@@ -2,6 +2,9 @@
 ``.selfforge/journal.db``. Schema changes are numbered migrations on ``user_version``
 (``journal_schema.py``); the steps and the running stage that the dashboard shows are
 written by ``progress.py``.
+
+An attempt's outcome is one of the judge's words (``judge.verdict.Outcome``), given by
+the caller: the journal, a part below the judge, stores it and spells none itself.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selfforge.journal.schema import (
     ATTEMPT_COLUMNS,
@@ -23,10 +26,12 @@ from selfforge.journal.schema import (
     statements,
 )
 
-__all__ = ["OUTCOMES", "AttemptRecord", "Journal", "Totals"]
+if TYPE_CHECKING:
+    from selfforge.judge.outcome import Outcome
+
+__all__ = ["AttemptRecord", "Journal", "Totals"]
 
 SCHEMA_VERSION = len(MIGRATIONS)
-OUTCOMES = ("accepted", "rejected", "no_edits", "error", "needs_review")  # the last: check only
 RUN_COLUMNS = (
     "id, started_at, ended_at, status, pid, base_branch, base_commit, model, goals, "
     "land_mode, stop_reason"
@@ -98,17 +103,17 @@ class Journal:
         )
         return int(cur.lastrowid or 0)
 
-    def end_run(self, run_id: int, status: str, stop_reason: str) -> int:
-        """Close the run, and any attempt it left open (it ended mid-attempt); returns how
-        many attempts that closed."""
+    def end_run(self, run_id: int, status: str, stop_reason: str, *, left_open: Outcome) -> int:
+        """Close the run, and any attempt it left open (it ended mid-attempt) with the
+        outcome ``left_open`` (an error); returns how many attempts that closed."""
         # A reason that already begins with the status ("stopped: the run's budget…")
         # is not prefixed twice.
         said = stop_reason if stop_reason.startswith(f"{status}:") else f"{status}: {stop_reason}"
         with self.transaction() as conn:
             closed = conn.execute(
-                "UPDATE attempts SET outcome = 'error', reason = ?, ended_at = ? "
+                "UPDATE attempts SET outcome = ?, reason = ?, ended_at = ? "
                 "WHERE run_id = ? AND outcome IS NULL",
-                (f"{said}; nothing was landed", time.time(), run_id),
+                (left_open, f"{said}; nothing was landed", time.time(), run_id),
             ).rowcount
             conn.execute(
                 "UPDATE runs SET ended_at = ?, status = ?, stop_reason = ? WHERE id = ?",
@@ -116,13 +121,14 @@ class Journal:
             )
         return closed
 
-    def close_orphan_attempts(self) -> int:
-        """Attempts left open by a run that is already closed (older journals had these)."""
+    def close_orphan_attempts(self, *, left_open: Outcome) -> int:
+        """Attempts left open by a run that is already closed (older journals had these),
+        closed with the outcome ``left_open`` (an error)."""
         return self.conn.execute(
-            "UPDATE attempts SET outcome = 'error', reason = 'interrupted: nothing was landed',"
+            "UPDATE attempts SET outcome = ?, reason = 'interrupted: nothing was landed',"
             " ended_at = ? WHERE outcome IS NULL AND run_id IN "
             "(SELECT id FROM runs WHERE status != 'running')",
-            (time.time(),),
+            (left_open, time.time()),
         ).rowcount
 
     def running_runs(self) -> list[tuple[int, int | None]]:
@@ -166,7 +172,7 @@ class Journal:
         self,
         attempt_id: int,
         *,
-        outcome: str,
+        outcome: Outcome,
         reason: str,
         repairs: int,
         commit: str | None = None,
@@ -175,7 +181,6 @@ class Journal:
         diff: str | None = None,
         tree: str | None = None,
     ) -> None:
-        assert outcome in OUTCOMES, outcome
         self.conn.execute(
             "UPDATE attempts SET outcome = ?, reason = ?, repairs = ?, commit_sha = ?, "
             "branch = ?, landed = ?, diff = ?, ended_at = ?, landed_tree = ? WHERE id = ?",

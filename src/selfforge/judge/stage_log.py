@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from selfforge.journal.store import Journal
@@ -16,11 +16,24 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class CheckRecord:
+    """One check the judge journaled, as the judgement keeps it in memory."""
+
+    name: str
+    passed: bool
+    exit_code: int | None
+    seconds: float = 0.0
+    summary: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
 class Recorder:
     journal: Journal
     reporter: Reporter
     run_id: int
     on_start: Callable[[int | None], None] | None = None  # a check's process group
+    # every check journaled through this recorder, in order (the judgement's steps)
+    checks: list[CheckRecord] = field(default_factory=list)
 
     def begin(self, name: str) -> None:
         self.reporter.begin(name)
@@ -70,6 +83,7 @@ class Recorder:
             summary=summary,
             started_at=started_at,
         )
+        self.checks.append(CheckRecord(name, ok, exit_code, seconds, summary))
         if show:
             detail = ", ".join(f"{v} {k}" for k, v in (summary or {}).items())
             detail = detail or first_line(output)

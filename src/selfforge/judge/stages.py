@@ -2,14 +2,17 @@
 
 Each stage is a plain function ``(Candidate, Judge) -> Verdict``. ``Candidate`` is the
 explicit record of one round's change (its commit, made before any check ran, is what
-lands); ``Judge`` holds what the stages may use and is never changed by them. The first
-failing verdict ends the pipeline and becomes the model's feedback.
+lands); ``Judge`` holds what the stages may use and is never changed by them. A stage
+returns what it found (review items, lint findings) in its verdict; ``run_pipeline``
+folds them into the candidate for the stages after it and into the ``Judgement``. The
+first failing verdict ends the pipeline and becomes the model's feedback.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from selfforge.judge import broken_base, contract, gates, missing_deps, runners
 from selfforge.judge import criterion as criteria
@@ -20,7 +23,7 @@ from selfforge.judge.rules.lint import parse_lint
 from selfforge.judge.runners.results import TestReport
 from selfforge.judge.sandbox.command import is_pytest
 from selfforge.judge.selfcheck import smoke_run
-from selfforge.judge.stage_log import first_line
+from selfforge.judge.stage_log import CheckRecord, first_line
 from selfforge.judge.suite_runs import (
     focused_tests,
     focused_verdict,
@@ -30,32 +33,55 @@ from selfforge.judge.suite_runs import (
     shown,
     summary_text,
 )
-from selfforge.judge.verdict import PASS, Verdict
+from selfforge.judge.verdict import PASS, WHOLE_SUITE_PASSES, Judgement, Outcome, Verdict
 from selfforge.roles.caller import has_concerns, parse_vote, render
 
 Stage = Callable[[Candidate, Judge], Verdict]
 
 
-def run_pipeline(c: Candidate, j: Judge) -> Verdict:
-    for stage in PIPELINE:
+def run_pipeline(c: Candidate, j: Judge, stages: tuple[Stage, ...] | None = None) -> Judgement:
+    """Run ``stages`` (``PIPELINE``) in order until one refuses; fold what each found
+    (review items, lint findings) into ``c`` for the stages after it; decide."""
+    first = len(j.record.checks)
+    verdict = PASS
+    for stage in PIPELINE if stages is None else stages:
         verdict = stage(c, j)
+        c.review.extend(verdict.review)
+        c.findings.extend(verdict.findings)
         if not verdict.ok:
-            return verdict
-    if c.review:
-        reason = "needs review: " + "; ".join(c.review[:3])
-        return Verdict(False, reason, reason, list(c.review), needs_review=True)
-    return PASS
+            break
+    return decide(c, j, verdict, j.record.checks[first:])
 
 
-def for_person(c: Candidate, j: Judge, verdict: Verdict) -> Verdict:
+def decide(c: Candidate, j: Judge, last: Verdict, checks: list[CheckRecord]) -> Judgement:
+    """The judgement from the last stage's verdict and what the stages found: rejected
+    by a refusal, unless the base builds nothing and neither does the change (could not
+    judge: nothing was compared); needs review when a person must look at something;
+    else accepted (said so when the base gave nothing to compare with)."""
+    outcome, reason, feedback, details = Outcome.ACCEPTED, PASS.reason, "", []
+    if not last.ok and j.baseline.broken and broken_base.still_builds_nothing(c.observed.tests):
+        outcome, reason = Outcome.COULD_NOT_JUDGE, j.baseline.broken
+    elif not last.ok:
+        outcome, reason = Outcome.REJECTED, last.reason
+        feedback, details = last.feedback, list(last.details)
+    elif c.review:
+        outcome, reason = Outcome.NEEDS_REVIEW, "needs review: " + "; ".join(c.review[:3])
+        feedback, details = reason, list(c.review)
+    elif j.baseline.broken:  # said in the verdict: the base gave nothing to compare with
+        reason = f"{PASS.reason}; {WHOLE_SUITE_PASSES}"
+    return Judgement(
+        outcome, reason, feedback, details, list(c.review), list(c.findings), list(checks)
+    )
+
+
+def for_person(j: Judge, verdict: Verdict) -> Verdict:
     """A refusal of what needs a person: listed for review in a person's check (it is
     not a rejection of a teammate's commit), refused for a model's proposal."""
     if verdict.ok or not j.person:
         return shown(j, "integrity", verdict)
     item = verdict.reason.removeprefix("integrity: ")
-    c.review.append(item)
     j.record.step("integrity", True, "needs review: " + item)
-    return PASS
+    return Verdict(True, PASS.reason, review=[item])
 
 
 def check_syntax(c: Candidate, j: Judge) -> Verdict:
@@ -79,18 +105,20 @@ def check_protected(c: Candidate, j: Judge) -> Verdict:
     # The directives first: their reason names the keys (selfforge.toml is a protected
     # path too); then the protected globs; then symlinks out and nested repositories.
     # The first two need a person in a person's change; the last never lands.
-    verdict = for_person(c, j, tree_safety.directives_gate(c.tree, c.base, c.commit, c.changed))
+    verdict = for_person(j, tree_safety.directives_gate(c.tree, c.base, c.commit, c.changed))
     if verdict.ok:
-        verdict = for_person(c, j, integrity.protected_gate(c.changed, list(j.protected)))
+        protected = for_person(j, integrity.protected_gate(c.changed, list(j.protected)))
+        verdict = protected.noting(verdict.review)
     if verdict.ok:
-        verdict = shown(j, "integrity", tree_safety.links_gate(c.tree, c.base, c.commit))
+        links = shown(j, "integrity", tree_safety.links_gate(c.tree, c.base, c.commit))
+        verdict = links.noting(verdict.review)
     return verdict
 
 
 def check_tests_integrity(c: Candidate, j: Judge) -> Verdict:
     deps = j.directives.safety.allow_dependency_changes
     verdict = integrity_lang.dependency_gate(c.tree, c.base, c.changed, allow_deps=deps)
-    verdict = for_person(c, j, verdict)
+    verdict = for_person(j, verdict)
     if not verdict.ok or j.person:
         # A person's tests and test infrastructure are judged by the contract itself: the
         # judging run takes the base's versions (judge/contract.py).
@@ -138,7 +166,7 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
         {"findings": len(findings)},
         names=[] if verdict.ok else list(verdict.details or []),
     )
-    c.findings = [str(f) for f in findings if f.path in c.changed]
+    verdict = replace(verdict, findings=[str(f) for f in findings if f.path in c.changed])
     if ahead is not None and verdict.ok:  # taken by the tests stage
         c.ahead.update(ahead.join())
     elif ahead is not None:  # a refused change: its tests are never read
@@ -177,13 +205,14 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     # tests cannot weaken them there; a test it adds is not there (in a pytest process, a
     # Go test's init(), a Mocha file loaded first, it could patch the code under test).
     judged = contract.judged_commit(c.tree, c.base, c.commit, c.changed, j.rule)
+    review: list[str] = []  # what a person must look at, returned with the verdict
     if judged.unpaired:
         item = "changes inline Rust tests that cannot be paired with the base's: " + ", ".join(
             judged.unpaired
         )
         if not j.person:
             return shown(j, "integrity", Verdict(False, f"integrity: the change {item}", item))
-        c.review.append(item)
+        review.append(item)
     pytest = is_pytest(command)
     adapter = None if pytest else runners.detect(command, c.tree, j.space.runner, j.space.junit)
     if pytest:
@@ -201,7 +230,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         verdict = focused_verdict(j.baseline, report, result)
         j.record.step("tests:affected", verdict.ok, summary_text(report, result), result=result)
         if not verdict.ok:
-            return _missing_dependencies(c, j, verdict, result.output)
+            return _missing_dependencies(c, j, verdict, result.output).noting(review)
     result, report = run_test_command(c, j, "tests", command, commit=judged.commit)
     c.observed.tests, c.observed.tests_result = report, result
     c.observed.own_tests = report  # the change's own suite, unless the tests:new run differs
@@ -234,19 +263,18 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         j.record.step("tests:new", verdict.ok, summary_text(own, own_result), result=own_result)
     if not verdict.ok:
         outputs = [r.output for r in (result, own_result) if r is not None]
-        return _missing_dependencies(c, j, verdict, "\n".join(outputs))
+        return _missing_dependencies(c, j, verdict, "\n".join(outputs)).noting(review)
     if declared:
         shown_ = [f"{t} ({_state(report, t)} in its base version)" for t in sorted(declared)]
-        c.review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))
+        review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))
     infrastructure = criteria.infrastructure_changes(c.changed, j.rule)
     progress = criteria.progress_gate(
         j.baseline, c.observed, c.criterion, infrastructure=infrastructure, person=j.person
     )
     if progress.needs_review:  # a person's change: listed for review, not refused
-        c.review.extend(progress.details)
-        progress = Verdict(True, progress.reason)
+        progress = Verdict(True, progress.reason, review=progress.details)
     j.record.step("progress", progress.ok, progress.reason or c.criterion.describe())
-    return progress
+    return progress.noting(review)
 
 
 def _missing_dependencies(c: Candidate, j: Judge, verdict: Verdict, output: str) -> Verdict:
@@ -261,9 +289,8 @@ def _missing_dependencies(c: Candidate, j: Judge, verdict: Verdict, output: str)
         f"its tests need {', '.join(names[:5])}, which the sandbox cannot install offline "
         f"(with what is installed: {first_line(verdict.reason)})"
     )
-    c.review.append(item)
     j.record.step("tests", True, "needs review: " + item)
-    return PASS
+    return Verdict(True, PASS.reason, review=[item])
 
 
 def _declared(c: Candidate, j: Judge) -> frozenset[str]:

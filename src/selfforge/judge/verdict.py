@@ -1,12 +1,15 @@
-"""The judge's records: what the checks observed on a tree, and a stage's verdict."""
+"""The judge's records: what the checks observed on a tree, a stage's verdict, and the
+judgement on a whole change (its ``Outcome``: judge/outcome.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from selfforge.judge.outcome import Outcome
 from selfforge.judge.rules.lint import LintFinding
 from selfforge.judge.runners.results import TestReport
 from selfforge.judge.sandbox.command import CommandResult
+from selfforge.judge.stage_log import CheckRecord
 
 
 @dataclass
@@ -25,17 +28,86 @@ class Observed:
     broken: str | None = None
 
 
-@dataclass
+@dataclass(init=False)
 class Verdict:
-    ok: bool
-    reason: str = ""
-    feedback: str = ""  # for the model's repair round
-    details: list[str] = field(default_factory=list)
-    needs_review: bool = False  # every gate passed; a person must look at what it lists
+    """A gate's or a stage's verdict: ``outcome`` (given as a bool by a gate: True
+    passes, False refuses), why, the feedback for the model's repair round. A stage
+    also *returns* what it found that later stages or a person need: ``review``, what a
+    person must look at (a person's change: listed, not refused), and ``findings``, the
+    lint findings in the changed files (for the critic); the pipeline folds them
+    (``judge/stages.run_pipeline``)."""
+
+    outcome: Outcome
+    reason: str
+    feedback: str  # for the model's repair round
+    details: list[str]
+    review: list[str]
+    findings: list[str]
+
+    def __init__(
+        self,
+        outcome: Outcome | bool,
+        reason: str = "",
+        feedback: str = "",
+        details: list[str] | None = None,
+        *,
+        review: list[str] | None = None,
+        findings: list[str] | None = None,
+    ) -> None:
+        if not isinstance(outcome, Outcome):
+            outcome = Outcome.ACCEPTED if outcome else Outcome.REJECTED
+        self.outcome, self.reason, self.feedback = outcome, reason, feedback
+        self.details = list(details or [])
+        self.review, self.findings = list(review or []), list(findings or [])
+
+    @property
+    def ok(self) -> bool:
+        """The gate passed (the change may go on to the next)."""
+        return self.outcome is Outcome.ACCEPTED
+
+    @property
+    def needs_review(self) -> bool:
+        return self.outcome is Outcome.NEEDS_REVIEW
+
+    def noting(self, review: list[str]) -> Verdict:
+        """This verdict with ``review`` items found before it (a passing one only: a
+        refusal is the whole answer)."""
+        if not review or not self.ok:
+            return self
+        return replace(self, review=[*review, *self.review])
 
 
 PASS = Verdict(True, "all gates passed")
 WHOLE_SUITE_PASSES = "the base does not build: judged as 'the whole suite must pass'"
+
+
+@dataclass
+class Judgement:
+    """The judge's answer on one round's change: the pipeline's verdicts folded
+    (``judge/stages.run_pipeline``). ``outcome`` is accepted, rejected, needs review or
+    could not judge; ``review``, what a person must look at; ``checks``, every check the
+    judge journaled for it, in order (what ``check --json`` lists as its steps). What
+    ``check``, ``run``, the MCP tool and the bench say of a change derives from this."""
+
+    outcome: Outcome
+    reason: str
+    feedback: str = ""  # for the model's repair round
+    details: list[str] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    checks: list[CheckRecord] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.ACCEPTED
+
+    @property
+    def needs_review(self) -> bool:
+        return self.outcome is Outcome.NEEDS_REVIEW
+
+    @property
+    def exit_code(self) -> int:
+        return self.outcome.exit_code
 
 
 @dataclass

@@ -133,21 +133,22 @@ def _fence_held_markers(lines: list[str]) -> bool:
 # A model that misses the edit format this many attempts in a row gets a verdict.
 FORMAT_STRIKES = 3
 _FORMAT_FAILURES = {
-    "no edits in its reply": lambda o, r: o == "no_edits",
-    "edits that did not apply": lambda o, r: r.startswith("edits did not apply"),
-    "edits to placeholder paths": lambda o, r: "placeholder" in r,
-    "replies cut at the output limit": lambda o, r: "cut at" in r,
+    "no edits in its reply": lambda none, r: none,
+    "edits that did not apply": lambda none, r: r.startswith("edits did not apply"),
+    "edits to placeholder paths": lambda none, r: "placeholder" in r,
+    "replies cut at the output limit": lambda none, r: "cut at" in r,
 }
 
 
-def edit_format_verdict(attempts: list[tuple[str, str]], spec: str) -> str | None:
-    """A verdict when the last FORMAT_STRIKES ``(outcome, reason)`` all missed the format."""
+def edit_format_verdict(attempts: list[tuple[bool, str]], spec: str) -> str | None:
+    """A verdict when the last FORMAT_STRIKES ``(no edits, reason)`` all missed the
+    format: ``no edits``, the attempt ended with no edits proposed."""
     last = attempts[-FORMAT_STRIKES:]
     if len(last) < FORMAT_STRIKES:
         return None
     kinds = []
-    for outcome, reason in last:
-        kind = next((k for k, hit in _FORMAT_FAILURES.items() if hit(outcome, reason)), None)
+    for no_edits, reason in last:
+        kind = next((k for k, hit in _FORMAT_FAILURES.items() if hit(no_edits, reason)), None)
         if kind is None:
             return None
         kinds.append(kind)

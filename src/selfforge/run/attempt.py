@@ -24,7 +24,7 @@ from selfforge.judge.gates import describe_state
 from selfforge.judge.sandbox.command import CheckSpace
 from selfforge.judge.stage_log import Recorder, first_line
 from selfforge.judge.stages import Candidate, Judge, run_pipeline
-from selfforge.judge.verdict import Criterion, Observed, Verdict
+from selfforge.judge.verdict import Criterion, Judgement, Observed, Outcome, Verdict
 from selfforge.propose.explore import Explorer
 from selfforge.propose.external import AgentProposer
 from selfforge.repo import git
@@ -68,7 +68,7 @@ def context_key(commit: str, task: str, budget: int, lessons: list[str]) -> tupl
 @dataclass
 class AttemptResult:
     attempt_id: int
-    outcome: str  # accepted | rejected | no_edits | error
+    outcome: Outcome  # accepted | rejected | no_edits | error (judge/verdict.py)
     reason: str
     repairs: int = 0
     commit: str | None = None
@@ -154,7 +154,7 @@ class Attempt:
         if self.e.d.model.proposer == "explore" or self.e.d.model.agent:
             return self._explore_rounds(bundle)
         feedback, carried, reminded = "", "", False
-        last: Verdict | None = None
+        last: Verdict | Judgement | None = None
         while True:
             reply = carried + self.propose(bundle, feedback)
             applied = self.apply(reply)
@@ -167,8 +167,8 @@ class Attempt:
                     continue
                 if last is None:
                     self._step("apply", None, "the model proposed no edits")
-                    return self.result("no_edits", "the model proposed no edits")
-                return self.result("rejected", last.reason)
+                    return self.result(Outcome.NO_EDITS, "the model proposed no edits")
+                return self.result(Outcome.REJECTED, last.reason)
             carried = "" if applied.ok else carry_over(reply, applied, self.fmt)
             last = self._verify(applied)
             if (ended := self._after(last)) is not None:
@@ -190,22 +190,22 @@ class Attempt:
                 self._step("apply", None, why)
                 if last is None:
                     return self.result(
-                        "no_edits", why if stop.gives_up else f"the model proposed {why}"
+                        Outcome.NO_EDITS, why if stop.gives_up else f"the model proposed {why}"
                     )
-                return self.result("rejected", f"{last.reason}; then {why}")
+                return self.result(Outcome.REJECTED, f"{last.reason}; then {why}")
             last = self._verify(applied)
             if (ended := self._after(last)) is not None:
                 return ended
             feedback = last.feedback
 
-    def _after(self, verdict: Verdict) -> AttemptResult | None:
+    def _after(self, verdict: Verdict | Judgement) -> AttemptResult | None:
         """What a round's verdict ends in (landed, or rejected with no repair left), or
         None: the next round repairs it."""
         if verdict.ok:
             return self.land()
         self.failures.append(verdict.reason)
         if not self._can_repair():
-            return self.result("rejected", verdict.reason)
+            return self.result(Outcome.REJECTED, verdict.reason)
         self.round += 1
         return None
 
@@ -269,13 +269,13 @@ class Attempt:
             blocks.append(f"{item.path}\n```\n{text}\n```")
         return "\n\n".join(blocks)
 
-    def _verify(self, applied: ApplyResult) -> Verdict:
+    def _verify(self, applied: ApplyResult) -> Verdict | Judgement:
         candidate = self.commit(applied)
         if isinstance(candidate, Verdict):
             return candidate
-        verdict = run_pipeline(candidate, self.judge())
+        judgement = run_pipeline(candidate, self.judge())
         self.observed = candidate.observed
-        return verdict
+        return judgement
 
     def commit(self, applied: ApplyResult) -> Candidate | Verdict:
         """Commit the applied edits (what the checks judge and what lands) as this round's
@@ -341,7 +341,12 @@ class Attempt:
         self._step("land", True, landed.message)
         reason = "all gates passed; " + landed.message
         return self.result(
-            "accepted", reason, commit=sha, branch=landed.branch, landed=landed.landed, diff=diff
+            Outcome.ACCEPTED,
+            reason,
+            commit=sha,
+            branch=landed.branch,
+            landed=landed.landed,
+            diff=diff,
         )
 
     def _step(self, name: str, ok: bool | None, detail: str = "", seconds: float = 0.0) -> None:
@@ -349,7 +354,7 @@ class Attempt:
 
     # --- helpers -----------------------------------------------------------------------
 
-    def result(self, outcome: str, reason: str, **kw: object) -> AttemptResult:
+    def result(self, outcome: Outcome, reason: str, **kw: object) -> AttemptResult:
         # A rejected attempt keeps the diff it was judged on (the journal, the dashboard
         # and the reflect role all show what was tried).
         kw.setdefault("diff", self.candidate.diff if self.candidate else "")

@@ -20,9 +20,8 @@ from pathlib import Path
 from selfforge.config import LoadedDirectives
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal.store import Journal
-from selfforge.judge.broken_base import still_builds_nothing
 from selfforge.judge.stages import Candidate, run_pipeline
-from selfforge.judge.verdict import WHOLE_SUITE_PASSES, Observed
+from selfforge.judge.verdict import Judgement, Outcome
 from selfforge.models import Model
 from selfforge.models.base import ModelError, Reply, Request
 from selfforge.repo import git
@@ -54,7 +53,11 @@ class Change:
 
 @dataclass
 class CheckResult:
-    accepted: bool
+    """What ``check`` answers, derived from the judge's ``Judgement`` (judge/verdict.py):
+    the outcome (accepted, rejected or needs review: could not judge is raised as
+    ``CannotJudge``) and its exit code, the steps the judge journaled."""
+
+    outcome: Outcome
     reason: str
     attempt_id: int
     run_id: int
@@ -67,19 +70,21 @@ class CheckResult:
     review: list[str] = field(default_factory=list)  # what a person must look at
 
     @property
-    def verdict(self) -> str:
+    def accepted(self) -> bool:
+        return self.outcome is Outcome.ACCEPTED
+
+    @property
+    def verdict(self) -> Outcome:
         """accepted | rejected | needs_review (every gate passed; a person decides)."""
-        if self.review:
-            return "needs_review"
-        return "accepted" if self.accepted else "rejected"
+        return self.outcome
 
     @property
     def exit_code(self) -> int:
-        return {"accepted": 0, "rejected": 1, "needs_review": 3}[self.verdict]
+        return self.outcome.exit_code
 
     def to_json(self) -> dict[str, object]:
         return {
-            "verdict": self.verdict,
+            "verdict": self.outcome.value,
             "exit_code": self.exit_code,
             "reason": self.reason,
             "review": self.review,
@@ -182,7 +187,7 @@ def check(
             raise
         finally:
             ws.remove_worktrees()
-            journal.end_run(run_id, status, why)
+            journal.end_run(run_id, status, why, left_open=Outcome.ERROR)
 
 
 def _judge(
@@ -203,7 +208,7 @@ def _judge(
     attempt = Attempt(e, 1, label, change.base, baseline, slot="check")
     attempt.wt = wt  # the attempt's worktree: checked out above, as Attempt.open would
     if not changed:
-        result = attempt.result("rejected", f"{change.label} changes nothing")
+        result = attempt.result(Outcome.REJECTED, f"{change.label} changes nothing")
         attempt.finish(result)
         return _result(result, e, change, changed)
     candidate = Candidate(
@@ -220,29 +225,18 @@ def _judge(
         ahead=ahead,
     )
     attempt.candidate = candidate
-    verdict = run_pipeline(candidate, replace(attempt.judge(), person=True))
+    judgement = run_pipeline(candidate, replace(attempt.judge(), person=True))
     attempt.observed = candidate.observed
-    if verdict.needs_review:
-        result = attempt.result("needs_review", verdict.reason, commit=None)
-        attempt.finish(result)
-        return _result(result, e, change, changed, review=verdict.details)
-    if not verdict.ok and baseline.broken and still_builds_nothing(candidate.observed.tests):
-        attempt.finish(attempt.result("error", baseline.broken))
-        raise CannotJudge(f"{baseline.broken}; {change.label} does not make it build either")
-    if not verdict.ok:
-        result = attempt.result("rejected", verdict.reason, commit=None)
-    elif land:
+    if judgement.outcome is Outcome.COULD_NOT_JUDGE:
+        attempt.finish(attempt.result(judgement.outcome.journaled, judgement.reason))
+        raise CannotJudge(f"{judgement.reason}; {change.label} does not make it build either")
+    if judgement.ok and land:
         result = _land(e, attempt, change, patch is not None, head, commit)
     else:
-        result = attempt.result("accepted", _accepted(baseline), commit=commit)
+        kept = commit if judgement.ok else None
+        result = attempt.result(judgement.outcome, judgement.reason, commit=kept)
     attempt.finish(result)
-    return _result(result, e, change, changed)
-
-
-def _accepted(baseline: Observed) -> str:
-    if baseline.broken:  # said in the verdict: the base gave nothing to compare with
-        return f"all gates passed; {WHOLE_SUITE_PASSES}"
-    return "all gates passed"
+    return _result(result, e, change, changed, judgement)
 
 
 def _candidate_commit(
@@ -330,7 +324,7 @@ def _land(
     landed = e.ws.land(commit=change.land_tip, base_commit=head, mode="merge", name=change.label)
     e.reporter.step("land", True, landed.message)
     return attempt.result(
-        "accepted",
+        Outcome.ACCEPTED,
         "all gates passed; " + landed.message,
         commit=change.land_tip,
         branch=landed.branch,
@@ -367,15 +361,17 @@ def _result(
     e: Engine,
     change: Change,
     changed: dict[str, str],
-    review: list[str] | None = None,
+    judgement: Judgement | None = None,
 ) -> CheckResult:
-    checks = e.journal.checks(result.attempt_id)
-    steps = [
-        {"name": c["name"], "passed": bool(c["passed"]), "exit_code": c["exit_code"]}
-        for c in checks
+    """The check's answer: the attempt's outcome, and the judgement's steps and review
+    items (none when nothing was judged)."""
+    checks = judgement.checks if judgement is not None else []
+    steps: list[dict[str, object]] = [
+        {"name": c.name, "passed": c.passed, "exit_code": c.exit_code} for c in checks
     ]
+    needs_review = judgement is not None and judgement.needs_review
     return CheckResult(
-        result.outcome == "accepted",
+        result.outcome,
         result.reason,
         result.attempt_id,
         e.run_id,
@@ -385,7 +381,7 @@ def _result(
         landed=result.landed,
         branch=result.branch,
         commit=result.commit,
-        review=list(review or []),
+        review=list(judgement.review) if needs_review and judgement else [],
     )
 
 

@@ -26,7 +26,7 @@ from selfforge.judge import selfcheck
 from selfforge.judge.gates import describe_state
 from selfforge.judge.sandbox import bwrap as sandbox
 from selfforge.judge.selfcheck import LAST_GOOD, is_self_repo, remember_good
-from selfforge.judge.verdict import Observed
+from selfforge.judge.verdict import Observed, Outcome
 from selfforge.models import Model, ModelError
 from selfforge.models.base import QuotaExhausted
 from selfforge.models.policy import ModelFailure, classify
@@ -154,7 +154,7 @@ def run(
             if ahead is not None:
                 ahead.close()  # nor a worktree still being made
             ws.remove_worktrees()
-            journal.end_run(run_id, status, summary.stop_reason)
+            journal.end_run(run_id, status, summary.stop_reason, left_open=Outcome.ERROR)
         summary.report_path = write_report(ws, journal, run_id)
         return summary
 
@@ -227,7 +227,7 @@ def _run_cycles(
             _stop_if_fatal(exc, engine)
             model_errors += 1
             summary.results.extend(_close_errored(journal, engine.run_id, exc))
-            engine.reporter.outcome("error", exc.message)
+            engine.reporter.outcome(Outcome.ERROR, exc.message)
             if model_errors >= 3:
                 return f"stopped after {model_errors} model errors in a row: {exc.message}"
             continue
@@ -250,7 +250,7 @@ def _run_cycles(
         if result.landed and engine.self_target and result.commit:
             # The change is on disk, but this process (the installed judge) keeps judging.
             remember_good(journal, result.commit, engine.ws.root)
-        if options.task is not None and result.outcome == "accepted":
+        if options.task is not None and result.outcome == Outcome.ACCEPTED:
             return "the task landed" if result.landed else "the task was accepted"
     return f"reached the cycle limit ({options.cycles})"
 
@@ -312,12 +312,12 @@ def _reflect(engine: Engine, task: Task, result: AttemptResult) -> None:
 def _next_strategy(engine: Engine, planner: Planner, task: Task, result: AttemptResult) -> None:
     """Decide the task's fate: done, retried, re-instructed, or skipped and split."""
     backlog = planner.backlog
-    if result.outcome == "accepted":
+    if result.outcome == Outcome.ACCEPTED:
         backlog.update(task.id, status="done", attempts=task.attempts + 1)
         return
     failures = task.attempts + 1
     stall_after = engine.d.limits.stall_after
-    if (result.outcome == "no_edits" and failures >= 2) or failures >= stall_after:
+    if (result.outcome == Outcome.NO_EDITS and failures >= 2) or failures >= stall_after:
         note = f"skipped after {failures} attempt(s); last: {result.reason}"
         backlog.update(task.id, status="skipped", attempts=failures, note=note)
         engine.reporter.info(f"  [yellow]strategy[/]: {escape(note)}")
@@ -369,6 +369,7 @@ def _close_errored(journal: Journal, run_id: int, exc: SelfforgeError) -> list[A
     closed = []
     for attempt in journal.attempts(run_id):
         if attempt.outcome is None:
-            journal.finish_attempt(attempt.id, outcome="error", reason=exc.message, repairs=0)
-            closed.append(AttemptResult(attempt.id, "error", exc.message))
+            error = Outcome.ERROR
+            journal.finish_attempt(attempt.id, outcome=error, reason=exc.message, repairs=0)
+            closed.append(AttemptResult(attempt.id, error, exc.message))
     return closed

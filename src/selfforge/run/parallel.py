@@ -27,8 +27,8 @@ from selfforge.errors import UsageError
 from selfforge.journal.store import Journal
 from selfforge.judge.sandbox.command import CheckSpace
 from selfforge.judge.stage_log import Recorder
-from selfforge.judge.stages import PIPELINE, Candidate, Judge, critique, review
-from selfforge.judge.verdict import PASS, Observed, Verdict
+from selfforge.judge.stages import PIPELINE, Candidate, Judge, critique, review, run_pipeline
+from selfforge.judge.verdict import Judgement, Observed, Outcome, Verdict
 from selfforge.repo import git
 from selfforge.repo.testpaths import TestRule
 from selfforge.run.attempt import Attempt, AttemptResult, Engine
@@ -59,7 +59,7 @@ class CheckJob:
 
 @dataclass
 class Checked:
-    verdict: Verdict
+    verdict: Verdict | Judgement
     observed: Observed
     steps: list[tuple[str, bool | None, str, float]] = field(default_factory=list)
 
@@ -114,12 +114,8 @@ def check_candidate(job: CheckJob) -> Checked:
             state_dir=job.scratch,
             self_target=job.self_target,
         )
-        verdict = PASS
-        for stage in CHECK_STAGES:
-            verdict = stage(job.candidate, judge)
-            if not verdict.ok:
-                break
-    return Checked(verdict, job.candidate.observed, steps.steps)
+        judgement = run_pipeline(job.candidate, judge, CHECK_STAGES)
+    return Checked(judgement, job.candidate.observed, steps.steps)
 
 
 def _crashed(job: CheckJob, why: str) -> Checked:
@@ -256,8 +252,7 @@ def best_of(
         _take(attempts[job.number - 1], job.number, checked, results)
     _choose(engine, attempts, baseline, results)
     finished = [a.finish(results[k]) for k, a in enumerate(attempts, 1)]
-    order = ("accepted", "rejected", "no_edits", "error")
-    return finished, min(finished, key=lambda r: order.index(r.outcome))
+    return finished, min(finished, key=lambda r: r.outcome.rank)
 
 
 def _propose_all(
@@ -271,16 +266,16 @@ def _propose_all(
         applied = a.apply(a.propose(bundle, ""))  # type: ignore[arg-type]
         if applied.n_edits == 0:
             a.e.reporter.step("apply", None, "the model proposed no edits")
-            results[k] = a.result("no_edits", "the model proposed no edits")
+            results[k] = a.result(Outcome.NO_EDITS, "the model proposed no edits")
             continue
         made = a.commit(applied)
         if isinstance(made, Verdict):
-            results[k] = a.result("rejected", made.reason)
+            results[k] = a.result(Outcome.REJECTED, made.reason)
             continue
         tree = git.tree_of(a.wt, made.commit)
         if tree in trees:
             same = trees[tree]
-            results[k] = a.result("rejected", f"the same change as candidate {same}")
+            results[k] = a.result(Outcome.REJECTED, f"the same change as candidate {same}")
             continue
         trees[tree] = k
         jobs.append(_job(engine, a, k, made))
@@ -325,7 +320,7 @@ def _take(a: Attempt, k: int, checked: Checked, results: dict[int, AttemptResult
     if not checked.verdict.ok:
         a.e.reporter.step("verdict", False, checked.verdict.reason)
         a.failures.append(checked.verdict.reason)
-        results[k] = a.result("rejected", checked.verdict.reason)
+        results[k] = a.result(Outcome.REJECTED, checked.verdict.reason)
 
 
 def _choose(
@@ -345,24 +340,19 @@ def _choose(
         a = attempts[rank.number - 1]
         if chosen is not None:
             reason = "passed every check, not chosen: " + why_not(chosen, rank)
-            results[rank.number] = a.result("rejected", reason)
+            results[rank.number] = a.result(Outcome.REJECTED, reason)
             continue
         verdict = _model_stages(a, once)
         if verdict.ok:
             chosen = rank
             results[rank.number] = a.land()
         else:
-            results[rank.number] = a.result("rejected", verdict.reason)
+            results[rank.number] = a.result(Outcome.REJECTED, verdict.reason)
 
 
-def _model_stages(a: Attempt, directives: Directives) -> Verdict:
+def _model_stages(a: Attempt, directives: Directives) -> Judgement:
     assert a.candidate is not None
-    judge = a.judge(directives)
-    for stage in MODEL_STAGES:
-        verdict = stage(a.candidate, judge)
-        if not verdict.ok:
-            return verdict
-    return PASS
+    return run_pipeline(a.candidate, a.judge(directives), MODEL_STAGES)
 
 
 __all__ = ["CHECK_STAGES", "Rank", "best_of", "make_checker", "why_not"]

@@ -183,10 +183,12 @@ def split_task(planner: Planner, task: Task, reasons: list[str]) -> list[Task]:
 def lesson_text(a: AttemptRecord) -> str:
     """A past attempt's lesson as the model should read it: an accepted change that was
     undone later, or never landed, is no success to copy."""
+    from selfforge.judge.outcome import Outcome
+
     text = a.lesson if a.lesson else f"{a.task!r} was {a.outcome}: {a.reason}"
     if a.reverted_by:
         return f"(this change was accepted but later undone, by {a.reverted_by[:10]}) {text}"
-    if a.outcome == "accepted" and not a.landed:
+    if a.outcome == Outcome.ACCEPTED and not a.landed:
         where = f"kept on branch {a.branch}" if a.branch else "never landed"
         return f"(accepted but {where}: not part of the code now) {text}"
     return text

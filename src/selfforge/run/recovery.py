@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.journal.store import Journal
+from selfforge.judge.outcome import Outcome
 from selfforge.judge.sandbox.limits import remove_leftover_groups
 from selfforge.repo import git
 from selfforge.repo.workspace import TMP_BRANCH_PREFIX, Workspace, started
@@ -74,9 +75,10 @@ def recover(ws: Workspace, journal: Journal) -> str:
     """
     found = recover_leftovers(ws)
     for run_id, _pid in journal.running_runs():
-        found.attempts += journal.end_run(run_id, "interrupted", "the run's process died")
+        died = "the run's process died"
+        found.attempts += journal.end_run(run_id, "interrupted", died, left_open=Outcome.ERROR)
         found.runs.append(run_id)
-    found.attempts += journal.close_orphan_attempts()
+    found.attempts += journal.close_orphan_attempts(left_open=Outcome.ERROR)
     return found.describe() if found else ""
 
 

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from selfforge.config import LoadedDirectives, load_directives
 from selfforge.errors import SelfforgeError, UsageError
+from selfforge.judge.outcome import Outcome
 from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
 from selfforge.models.catalog import ModelFacts, model_facts
 from selfforge.models.durations import parse_duration
@@ -298,10 +299,11 @@ def print_summary(summary: RunSummary, ws: Workspace) -> None:
     out = console.print
     out("")
     out(f"[bold]run {summary.run_id} finished[/]: {escape(summary.stop_reason)}")
-    out(
-        f"  {summary.count('accepted')} accepted, {summary.count('rejected')} rejected, "
-        f"{summary.count('no_edits')} without edits, {summary.count('error')} errors"
+    accepted, rejected, no_edits, errors = (
+        summary.count(o)
+        for o in (Outcome.ACCEPTED, Outcome.REJECTED, Outcome.NO_EDITS, Outcome.ERROR)
     )
+    out(f"  {accepted} accepted, {rejected} rejected, {no_edits} without edits, {errors} errors")
     out(f"  model use: {_spend_text(ws, summary.run_id)}")
     verdict = _format_verdict(summary, ws)
     if verdict:
@@ -310,13 +312,13 @@ def print_summary(summary: RunSummary, ws: Workspace) -> None:
         shown = escape(", ".join(summary.flaky[:10]))
         out(f"  flaky (outcome changed between runs; counted neither way): {shown}")
     for result in summary.results:
-        if result.candidate and result.outcome == "accepted":
+        if result.candidate and result.outcome == Outcome.ACCEPTED:
             tried = sum(1 for r in summary.results if r.candidate and r.cycle == result.cycle)
             out(
                 f"  best of {tried}: candidate {result.candidate} (attempt {result.attempt_id})"
                 f" {'landed' if result.landed else 'was accepted'}"
             )
-        if result.outcome == "accepted" and not result.landed and result.branch:
+        if result.outcome == Outcome.ACCEPTED and not result.landed and result.branch:
             branch = escape(result.branch)
             out(f"  kept on branch [bold]{branch}[/]: git merge {branch}")
     out(f"  journal: {escape(str(ws.state / 'journal.db'))}  (selfforge log, selfforge show ID)")
@@ -330,7 +332,7 @@ def _format_verdict(summary: RunSummary, ws: Workspace) -> str | None:
 
     with Journal(ws.state / "journal.db") as journal:
         spec = str((journal.run_info(summary.run_id) or {}).get("model") or "the model")
-    attempts = [(r.outcome, r.reason or "") for r in summary.results]
+    attempts = [(r.outcome == Outcome.NO_EDITS, r.reason or "") for r in summary.results]
     return edit_format_verdict(attempts, spec)
 
 

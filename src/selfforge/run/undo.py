@@ -18,6 +18,7 @@ from pathlib import Path
 
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal.store import AttemptRecord, Journal
+from selfforge.judge.outcome import Outcome
 from selfforge.judge.selfcheck import last_good
 from selfforge.repo import git
 from selfforge.repo.workspace import Workspace
@@ -78,7 +79,9 @@ def _newest_on_head(root: Path, journal: Journal) -> tuple[AttemptRecord, str]:
     """The newest accepted, not yet reverted attempt whose change is on HEAD, and the
     commit on HEAD that holds it."""
     candidates = [
-        a for a in journal.attempts() if a.outcome == "accepted" and a.commit and not a.reverted_by
+        a
+        for a in journal.attempts()
+        if a.outcome == Outcome.ACCEPTED and a.commit and not a.reverted_by
     ]
     if not candidates:
         raise SelfforgeError("nothing to undo: no landed change that is not already reverted")

@@ -50,12 +50,9 @@ class BaseReporter:
 
 
 MARKS = {True: "[green]✓[/]", False: "[red]✗[/]", None: "[dim]·[/]"}
-OUTCOME_STYLE = {
-    "accepted": "bold green",
-    "rejected": "bold red",
-    "no_edits": "yellow",
-    "error": "bold red",
-}
+# An outcome's colour by its tone (judge.verdict.Outcome.tone: the outcome words are the
+# judge's, and ui/ is below it).
+TONE_STYLE = {"good": "bold green", "bad": "bold red", "unsure": "yellow"}
 
 
 # Directive sections the loop names in its messages ("raise [checks] timeout_s"): Rich
@@ -81,7 +78,7 @@ def step_line(name: str, ok: bool | None, detail: str, seconds: float) -> str:
 
 
 def outcome_line(outcome: str, reason: str) -> str:
-    style = OUTCOME_STYLE.get(outcome, "bold")
+    style = TONE_STYLE.get(getattr(outcome, "tone", ""), "bold")
     return f"  [{style}]{escape(outcome)}[/]: {escape(reason)}"
 
 

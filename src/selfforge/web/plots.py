@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from selfforge.judge.outcome import Outcome
+
 WIDTH, HEIGHT, PAD = 640, 200, 48
 MAX_POINTS = 300
 
@@ -94,7 +96,7 @@ def acceptance_bars(outcomes: list[tuple[str, str | None]], most: int = 10) -> l
             continue
         kind = task_kind(task)
         tried[kind] += 1
-        accepted[kind] += outcome == "accepted"
+        accepted[kind] += outcome == Outcome.ACCEPTED
     kinds = [k for k, _ in tried.most_common(most)]
     return [
         Bar(k, accepted[k] / tried[k], f"{accepted[k] / tried[k]:.0%} of {tried[k]}") for k in kinds

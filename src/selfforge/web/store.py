@@ -17,6 +17,7 @@ from typing import Any
 from selfforge.errors import SelfforgeError
 from selfforge.journal.schema import attempt_record
 from selfforge.journal.store import SCHEMA_VERSION
+from selfforge.judge.outcome import Outcome
 from selfforge.web.views import PAGE, AttemptPage, Filters, Live, Row, RunRow, Summary
 
 _ROW_COLUMNS = (
@@ -107,11 +108,11 @@ class Reader:
         clauses, args = filters.where()
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         counts = self.conn.execute(
-            "SELECT count(*), coalesce(sum(outcome = 'accepted'), 0), "
-            "coalesce(sum(outcome = 'rejected'), 0), coalesce(sum(landed), 0), "
+            "SELECT count(*), coalesce(sum(outcome = ?), 0), "
+            "coalesce(sum(outcome = ?), 0), coalesce(sum(landed), 0), "
             "coalesce(sum(reverted_by IS NOT NULL), 0), "
             f"coalesce(sum(coalesce(ended_at, started_at) - started_at), 0) FROM attempts{where}",
-            args,
+            (Outcome.ACCEPTED, Outcome.REJECTED, *args),
         ).fetchone()
         spend = self.conn.execute(
             "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(input_tokens + output_tokens), 0) "
@@ -184,8 +185,9 @@ class Reader:
         counts = {
             r[0]: r[1:]
             for r in self.conn.execute(
-                "SELECT run_id, count(*), sum(outcome = 'accepted'), sum(outcome = 'rejected'), "
-                "sum(landed), sum(reverted_by IS NOT NULL) FROM attempts GROUP BY run_id"
+                "SELECT run_id, count(*), sum(outcome = ?), sum(outcome = ?), "
+                "sum(landed), sum(reverted_by IS NOT NULL) FROM attempts GROUP BY run_id",
+                (Outcome.ACCEPTED, Outcome.REJECTED),
             )
         }
         spend = {

@@ -8,10 +8,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from selfforge.journal.schema import AttemptRecord
-from selfforge.journal.store import OUTCOMES
+from selfforge.judge.outcome import JOURNALED
 
 PAGE = 50
-FILTER_OUTCOMES = (*OUTCOMES, "open")
+FILTER_OUTCOMES = (*JOURNALED, "open")
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,8 @@ def check_command(
     change's own tests must pass too. Exit 0 accepted, 1 rejected, 2 could not judge (the
     reason and the fix), 3 needs review (protected paths, dependencies, build
     configuration, a declared behaviour change: every other gate passed)."""
+    from selfforge.judge.outcome import Outcome
+
     try:
         text = _staged_patch(repo, change, patch) if staged else None
         if staged and not text:
@@ -81,17 +83,14 @@ def check_command(
         )
     except SelfforgeError as exc:
         if as_json:
-            print(json.dumps({"verdict": "error", "reason": exc.message}))
+            print(json.dumps({"verdict": Outcome.ERROR.value, "reason": exc.message}))
         err_console.print(f"[bold red]cannot judge:[/] {escape(exc.message)}")
         raise typer.Exit(2) from None
     if as_json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        mark = {
-            "accepted": "[green]accepted[/]",
-            "rejected": "[red]rejected[/]",
-            "needs_review": "[yellow]needs review[/]",
-        }[result.verdict]
+        colour = {Outcome.ACCEPTED: "green", Outcome.REJECTED: "red"}.get(result.outcome, "yellow")
+        mark = f"[{colour}]{result.outcome.shown}[/]"
         console.print(f"{mark}: {escape(result.reason.removeprefix('needs review: '))}")
         for item in result.review:
             console.print(f"  - {escape(item)}")
@@ -164,12 +163,18 @@ def _staged_patch(repo: Path, change: str | None, patch: Path | None) -> str | N
 
 def _nothing_staged(as_json: bool) -> None:
     """Nothing to judge is no failure: a hook must not stop ``commit --allow-empty``."""
-    reason = "nothing is staged: nothing to judge"
+    from selfforge.judge.outcome import Outcome
+
+    reason, accepted = "nothing is staged: nothing to judge", Outcome.ACCEPTED
     if as_json:
-        print(json.dumps({"verdict": "accepted", "exit_code": 0, "reason": reason}))
+        print(
+            json.dumps(
+                {"verdict": accepted.value, "exit_code": accepted.exit_code, "reason": reason}
+            )
+        )
     else:
-        console.print(f"[green]accepted[/]: {reason}")
-    raise typer.Exit(0)
+        console.print(f"[green]{accepted.shown}[/]: {reason}")
+    raise typer.Exit(accepted.exit_code)
 
 
 def _step_summary(result: CheckResult) -> None:
@@ -177,11 +182,10 @@ def _step_summary(result: CheckResult) -> None:
     where = os.environ.get("GITHUB_STEP_SUMMARY")
     if not where:
         return
-    verdict = {
-        "accepted": "✅ accepted",
-        "rejected": "❌ rejected",
-        "needs_review": "👀 needs review",
-    }[result.verdict]
+    from selfforge.judge.outcome import Outcome
+
+    sign = {Outcome.ACCEPTED: "✅", Outcome.REJECTED: "❌"}.get(result.outcome, "👀")
+    verdict = f"{sign} {result.outcome.shown}"
     lines = [
         f"### selfforge check `{result.change.label}`: {verdict}",
         "",

@@ -19,14 +19,20 @@ from rich.markup import escape
 from rich.table import Table
 
 from selfforge.errors import UsageError
-from selfforge.journal.store import OUTCOMES, AttemptRecord, Journal
+from selfforge.journal.store import AttemptRecord, Journal
+from selfforge.judge.outcome import JOURNALED, Outcome
 from selfforge.models.durations import parse_duration
 from selfforge.repo.workspace import Workspace
 from selfforge.ui.consoles import make_console
 
 console = make_console(highlight=False, soft_wrap=True)
 RepoOpt = typer.Option(Path("."), "--repo", help="The git repository (default: here).")
-_STYLES = {"accepted": "green", "rejected": "red", "error": "red", "no_edits": "yellow"}
+_STYLES = {"good": "green", "bad": "red", "unsure": "yellow"}  # by Outcome.tone
+
+
+def _style(outcome: str | None) -> str:
+    """An outcome's colour in ``log`` (white: still open)."""
+    return _STYLES[Outcome(outcome).tone] if outcome in JOURNALED else "white"
 
 
 def log(
@@ -34,15 +40,15 @@ def log(
     as_json: bool = typer.Option(False, "--json", help="A JSON array, reasons in full."),
     last: int = typer.Option(None, "-n", "--last", min=1, help="Only the last N attempts."),
     outcome: str = typer.Option(
-        None, "--outcome", help="Only attempts with this outcome: " + ", ".join(OUTCOMES) + "."
+        None, "--outcome", help="Only attempts with this outcome: " + ", ".join(JOURNALED) + "."
     ),
     since: str = typer.Option(
         None, "--since", help="Only attempts started since: 2h, 3d, 90m, or a date 2026-11-20."
     ),
 ) -> None:
     """Attempts, newest last."""
-    if outcome is not None and outcome not in OUTCOMES:
-        raise UsageError(f"--outcome {outcome!r}: use one of {', '.join(OUTCOMES)}")
+    if outcome is not None and outcome not in JOURNALED:
+        raise UsageError(f"--outcome {outcome!r}: use one of {', '.join(JOURNALED)}")
     since_ts = parse_since(since) if since else None
     with open_journal(repo) as journal:
         attempts = [
@@ -72,7 +78,7 @@ def log(
         table.add_row(
             str(a.id),
             str(a.run_id),
-            f"[{_STYLES.get(a.outcome or '', 'white')}]{escape(a.outcome or 'open')}[/]",
+            f"[{_style(a.outcome)}]{escape(a.outcome or 'open')}[/]",
             escape(_short(a.task, 50)),
             escape(_short(a.reason or "", 70)),  # `show ID` and `log --json` have it whole
             escape(where),
@@ -164,7 +170,7 @@ def _show_checks(record: AttemptRecord, check_rows: list[dict[str, Any]], brief:
         # Stages stop at the first failing one: a check followed by another in its round
         # passed, and so did every check of an accepted attempt's last round.
         passed_on = any(later["round"] == row["round"] for later in check_rows[i + 1 :]) or (
-            record.outcome == "accepted" and (row["round"] or 0) == final_round
+            record.outcome == Outcome.ACCEPTED and (row["round"] or 0) == final_round
         )
         verdict = check_label(row, passed_gate=passed_on)
         console.print(
