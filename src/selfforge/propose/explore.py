@@ -33,7 +33,7 @@ from selfforge.propose.actions import (
 )
 from selfforge.propose.protocol import Proposal, ProposerContext
 from selfforge.propose.trajectory import Step
-from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
+from selfforge.propose.worktree import change, proposer_space, reset_index
 from selfforge.roles.caller import PERSONAS, render
 
 LEFT_OUT = "[left out to fit the model's context window]"
@@ -201,8 +201,7 @@ class Explorer:
 
     def candidate(self) -> ApplyResult:
         """The worktree's change since the base, as the edits the attempt commits."""
-        paths = changed_paths(self.ctx.tree, self.ctx.base)
-        return ApplyResult(True, paths, [], len(paths))
+        return change(self.ctx.tree, self.ctx.base)
 
     # --- what the model is shown, and the journal --------------------------------------
 

@@ -37,7 +37,7 @@ from selfforge.propose.agents import Adapter, Job, adapter_for
 from selfforge.propose.explore import Done, LimitReached, Stop
 from selfforge.propose.protocol import Proposal, ProposerContext
 from selfforge.propose.trajectory import Step
-from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
+from selfforge.propose.worktree import change, proposer_space, reset_index
 
 OUTPUT_KB = 16 * 1024  # an agent's transcript is long; past this it is stopped
 TRAJECTORY_BYTES = 8 * 1024 * 1024  # its own trajectory file, read at most this much
@@ -120,8 +120,7 @@ class AgentProposer:
         return result
 
     def candidate(self) -> ApplyResult:
-        paths = changed_paths(self.ctx.tree, self.ctx.base)
-        return ApplyResult(True, paths, [], len(paths))
+        return change(self.ctx.tree, self.ctx.base)
 
     def _count(self, spend: Spend, task: str, output: str, seconds: float) -> None:
         """The agent's tokens and cost into the run's budget and the journal's calls."""
