@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from selfforge.config import ModelSettings
+from selfforge.errors import UsageError
 from selfforge.propose.agents import adapter_for
 from selfforge.propose.explore import Explorer
 from selfforge.propose.external import AgentProposer
@@ -89,4 +90,7 @@ def chosen(model: ModelSettings) -> tuple[Entry, str]:
     ``run/session.check_proposer``): an agent when one is named, else ``proposer``."""
     if model.agent:
         return PROPOSERS["agent"], model.agent
-    return PROPOSERS[model.proposer], ""
+    entry = word(model.proposer)
+    if entry is None:
+        raise UsageError(f"[model] proposer {model.proposer!r}: use {spellings(False)}")
+    return entry, ""
