@@ -108,8 +108,9 @@ class ModelSettings(_Section):
     max_retries: int | None = Field(default=None, ge=0)  # None: the catalog's [retry]
     edit_format: Literal["auto", "search_replace", "whole_file", "udiff"] = "auto"
     # Who proposes: one call that answers with edits, or an agent loop that runs commands
-    # in the sandbox before it edits (propose/explore.py; docs/guides/explore.md).
-    proposer: Literal["oneshot", "explore"] = "oneshot"
+    # in the sandbox before it edits (propose/explore.py; docs/guides/explore.md). A name
+    # of propose/registry.py, checked there when a run picks its proposer.
+    proposer: str = "oneshot"
     explore_steps: int = Field(default=30, ge=1)  # model replies per round of exploring
     explore_seconds: float = Field(default=900, gt=0)  # wall time per round of exploring
     explore_command_s: float = Field(default=60, gt=0)  # one command's timeout
@@ -199,6 +200,14 @@ class LoadedDirectives(BaseModel):
     directives: Directives
     path: Path | None = None
     text: str = ""
+
+    def where(self, *key: str) -> str:
+        """Where ``key`` ("model", "proposer") is written, for messages: file:line."""
+        if self.path is None:
+            return DIRECTIVES_FILE
+        prefix = ("tool", "selfforge") if self.path.name == "pyproject.toml" else ()
+        line = _line_of(self.text, (*prefix, *key))
+        return f"{self.path}:{line}" if line else str(self.path)
 
     @property
     def protected(self) -> list[str]:

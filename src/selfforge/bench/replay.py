@@ -22,6 +22,7 @@ from selfforge.bench import negatives, refusals
 from selfforge.bench.records import Instance, Job, Result
 from selfforge.bench.testrun import check_command, run_tests
 from selfforge.errors import GitError, SelfforgeError
+from selfforge.propose import registry
 from selfforge.repo import trees
 from selfforge.repo.git import git
 from selfforge.ui.reporters import BaseReporter
@@ -126,16 +127,21 @@ def _replay(place: Path, job: Job, result: Result) -> None:
 
 
 def proposer_options(proposer: str, start_run: Callable[..., Any]) -> dict[str, Any]:
-    """``start_run``'s keywords for a job's proposer: ``proposer=`` as ``run --proposer``
-    takes it, or ``agent=NAME`` for ``agent:NAME`` as ``run --agent NAME`` does."""
-    if not proposer.startswith("agent:"):
+    """``start_run``'s keywords for a job's proposer (a name of propose/registry.py):
+    ``proposer=`` as ``run --proposer`` takes it, or for one with an argument, its name
+    as the keyword: ``agent=NAME`` for ``agent:NAME``, as ``run --agent NAME`` does."""
+    found = registry.parse(proposer)
+    if found is None:
+        raise SelfforgeError(f"--proposer {proposer}: use {registry.spellings()}")
+    entry, argument = found
+    if not entry.argument:
         return {"proposer": proposer}
-    if "agent" not in inspect.signature(start_run).parameters:
+    if entry.name not in inspect.signature(start_run).parameters:
         raise SelfforgeError(
-            f"--proposer {proposer}: this selfforge runs no external agent (run --agent); "
-            "use oneshot or explore"
+            f"--proposer {proposer}: this selfforge has no run --{entry.name}; "
+            f"use {registry.spellings(False)}"
         )
-    return {"agent": proposer.removeprefix("agent:")}
+    return {entry.name: argument}
 
 
 def classify(

@@ -3,8 +3,9 @@
 (``journal_schema.py``); the steps and the running stage that the dashboard shows are
 written by ``progress.py``.
 
-An attempt's outcome is one of the judge's words (``judge.verdict.Outcome``), given by
-the caller: the journal, a part below the judge, stores it and spells none itself.
+An attempt's outcome is one of the judge's words (``judge.outcome.Outcome``, a ``str``),
+given by the caller: the journal, a part below the judge, stores it and spells none
+itself (nor imports it: not even for a type).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from selfforge.journal.schema import (
     ATTEMPT_COLUMNS,
@@ -25,9 +26,6 @@ from selfforge.journal.schema import (
     attempt_record,
     statements,
 )
-
-if TYPE_CHECKING:
-    from selfforge.judge.outcome import Outcome
 
 __all__ = ["AttemptRecord", "Journal", "Totals"]
 
@@ -103,7 +101,7 @@ class Journal:
         )
         return int(cur.lastrowid or 0)
 
-    def end_run(self, run_id: int, status: str, stop_reason: str, *, left_open: Outcome) -> int:
+    def end_run(self, run_id: int, status: str, stop_reason: str, *, left_open: str) -> int:
         """Close the run, and any attempt it left open (it ended mid-attempt) with the
         outcome ``left_open`` (an error); returns how many attempts that closed."""
         # A reason that already begins with the status ("stopped: the run's budget…")
@@ -121,7 +119,7 @@ class Journal:
             )
         return closed
 
-    def close_orphan_attempts(self, *, left_open: Outcome) -> int:
+    def close_orphan_attempts(self, *, left_open: str) -> int:
         """Attempts left open by a run that is already closed (older journals had these),
         closed with the outcome ``left_open`` (an error)."""
         return self.conn.execute(
@@ -172,7 +170,7 @@ class Journal:
         self,
         attempt_id: int,
         *,
-        outcome: Outcome,
+        outcome: str,
         reason: str,
         repairs: int,
         commit: str | None = None,

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import TYPE_CHECKING
 
 from selfforge.context.assemble import PROMPT_OVERHEAD
 from selfforge.edits import ApplyResult, apply_response, format_instructions
 from selfforge.errors import BudgetExceeded
-from selfforge.judge.gates import describe_state
 from selfforge.judge.sandbox.command import run_command
 from selfforge.models.base import ReplyTruncated
 from selfforge.models.generation import margin_tokens
@@ -33,13 +31,10 @@ from selfforge.propose.actions import (
     observation,
     parse_action,
 )
+from selfforge.propose.protocol import Proposal, ProposerContext
 from selfforge.propose.trajectory import Step
-from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
+from selfforge.propose.worktree import change, proposer_space, reset_index
 from selfforge.roles.caller import PERSONAS, render
-
-if TYPE_CHECKING:  # the attempt hands itself down; only its type is named here
-    from selfforge.context import ContextBundle
-    from selfforge.run.attempt import Attempt
 
 LEFT_OUT = "[left out to fit the model's context window]"
 CUT = (
@@ -81,23 +76,24 @@ class Turn:
 
 
 class Explorer:
-    """The exploring proposer of one attempt; ``run`` once per round."""
+    """The exploring proposer of one attempt; ``propose`` once per round."""
 
-    def __init__(self, attempt: Attempt, bundle: ContextBundle) -> None:
-        self.a, self.settings = attempt, attempt.e.d.model
-        self.space = proposer_space(attempt.e.space, attempt.wt, attempt.base)
+    def __init__(self, ctx: ProposerContext) -> None:
+        self.ctx, self.settings = ctx, ctx.directives.model
+        self.space = proposer_space(ctx.space, ctx.tree, ctx.base)
         self.system = render(
             "explore_system",
             persona=PERSONAS["propose"],
-            instructions=format_instructions(attempt.fmt),
+            instructions=format_instructions(ctx.edit_format),
         )
         self.intro = {
-            "goals": "\n".join(f"- {g}" for g in attempt.e.d.goals.items),
-            "task": attempt.task,
-            "state": describe_state(attempt.baseline),
-            "lessons": "\n".join(f"- {lesson}" for lesson in bundle.lessons),
-            "repo_map": bundle.repo_map,
+            "goals": "\n".join(f"- {g}" for g in ctx.directives.goals.items),
+            "task": ctx.task,
+            "state": ctx.state,
+            "lessons": "\n".join(f"- {lesson}" for lesson in ctx.bundle.lessons),
+            "repo_map": ctx.bundle.repo_map,
         }
+        self.round = 0  # the attempt's round being explored
         self.history: list[Turn] = []
         self.count = 0  # steps of the whole attempt, as numbered for the model
         self.steps, self.started = 0, 0.0  # of this round, for its limits
@@ -105,10 +101,16 @@ class Explorer:
 
     # --- the loop ------------------------------------------------------------------------
 
+    def propose(self, feedback: str, round: int) -> Proposal:
+        """A round of exploring; what the worktree then holds is its candidate."""
+        self.round = round
+        stop = self.run(feedback)
+        return Proposal(self.candidate(), stop.message, stop.gives_up)
+
     def run(self, feedback: str = "") -> Stop:
         """Explore from the worktree as it stands (a repair round: the rejected change)
         until a stop; ``feedback`` (the judge's rejection) is the first thing seen."""
-        reset_index(self.a.wt, self.a.base)
+        reset_index(self.ctx.tree, self.ctx.base)
         self.steps, self.started = 0, time.monotonic()
         if not self.history:
             self._record("task", None, self._render([], self.settings.explore_steps))
@@ -140,11 +142,11 @@ class Explorer:
         self.steps += 1
         started = time.monotonic()
         try:
-            reply = self.a.e.caller.ask(
+            reply = self.ctx.caller.ask(
                 "propose",
                 self.prompt(),
-                attempt_id=self.a.id,
-                hints={"task": self.a.task, "round": self.a.round, "step": self.count + 1},
+                attempt_id=self.ctx.attempt_id,
+                hints={"task": self.ctx.task, "round": self.round, "step": self.count + 1},
                 system=self.system,
             )
         except BudgetExceeded as exc:
@@ -168,7 +170,7 @@ class Explorer:
         return reply.content
 
     def execute(self, reply: str) -> None:
-        action = parse_action(reply, self.a.fmt)
+        action = parse_action(reply, self.ctx.edit_format)
         if action.kind == "done":
             raise Done("the model said it was done")
         if action.kind == "cannot":
@@ -180,35 +182,33 @@ class Explorer:
             why = TIME_LEFT if left < self.settings.explore_command_s else COMMAND_TIMEOUT
             result = run_command(
                 action.text,
-                self.a.wt,
+                self.ctx.tree,
                 timeout,
                 self.space,
-                head=self.a.base,
-                on_start=self.a.e.ws.note_child_group,
+                head=self.ctx.base,
+                on_start=self.ctx.on_start,
             )
             self.spent.seconds += result.duration_s
             seen = observation(result, timeout, why)
             self._observe(reply, seen, "bash", result.exit_code)
             return
-        e = self.a.e
+        ctx = self.ctx
         applied = apply_response(
-            self.a.wt, action.text, protected=e.loaded.protected, fmt=self.a.fmt
+            ctx.tree, action.text, protected=ctx.protected, fmt=ctx.edit_format
         )
         done = f"The edits applied; changed: {', '.join(applied.changed) or 'nothing'}."
         self._observe(reply, done if applied.ok else applied.feedback(), "edit")
 
     def candidate(self) -> ApplyResult:
         """The worktree's change since the base, as the edits the attempt commits."""
-        paths = changed_paths(self.a.wt, self.a.base)
-        return ApplyResult(True, paths, [], len(paths))
+        return change(self.ctx.tree, self.ctx.base)
 
     # --- what the model is shown, and the journal --------------------------------------
 
     def prompt(self) -> str:
         """The step's prompt, within the context window: the oldest steps' outputs are
         left out first, then their actions."""
-        e = self.a.e
-        window = e.context_window
+        window = self.ctx.context_window
         room = window - min(8000, window // 4) - margin_tokens(window) - PROMPT_OVERHEAD
         room -= estimate_tokens(self.system)
         left = self.settings.explore_steps - self.steps + 1
@@ -244,12 +244,12 @@ class Explorer:
         self.count = number
         s = self.spent if spent else Step(0, 0, "", None, "")
         step = dataclasses.replace(
-            s, round=self.a.round, step=number, kind=kind, action=action, output=output
+            s, round=self.round, step=number, kind=kind, action=action, output=output
         )
         step.exit_code = exit_code
-        trajectory.record(self.a.e.journal, self.a.e.run_id, self.a.id, step)
+        trajectory.record(self.ctx.journal, self.ctx.run_id, self.ctx.attempt_id, step)
         if kind != "task":
-            self.a.e.reporter.step(f"explore {number}", None, step.headline(), step.seconds)
+            self.ctx.reporter.step(f"explore {number}", None, step.headline(), step.seconds)
 
 
 def _rejected(feedback: str) -> str:

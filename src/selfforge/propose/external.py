@@ -21,7 +21,6 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from selfforge.edits import ApplyResult
 from selfforge.errors import BudgetExceeded
@@ -36,66 +35,72 @@ from selfforge.propose.agent_models import endpoint_for
 from selfforge.propose.agent_records import Spend
 from selfforge.propose.agents import Adapter, Job, adapter_for
 from selfforge.propose.explore import Done, LimitReached, Stop
+from selfforge.propose.protocol import Proposal, ProposerContext
 from selfforge.propose.trajectory import Step
-from selfforge.propose.worktree import changed_paths, proposer_space, reset_index
-
-if TYPE_CHECKING:  # the attempt hands itself down; only its type is named here
-    from selfforge.run.attempt import Attempt
+from selfforge.propose.worktree import change, proposer_space, reset_index
 
 OUTPUT_KB = 16 * 1024  # an agent's transcript is long; past this it is stopped
 TRAJECTORY_BYTES = 8 * 1024 * 1024  # its own trajectory file, read at most this much
 
 
 class AgentProposer:
-    """The agent proposer of one attempt; ``run`` once per round (explore's interface)."""
+    """The agent proposer of one attempt; ``propose`` once per round."""
 
-    def __init__(self, attempt: Attempt) -> None:
-        self.a, settings = attempt, attempt.e.d.model
+    def __init__(self, ctx: ProposerContext) -> None:
+        self.ctx, settings = ctx, ctx.directives.model
         self.adapter = adapter_for(settings.agent or "")
         self.program = self.adapter.locate()
         self.endpoint = endpoint_for(settings.agent_model or _network_spec(settings.spec))
         if self.endpoint is not None and self.endpoint.key:
             remember(self.endpoint.key)  # masked in every transcript journaled
-        self.space = agent_space(attempt.e.space, attempt.wt, attempt.base)
+        self.space = agent_space(ctx.space, ctx.tree, ctx.base)
         self.count = 0
+        self.round = 0  # the attempt's round the agent works on
+
+    def propose(self, feedback: str, round: int) -> Proposal:
+        """The agent run once; what the worktree then holds is its candidate."""
+        self.round = round
+        stop = self.run(feedback)
+        return Proposal(self.candidate(), stop.message, stop.gives_up)
 
     def run(self, feedback: str = "") -> Stop:
-        a = self.a
-        reset_index(a.wt, a.base)
+        a = self.ctx
+        reset_index(a.tree, a.base)
         if (why := _over_budget(a)) is not None:
             # Spent before this round did anything: nothing new to judge, so the run stops
             # here with the budget's reason, as a one-shot or exploring run does (else each
             # cycle left would be an attempt with no edits).
             self._record("limit", None, f"stopped at the run's budget: {why}")
             raise BudgetExceeded(why)
-        io = Path(tempfile.mkdtemp(prefix="selfforge-agent-", dir=scratch_dir(a.wt)))
+        io = Path(tempfile.mkdtemp(prefix="selfforge-agent-", dir=scratch_dir(a.tree)))
         atexit.register(shutil.rmtree, io, True)
         try:
-            result = self._start(io, task_text(a.task, [*a.e.d.goals.items], feedback), feedback)
+            goals = [*a.directives.goals.items]
+            result = self._start(io, task_text(a.task, goals, feedback), feedback)
         finally:
             shutil.rmtree(io, ignore_errors=True)
         how = "timed out" if result.timed_out else f"exited {result.exit_code}"
         if result.timed_out:
-            seconds = a.e.d.model.agent_seconds
+            seconds = a.directives.model.agent_seconds
             return LimitReached(f"the agent {how} ({seconds:g} s, [model] agent_seconds)")
         return Done(f"the agent {self.adapter.name} {how}")
 
     def _start(self, io: Path, task: str, feedback: str) -> CommandResult:
         """Run the agent once on ``task``; journal what it did and spent."""
-        a = self.a
+        a = self.ctx
         (io / "task.md").write_text(task)
         self._record("feedback" if feedback else "task", None, task)
         job = Job(io / "task.md", io, self.endpoint)
         command = self.adapter.argv(self.program, job)
-        a.e.reporter.begin(f"agent {self.adapter.name}")
+        a.reporter.begin(f"agent {self.adapter.name}")
         result = run_command(
             command,
-            a.wt,
-            a.e.d.model.agent_seconds,
+            a.tree,
+            a.directives.model.agent_seconds,
             self.space,
             extra_env=agent_env(self.adapter, job),
             head=a.base,
-            on_start=a.e.ws.note_child_group,
+            on_start=a.on_start,
             binds=agent_binds(self.adapter, Path(self.program) if self.program else None, io),
         )
         own = _read_own(io / self.adapter.trajectory) if self.adapter.trajectory else ""
@@ -105,7 +110,8 @@ class AgentProposer:
         self._count(spend, task, result.full_output, result.duration_s)
         limit = f"\n[stopped at the {result.limit} limit]" if result.limit else ""
         if result.timed_out:
-            limit = f"\n[stopped after {a.e.d.model.agent_seconds:g} s, [model] agent_seconds]"
+            seconds = a.directives.model.agent_seconds
+            limit = f"\n[stopped after {seconds:g} s, [model] agent_seconds]"
         spent = Step(0, 0, "", None, "", None, spend.input_tokens, spend.output_tokens)
         spent.cost_usd, spent.seconds = spend.cost_usd, result.duration_s
         # Its command line is no reply of a model: the output, not the action.
@@ -114,16 +120,15 @@ class AgentProposer:
         return result
 
     def candidate(self) -> ApplyResult:
-        paths = changed_paths(self.a.wt, self.a.base)
-        return ApplyResult(True, paths, [], len(paths))
+        return change(self.ctx.tree, self.ctx.base)
 
     def _count(self, spend: Spend, task: str, output: str, seconds: float) -> None:
         """The agent's tokens and cost into the run's budget and the journal's calls."""
-        e, usage = self.a.e, Usage(spend.input_tokens, spend.output_tokens)
+        e, usage = self.ctx, Usage(spend.input_tokens, spend.output_tokens)
         e.caller.budget.record(Reply("", usage, cost_usd=spend.cost_usd))
         e.journal.record_call(
             run_id=e.run_id,
-            attempt_id=self.a.id,
+            attempt_id=e.attempt_id,
             role="agent",
             model=f"agent:{self.adapter.name}",
             prompt=mask(task),
@@ -147,16 +152,16 @@ class AgentProposer:
         self.count = number
         step = dataclasses.replace(
             spent or Step(0, 0, "", None, ""),
-            round=self.a.round,
+            round=self.round,
             step=number,
             kind=kind,
             action=action,
             output=output,
             exit_code=exit_code,
         )
-        trajectory.record(self.a.e.journal, self.a.e.run_id, self.a.id, step)
+        trajectory.record(self.ctx.journal, self.ctx.run_id, self.ctx.attempt_id, step)
         if kind == "transcript":
-            self.a.e.reporter.step(f"agent {number}", None, step.headline(), step.seconds)
+            self.ctx.reporter.step(f"agent {number}", None, step.headline(), step.seconds)
 
 
 def agent_space(space: CheckSpace, tree: Path, base: str) -> CheckSpace:
@@ -233,8 +238,8 @@ def _network_spec(spec: str | None) -> str | None:
     return spec if spec and not spec.startswith("script:") else None
 
 
-def _over_budget(a: Attempt) -> str | None:
-    budget = a.e.caller.budget
+def _over_budget(ctx: ProposerContext) -> str | None:
+    budget = ctx.caller.budget
     if budget.usd is not None and 0 < budget.usd <= budget.spent_usd:
         return (
             f"the run's budget of ${budget.usd:.2f} is spent (${budget.spent_usd:.4f}); "

@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from selfforge.edits import ApplyResult
 from selfforge.judge.sandbox.check_git import scratch_dir
 from selfforge.judge.sandbox.command import CheckSpace
 from selfforge.repo import git
@@ -66,6 +67,13 @@ def changed_paths(tree: Path, base: str) -> list[str]:
     )
     paths = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
     return [p for p in paths if _kept(tree, p)]
+
+
+def change(tree: Path, base: str) -> ApplyResult:
+    """What ``tree`` holds changed since ``base`` (``changed_paths``), as the edits an
+    attempt commits: a proposer that works in the worktree returns it as its proposal."""
+    paths = changed_paths(tree, base)
+    return ApplyResult(True, paths, [], len(paths))
 
 
 def reset_index(tree: Path, base: str) -> None:

@@ -1,22 +1,22 @@
 """One attempt at one task, repair rounds included, in its own worktree.
 
-propose → apply → commit (the exact change, before any check runs) → the judge's
-pipeline (``judge/stages.PIPELINE``) → land that commit. Any failing stage becomes
-feedback for the next propose round, up to ``max_repairs``; the worktree is always
-released at the end.
+propose (the run's proposer, ``propose/``, leaves its change in the worktree) → commit
+(the exact change, before any check runs) → the judge's pipeline
+(``judge/stages.PIPELINE``) → land that commit. Any failing stage becomes feedback for
+the next propose round, up to ``max_repairs``; the worktree is always released at the
+end.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfforge.config import Directives, LoadedDirectives
-from selfforge.context import ContextBundle, assemble_sections, build_context
-from selfforge.edits import ApplyResult, apply_response, carry_over, format_instructions
+from selfforge.context import ContextBundle, build_context
+from selfforge.edits import ApplyResult
 from selfforge.errors import GitError
 from selfforge.journal.store import Journal
 from selfforge.judge import criterion as criteria
@@ -25,13 +25,12 @@ from selfforge.judge.sandbox.command import CheckSpace
 from selfforge.judge.stage_log import Recorder, first_line
 from selfforge.judge.stages import Candidate, Judge, run_pipeline
 from selfforge.judge.verdict import Criterion, Judgement, Observed, Outcome, Verdict
-from selfforge.propose.explore import Explorer
-from selfforge.propose.external import AgentProposer
+from selfforge.propose import registry
+from selfforge.propose.protocol import Proposer, ProposerContext
 from selfforge.repo import git
 from selfforge.repo.testpaths import TestRule
-from selfforge.repo.treefiles import shown_text
 from selfforge.repo.workspace import Workspace
-from selfforge.roles.caller import Caller, render
+from selfforge.roles.caller import Caller
 from selfforge.run.commit_message import landing_message, restate
 from selfforge.ui.reporters import Reporter
 
@@ -109,7 +108,6 @@ class Attempt:
         self.round = 0
         self.failures: list[str] = []
         self.critiqued = False
-        self.dirty = False  # the worktree holds edits from an earlier round
         self.observed: Observed | None = None
         self.candidate: Candidate | None = None  # the latest round's, as checked
         self.wt = Path()
@@ -150,53 +148,61 @@ class Attempt:
         )
 
     def _rounds(self) -> AttemptResult:
-        bundle = self.context()
-        if self.e.d.model.proposer == "explore" or self.e.d.model.agent:
-            return self._explore_rounds(bundle)
-        feedback, carried, reminded = "", "", False
+        """Each round the proposer leaves a change in the worktree (propose/); it is
+        committed and judged, and a rejection is the next round's feedback."""
+        proposer = self.proposer(self.context())
+        feedback = ""
         last: Verdict | Judgement | None = None
         while True:
-            reply = carried + self.propose(bundle, feedback)
-            applied = self.apply(reply)
-            if applied.n_edits == 0:
-                if last is None and reply.strip() and not reminded and self._can_repair():
-                    # Prose without edits (small models do this): remind it of the format once.
+            proposal = proposer.propose(feedback, self.round)
+            applied = proposal.applied
+            if proposal.gives_up or applied.n_edits == 0:
+                if last is None and proposal.reminder and self._can_repair():
+                    # A reply of prose (small models do this): reminded of the format once.
                     self._step("apply", False, "no edits found in the reply")
-                    feedback, reminded = applied.feedback(), True
+                    feedback = proposal.reminder
                     self.round += 1
                     continue
-                if last is None:
-                    self._step("apply", None, "the model proposed no edits")
-                    return self.result(Outcome.NO_EDITS, "the model proposed no edits")
-                return self.result(Outcome.REJECTED, last.reason)
-            carried = "" if applied.ok else carry_over(reply, applied, self.fmt)
+                why = proposal.why  # "": a reply with no edits, nothing more to say
+                if last is not None:
+                    if why:
+                        self._step("apply", None, why)
+                    then = f"; then {why}" if why else ""
+                    return self.result(Outcome.REJECTED, last.reason + then)
+                self._step("apply", None, why or "the model proposed no edits")
+                said = why if proposal.gives_up else f"the model proposed {why or 'no edits'}"
+                return self.result(Outcome.NO_EDITS, said)
             last = self._verify(applied)
             if (ended := self._after(last)) is not None:
                 return ended
             feedback = last.feedback
 
-    def _explore_rounds(self, bundle: ContextBundle) -> AttemptResult:
-        """The exploring proposer (propose/explore.py), or an outside agent's
-        (propose/external.py): each round it works in the worktree until it stops, and
-        what it changed there is the candidate."""
-        explorer: Explorer | AgentProposer
-        explorer = AgentProposer(self) if self.e.d.model.agent else Explorer(self, bundle)
-        feedback, last = "", None
-        while True:
-            stop = explorer.run(feedback)
-            applied = explorer.candidate()
-            if stop.gives_up or applied.n_edits == 0:
-                why = stop.message if stop.gives_up else f"no edits: {stop.message}"
-                self._step("apply", None, why)
-                if last is None:
-                    return self.result(
-                        Outcome.NO_EDITS, why if stop.gives_up else f"the model proposed {why}"
-                    )
-                return self.result(Outcome.REJECTED, f"{last.reason}; then {why}")
-            last = self._verify(applied)
-            if (ended := self._after(last)) is not None:
-                return ended
-            feedback = last.feedback
+    def proposer(self, bundle: ContextBundle) -> Proposer:
+        """The run's proposer (propose/registry.py) for this attempt."""
+        entry, _ = registry.chosen(self.e.d.model)
+        return entry.make(self.proposer_context(bundle))
+
+    def proposer_context(self, bundle: ContextBundle) -> ProposerContext:
+        """What the proposer may use: the worktree, the task and the run's means."""
+        e = self.e
+        return ProposerContext(
+            tree=self.wt,
+            base=self.base,
+            task=self.task,
+            caller=e.caller,
+            journal=e.journal,
+            space=e.space,
+            edit_format=self.fmt,
+            directives=e.d,
+            protected=tuple(e.loaded.protected),
+            state=describe_state(self.baseline),
+            bundle=bundle,
+            context_window=e.context_window,
+            reporter=e.reporter,
+            run_id=e.run_id,
+            attempt_id=self.id,
+            on_start=e.ws.note_child_group,
+        )
 
     def _after(self, verdict: Verdict | Judgement) -> AttemptResult | None:
         """What a round's verdict ends in (landed, or rejected with no repair left), or
@@ -212,62 +218,7 @@ class Attempt:
     def _can_repair(self) -> bool:
         return self.round < self.e.d.limits.max_repairs
 
-    def apply(self, reply: str) -> ApplyResult:
-        """Apply to the candidate as it stands; a repair reply written against the original
-        files instead (models do both) is applied to a fresh copy of the base."""
-        protected, fmt = self.e.loaded.protected, self.fmt
-        applied = apply_response(self.wt, reply, protected=protected, fmt=fmt)
-        if applied.ok or applied.n_edits == 0 or not self.dirty:
-            self.dirty = self.dirty or applied.ok
-            return applied
-        candidate = git.git("write-tree", cwd=self.wt).strip()
-        git.git("reset", "-q", "--hard", self.base, cwd=self.wt)
-        git.git("clean", "-q", "-fd", cwd=self.wt)
-        on_base = apply_response(self.wt, reply, protected=protected, fmt=fmt)
-        if on_base.ok:
-            return on_base
-        git.git("read-tree", "-u", "--reset", candidate, cwd=self.wt)
-        return applied  # its feedback speaks of the files the model was shown
-
     # --- stages ------------------------------------------------------------------------
-
-    def propose(self, bundle: ContextBundle, feedback: str) -> str:
-        sections = {
-            "directives": "\n".join(f"- {g}" for g in self.e.d.goals.items),
-            "task": self.task,
-            "state": describe_state(self.baseline),
-            "instructions": format_instructions(self.fmt),
-            "lessons": "\n".join(f"- {lesson}" for lesson in bundle.lessons),
-            "repo_map": bundle.repo_map,
-            "files": self._files_text(bundle),
-            "failures": feedback,
-        }
-        self.e.reporter.begin("propose" if self.round == 0 else f"repair {self.round}")
-        prompt = assemble_sections(
-            sections,
-            context_window=self.e.context_window,
-            reserve_output=min(8000, self.e.context_window // 4),
-        )
-        started = time.monotonic()
-        reply = self.e.caller.ask(
-            "propose",
-            render("propose", sections=prompt.sections),
-            attempt_id=self.id,
-            hints={"task": self.task, "round": self.round},
-            sections=prompt.tokens,
-        )
-        name = "propose" if self.round == 0 else f"repair {self.round}"
-        self._step(name, None, f"{reply.usage.output_tokens} tokens", time.monotonic() - started)
-        return reply.content
-
-    def _files_text(self, bundle: ContextBundle) -> str:
-        """The chosen files as they are now in the worktree (repairs see their own edits);
-        never through a symlink out of the tree, never a FIFO (treefiles.py)."""
-        blocks = []
-        for item in bundle.files:
-            text = shown_text(self.wt, item.path) if item.whole else item.text
-            blocks.append(f"{item.path}\n```\n{text}\n```")
-        return "\n\n".join(blocks)
 
     def _verify(self, applied: ApplyResult) -> Verdict | Judgement:
         candidate = self.commit(applied)

@@ -263,7 +263,7 @@ def _propose_all(
     jobs: list[CheckJob] = []
     trees: dict[str, int] = {}
     for k, a in enumerate(attempts, 1):
-        applied = a.apply(a.propose(bundle, ""))  # type: ignore[arg-type]
+        applied = a.proposer(bundle).propose("", 0).applied  # type: ignore[arg-type]
         if applied.n_edits == 0:
             a.e.reporter.step("apply", None, "the model proposed no edits")
             results[k] = a.result(Outcome.NO_EDITS, "the model proposed no edits")

@@ -11,12 +11,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from selfforge.config import LoadedDirectives, load_directives
-from selfforge.errors import SelfforgeError, UsageError
+from selfforge.errors import ConfigError, SelfforgeError, UsageError
 from selfforge.judge.outcome import Outcome
 from selfforge.models import Model, choose_default_spec, from_spec, no_model_message
 from selfforge.models.catalog import ModelFacts, model_facts
 from selfforge.models.durations import parse_duration
 from selfforge.models.generation import Generation, RoleSettings
+from selfforge.propose import registry
 from selfforge.repo.workspace import Workspace
 from selfforge.run.executors import check_backend
 from selfforge.run.loop import RunOptions, RunSummary, run
@@ -223,24 +224,31 @@ def check_proposer(
     no_sandbox: bool,
     agent: str | None = None,
 ) -> None:
-    """``--proposer`` over [model] proposer, ``--agent`` over [model] agent; the
-    exploring proposer and an agent run commands, so only in the sandbox, and one
-    candidate per cycle; an agent's program must be there before the run starts."""
+    """``--proposer`` over [model] proposer, ``--agent`` over [model] agent, each a name
+    of propose/registry.py; a proposer that runs commands (exploring, an agent) runs
+    only in the sandbox, and one candidate per cycle; an agent's program must be there
+    before the run starts."""
     model = loaded.directives.model
     if proposer is not None:
-        if proposer not in ("oneshot", "explore"):
-            raise UsageError(f"--proposer {proposer!r}: use oneshot or explore")
-        model.proposer = proposer  # type: ignore[assignment]
+        if registry.word(proposer) is None:
+            raise UsageError(f"--proposer {proposer!r}: use {registry.spellings(False)}")
+        model.proposer = proposer
+    elif registry.word(model.proposer) is None:
+        raise ConfigError(
+            f"{loaded.where('model', 'proposer')}: bad value for 'model.proposer': use "
+            f"{registry.spellings(False)} (got {model.proposer!r})"
+        )
     model.agent = agent if agent is not None else model.agent
-    if model.agent:
-        from selfforge.propose.agents import adapter_for
-
-        adapter_for(model.agent).locate()
-        if model.proposer == "explore":
-            raise UsageError("--agent proposes instead of --proposer explore: give one of them")
-    elif model.proposer != "explore":
+    entry, argument = registry.chosen(model)
+    if entry.ready is not None:
+        entry.ready(argument)
+    if model.agent and model.proposer != "oneshot":
+        raise UsageError(
+            f"--agent proposes instead of --proposer {model.proposer}: give one of them"
+        )
+    if not entry.runs_commands:
         return
-    what = f"the agent {model.agent}" if model.agent else "the exploring proposer"
+    what = f"{entry.about} {argument}" if argument else entry.about
     if parallel > 1:
         raise UsageError(f"{what} makes one candidate per cycle; drop --parallel")
     if no_sandbox or loaded.directives.sandbox.mode == "off":

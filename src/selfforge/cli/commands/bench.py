@@ -156,18 +156,20 @@ def _with_impossible(instances: list[Instance], timeout_s: float) -> list[Instan
     return out
 
 
-# A comma starts the next proposer only before one's name: `agent:cmd:…` is a shell
-# command, which may hold commas of its own.
-_NEXT_PROPOSER = re.compile(r",(?=\s*(?:(?:oneshot|explore)\s*(?:,|$)|agent:))")
-
-
 def _proposers(text: str) -> tuple[str, ...]:
-    chosen = tuple(p.strip() for p in _NEXT_PROPOSER.split(text) if p.strip())
-    bad = [p for p in chosen if p not in ("oneshot", "explore") and not p.startswith("agent:")]
-    if not chosen or bad or any(p == "agent:" for p in chosen):
-        raise UsageError(
-            f"--proposer {text!r}: use oneshot, explore or agent:NAME, comma-separated"
-        )
+    """The proposers of ``--proposer``, each a name of propose/registry.py."""
+    from selfforge.propose import registry
+
+    # A comma starts the next proposer only before one's name: `agent:cmd:…` is a shell
+    # command, which may hold commas of its own.
+    names = [
+        re.escape(e.name) + (":" if e.argument else r"\s*(?:,|$)")
+        for e in registry.PROPOSERS.values()
+    ]
+    after = re.compile(rf",(?=\s*(?:{'|'.join(names)}))")
+    chosen = tuple(p.strip() for p in after.split(text) if p.strip())
+    if not chosen or any(registry.parse(p) is None for p in chosen):
+        raise UsageError(f"--proposer {text!r}: use {registry.spellings()}, comma-separated")
     return chosen
 
 
