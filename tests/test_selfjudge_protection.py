@@ -24,8 +24,8 @@ WEAKENINGS = {
     "src/selfforge/repo/protected.py": "the protected globs matching nothing",
     "src/selfforge/run/undo.py": "rollback to a tree the last known good does not hold",
     "src/selfforge/run/recovery.py": "a stranger's process group killed by recovery",
-    "src/selfforge/run/baselines.py": "a baseline measured on the candidate, or kept stale",
-    "src/selfforge/run/check_baseline.py": "a check's early run of the candidate taken as is",
+    "src/selfforge/run/baselines.py": "a baseline measured on the candidate, kept stale, "
+    "or a check's early run of the candidate taken as is",
 }
 
 

@@ -73,7 +73,7 @@ def warm() -> None:
     of each judged change, paid here once). What depends on the machine or a repository
     (the sandbox probe, a home folder's credentials) is never kept across commands."""
     from selfforge.config import ALWAYS_PROTECTED, DEFAULT_PROTECTED
-    from selfforge.judge import baseline_cache
+    from selfforge.judge import baseline as judge_baseline
     from selfforge.judge.rules import integrity_lang
     from selfforge.repo import protected
     from selfforge.roles import caller as roles
@@ -82,7 +82,7 @@ def warm() -> None:
         roles.compiled(name)
     protected.matching_glob("warm", [*DEFAULT_PROTECTED, *ALWAYS_PROTECTED])
     integrity_lang.warm()
-    baseline_cache._judge_code()
+    judge_baseline._judge_code()
 
 
 def _watched() -> Iterator[str]:

@@ -14,7 +14,6 @@ the run ahead, and the tests stage judges the run it takes as it would judge its
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 from selfforge.errors import GitError
 from selfforge.judge import contract, runners
 from selfforge.judge.sandbox.command import CommandResult, run_command
+from selfforge.judge.sandbox.limits import jobs
 from selfforge.judge.suite_runs import RunAhead, run_check
 from selfforge.repo import git
 from selfforge.repo.treefiles import remove_special_files
@@ -36,7 +36,7 @@ def tests_alongside(c: Candidate, j: Judge) -> RunAhead | None:
     """The judged commit's full test run, started now beside the lint; None where the
     lint runs first as before (one job, no test command, a runner other than go test)."""
     command = j.directives.checks.test
-    if not command or j.space.git_common_dir is None or _jobs() < 2:
+    if not command or j.space.git_common_dir is None or jobs() < 2:
         return None
     adapter = runners.detect(command, c.tree, j.space.runner, j.space.junit)
     if adapter is None or adapter.name != "go":
@@ -85,12 +85,3 @@ def _worktree_of(path: Path, common: Path) -> bool:
     admin = Path(text.removeprefix("gitdir:").strip())
     admin = admin if admin.is_absolute() else path / admin
     return text.startswith("gitdir:") and admin.resolve().parent == (common / "worktrees").resolve()
-
-
-def _jobs() -> int:
-    """SELFFORGE_JOBS, else the cores (check_baseline refuses a value that is no number
-    before any stage runs; one that reaches here unreadable means one job)."""
-    given = os.environ.get("SELFFORGE_JOBS", "").strip()
-    if not given:
-        return os.cpu_count() or 1
-    return int(given) if given.isdigit() else 1

@@ -1,7 +1,15 @@
 """The baseline a candidate is judged against: measured on the unmodified commit in a
 worktree of its own (or read from the cache when nothing that decides it changed), and
 kept for the next run when a landed change's own checks saw the whole new tree. The run
-loop and the gate for other agents (gate.py) both start here."""
+loop and ``selfforge check`` (gate.py) both start here.
+
+In ``check`` no model waits for the base: when its baseline is not cached and two suites
+may run at once (``SELFFORGE_JOBS``, else the cores), the judged commit's full test run
+starts in a thread, in the check's worktree, while the base's suite runs in the
+baseline's; the tests stage takes it (judge/suite_runs.py ``RunAhead``). ``run`` measures
+the base first: the proposer's prompt names what fails before the change.
+The judge's side of a baseline (measuring it, the probe that it can judge, the cache) is
+``judge/baseline.py``."""
 
 from __future__ import annotations
 
@@ -17,9 +25,13 @@ from selfforge.context import ContextBundle
 from selfforge.context.build import build_context, prewarm
 from selfforge.context.history import load_history
 from selfforge.judge import baseline as judge_baseline
-from selfforge.judge import baseline_cache, contract, runners
+from selfforge.judge import contract, runners
+from selfforge.judge.baseline import BrokenBase
+from selfforge.judge.rules import syntax, tree_safety
 from selfforge.judge.sandbox import setup as judge_setup
-from selfforge.judge.verdict import Observed
+from selfforge.judge.sandbox.limits import jobs
+from selfforge.judge.suite_runs import RunAhead, RunKey, TestRun, can_run_ahead
+from selfforge.judge.verdict import WHOLE_SUITE_PASSES, Observed
 from selfforge.repo import git
 from selfforge.repo.workspace import Workspace
 from selfforge.run.attempt import Engine, context_key
@@ -41,8 +53,8 @@ def measure_baseline(
     adapter = runners.detect(d.checks.test or "", ws.root, d.checks.runner, d.checks.junit or "")
     if adapter is not None and adapter.trust_note:  # said on every run, cached or not
         engine.reporter.info(f"  [yellow]note[/]: {escape(adapter.trust_note)}")
-    digest = baseline_cache.key(ws.root, commit, d.checks, d.sandbox, engine.space)
-    cached = baseline_cache.load(ws.state, digest)
+    digest = judge_baseline.cache_key(ws.root, commit, d.checks, d.sandbox, engine.space)
+    cached = judge_baseline.load_cached(ws.state, digest)
     try:
         path = ws.create_worktree("baseline", commit) if cached is None else None
     finally:
@@ -55,7 +67,7 @@ def measure_baseline(
         engine.reporter.step(
             "baseline",
             None,
-            f"cached: {baseline_cache.describe(observed)} (measured {ago} on this tree)",
+            f"cached: {judge_baseline.describe_cached(observed)} (measured {ago} on this tree)",
         )
         return observed
     assert path is not None
@@ -79,7 +91,7 @@ def measure_baseline(
     if warning:
         engine.reporter.info(f"  [yellow]warning[/]: {escape(warning)}")
     else:  # a warning is shown on every run: measure again rather than keep it quiet
-        baseline_cache.save(ws.state, digest, observed)
+        judge_baseline.save_cached(ws.state, digest, observed)
     return observed
 
 
@@ -199,8 +211,8 @@ def keep_baseline(engine: Engine, base: str, commit: str, observed: Observed) ->
     if any(contract.is_infrastructure(p, engine.rule) for p in changed.splitlines()):
         return
     d = engine.d
-    digest = baseline_cache.key(engine.ws.root, commit, d.checks, d.sandbox, engine.space)
-    baseline_cache.save(engine.ws.state, digest, observed)
+    digest = judge_baseline.cache_key(engine.ws.root, commit, d.checks, d.sandbox, engine.space)
+    judge_baseline.save_cached(engine.ws.state, digest, observed)
 
 
 def provide_setup(engine: Engine, base: str) -> None:
@@ -217,4 +229,95 @@ def provide_setup(engine: Engine, base: str) -> None:
         engine.space,
         d.checks.timeout_s,
         say=lambda text, secs: engine.reporter.step("setup", None, text, secs),
+    )
+
+
+# --- a check's baseline, and its candidate's run meanwhile -------------------------
+
+Made = tuple[Path, str, dict[str, str]]  # the check's worktree, the commit, what it changes
+
+
+def baseline_and_candidate(
+    e: Engine, base: str, make: Callable[[], Made]
+) -> tuple[Observed, Made, dict[RunKey, TestRun]]:
+    """The baseline, the candidate (``make``) and the judged commit's full test run made
+    meanwhile when the baseline is not cached and two suites may run at once: the check's
+    tests stage takes it instead of running it (judge/suite_runs.py RunAhead). Otherwise
+    the baseline is measured first, as before: the candidate's files are written after
+    the base's build (cargo judges a shared target dir's freshness by mtimes)."""
+    d = e.d
+    digest = judge_baseline.cache_key(e.ws.root, base, d.checks, d.sandbox, e.space)
+    cold = judge_baseline.load_cached(e.ws.state, digest) is None
+    command = d.checks.test
+    early = cold and bool(command) and jobs() >= 2 and can_run_ahead(command, e.ws.root, base)
+    started = time.time()
+    if not early:
+        baseline = _measure(e, base)
+        made, ran = make(), {}
+    else:
+        made = make()
+        ahead = _start(e, base, made) if made[2] and _may_pass(e, base, made) else None
+        try:
+            started = time.time()
+            baseline = _measure(e, base)
+            ran = ahead.join() if ahead is not None else {}
+        except BaseException:  # a base that cannot judge, Ctrl-C: the candidate's run too
+            if ahead is not None:
+                ahead.cancel()
+            raise
+    if cold and baseline.tests_result is not None:  # journaled: when it ran, beside the rest
+        _journal_baseline(e, baseline, started)
+    return baseline, made, ran
+
+
+def _measure(e: Engine, base: str) -> Observed:
+    """The base's baseline; one on which nothing of the suite builds (the toolchain
+    started) is kept, marked ``broken``: a person's change is then judged by the whole
+    suite (judge/broken_base.py) rather than not at all. ``run`` stops there instead."""
+    try:
+        return measure_baseline(e, base)
+    except BrokenBase as broken:
+        e.reporter.info(f"  [yellow]note[/]: {escape(broken.message)}")
+        e.reporter.info(f"  [yellow]note[/]: {WHOLE_SUITE_PASSES}")
+        return broken.observed
+
+
+def _may_pass(e: Engine, base: str, made: Made) -> bool:
+    """No run ahead for a candidate the judge refuses before its tests whatever they say
+    (a syntax error, a symlink out of the tree): the refusal would wait for a suite it
+    never reads (one whose link loops pytest's collection waits out the timeout)."""
+    wt, commit, changed = made
+    if not tree_safety.links_gate(wt, base, commit).ok:
+        return False
+    if not e.d.checks.syntax:
+        return True
+    return not syntax.check_syntax(wt, changed, before=syntax.at_commit(wt, base))
+
+
+def _start(e: Engine, base: str, made: Made) -> RunAhead:
+    wt, commit, changed = made
+    judged = contract.judged_commit(wt, base, commit, changed, e.rule)
+    checks = e.d.checks
+    assert checks.test
+    return RunAhead(wt, judged.commit, commit, checks.test, checks.timeout_s, e.space)
+
+
+def _journal_baseline(e: Engine, baseline: Observed, started: float) -> None:
+    result = baseline.tests_result
+    assert result is not None
+    report = baseline.tests
+    e.journal.record_check(
+        run_id=e.run_id,
+        attempt_id=None,  # measured before the check's attempt opens; no step of it
+        round_=0,
+        name="baseline:tests",
+        command=result.command,
+        exit_code=result.exit_code,
+        passed=result.exit_code == 0,
+        timed_out=result.timed_out,
+        duration_s=result.duration_s,
+        output=result.output,
+        summary=report.summary() if report is not None else None,
+        # the test run was the baseline's last: it ended about when measuring did
+        started_at=max(started, time.time() - result.duration_s),
     )

@@ -18,6 +18,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from selfforge.errors import UsageError
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
@@ -226,3 +228,16 @@ def _read_int(path: Path) -> int:
         return int(path.read_text().strip() or 0)
     except (OSError, ValueError):
         return 0
+
+
+def jobs() -> int:
+    """How many test suites may run at once: SELFFORGE_JOBS, else the cores."""
+    given = os.environ.get("SELFFORGE_JOBS", "").strip()
+    if not given:
+        return os.cpu_count() or 1
+    if not given.isdigit() or int(given) < 1:
+        raise UsageError(
+            f"SELFFORGE_JOBS={given!r} is not a number of jobs: set it to 1 (one test suite "
+            "at a time) or more, or unset it (the machine's cores)"
+        )
+    return int(given)
