@@ -10,53 +10,23 @@ end.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge.config import Directives, LoadedDirectives
+from selfforge.config import Directives
 from selfforge.context import ContextBundle, build_context
 from selfforge.edits import ApplyResult
 from selfforge.errors import GitError
-from selfforge.journal.store import Journal
 from selfforge.judge import criterion as criteria
 from selfforge.judge.gates import describe_state
-from selfforge.judge.sandbox.command import CheckSpace
 from selfforge.judge.stage_log import Recorder, first_line
 from selfforge.judge.stages import Candidate, Judge, run_pipeline
 from selfforge.judge.verdict import Criterion, Judgement, Observed, Outcome, Verdict
 from selfforge.propose import registry
 from selfforge.propose.protocol import Proposer, ProposerContext
 from selfforge.repo import git
-from selfforge.repo.testpaths import TestRule
-from selfforge.repo.workspace import Workspace
-from selfforge.roles.caller import Caller
 from selfforge.run.commit_message import landing_message, restate
-from selfforge.ui.reporters import Reporter
-
-
-@dataclass
-class Engine:
-    """What every attempt of a run shares."""
-
-    ws: Workspace
-    journal: Journal
-    caller: Caller
-    loaded: LoadedDirectives
-    reporter: Reporter
-    run_id: int
-    edit_format: str
-    context_window: int
-    space: CheckSpace
-    rule: TestRule
-    lessons_for: Callable[[str], list[str]] = lambda task: []
-    self_target: bool = False  # the repository is selfforge's own source
-    # A first attempt's context, built while the baseline ran: (what it was built for, it).
-    ready_context: tuple[tuple[object, ...], ContextBundle] | None = None
-
-    @property
-    def d(self) -> Directives:
-        return self.loaded.directives
+from selfforge.run.engine import Engine
 
 
 def context_key(commit: str, task: str, budget: int, lessons: list[str]) -> tuple[object, ...]:

@@ -34,7 +34,8 @@ from selfforge.judge.suite_runs import RunAhead, RunKey, TestRun, can_run_ahead
 from selfforge.judge.verdict import WHOLE_SUITE_PASSES, Observed
 from selfforge.repo import git
 from selfforge.repo.workspace import Workspace
-from selfforge.run.attempt import Engine, context_key
+from selfforge.run.attempt import context_key
+from selfforge.run.engine import Engine
 
 
 def measure_baseline(

@@ -1,12 +1,15 @@
-"""What a run shares, built once: the check space (the sandbox from ``[sandbox]``) and
-the ``Engine`` every attempt (and ``selfforge check``) works with."""
+"""What a run shares, built once: the ``Engine`` every attempt (and ``selfforge check``)
+works with, and the check space in it (the sandbox from ``[sandbox]``)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from selfforge.config import Directives, LoadedDirectives
+from selfforge.context import ContextBundle
 from selfforge.journal.store import Journal
 from selfforge.judge.sandbox import bwrap as sandbox
 from selfforge.judge.sandbox.command import CheckSpace, anchor_command
@@ -15,11 +18,34 @@ from selfforge.judge.sandbox.policy import policy_ahead
 from selfforge.models import Model
 from selfforge.models.budget import Budget
 from selfforge.repo import git
-from selfforge.repo.testpaths import rule_for
+from selfforge.repo.testpaths import TestRule, rule_for
 from selfforge.repo.workspace import Workspace
 from selfforge.roles.caller import Caller
-from selfforge.run.attempt import Engine
 from selfforge.ui.reporters import Reporter
+
+
+@dataclass
+class Engine:
+    """What every attempt of a run shares."""
+
+    ws: Workspace
+    journal: Journal
+    caller: Caller
+    loaded: LoadedDirectives
+    reporter: Reporter
+    run_id: int
+    edit_format: str
+    context_window: int
+    space: CheckSpace
+    rule: TestRule
+    lessons_for: Callable[[str], list[str]] = lambda task: []
+    self_target: bool = False  # the repository is selfforge's own source
+    # A first attempt's context, built while the baseline ran: (what it was built for, it).
+    ready_context: tuple[tuple[object, ...], ContextBundle] | None = None
+
+    @property
+    def d(self) -> Directives:
+        return self.loaded.directives
 
 
 def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpace:

@@ -26,9 +26,9 @@ from selfforge.models import Model
 from selfforge.models.base import ModelError, Reply, Request
 from selfforge.repo import git
 from selfforge.repo.workspace import Workspace, require_commit
-from selfforge.run.attempt import Attempt, AttemptResult, Engine
+from selfforge.run.attempt import Attempt, AttemptResult
 from selfforge.run.baselines import baseline_and_candidate, provide_setup
-from selfforge.run.engine import make_engine
+from selfforge.run.engine import Engine, make_engine
 from selfforge.run.recovery import recover
 from selfforge.ui.reporters import Reporter
 

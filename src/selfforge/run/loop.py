@@ -34,7 +34,7 @@ from selfforge.models.script import default_lesson
 from selfforge.repo import git
 from selfforge.repo.workspace import Workspace, require_commit
 from selfforge.roles.caller import render
-from selfforge.run.attempt import Attempt, AttemptResult, Engine
+from selfforge.run.attempt import Attempt, AttemptResult
 from selfforge.run.baselines import (
     Ahead,
     keep_baseline,
@@ -42,7 +42,7 @@ from selfforge.run.baselines import (
     prewarm_attempt,
     provide_setup,
 )
-from selfforge.run.engine import make_engine
+from selfforge.run.engine import Engine, make_engine
 from selfforge.run.executors import Executor
 from selfforge.run.parallel import Checked, CheckJob, best_of, make_checker
 from selfforge.run.planner import Backlog, Planner, Task, lesson_text, split_task

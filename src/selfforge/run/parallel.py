@@ -31,7 +31,8 @@ from selfforge.judge.stages import PIPELINE, Candidate, Judge, critique, review,
 from selfforge.judge.verdict import Judgement, Observed, Outcome, Verdict
 from selfforge.repo import git
 from selfforge.repo.testpaths import TestRule
-from selfforge.run.attempt import Attempt, AttemptResult, Engine
+from selfforge.run.attempt import Attempt, AttemptResult
+from selfforge.run.engine import Engine
 from selfforge.run.executors import Executor, PoolExecutor, RayExecutor, check_backend
 from selfforge.ui.reporters import BaseReporter, Reporter
 
