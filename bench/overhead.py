@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from selfforge.journal.store import Journal
+from selfforge.judge.outcome import Outcome
 from selfforge.repo.git import git
 from selfforge.run.session import start_run
 from selfforge.ui.reporters import SilentReporter
@@ -77,7 +78,7 @@ def measure(root: Path) -> list[float]:
             checks = sum(c["duration_s"] or 0 for c in journal.checks(attempt.id) if c["command"])
             overheads.append(wall - model - checks)
         outcomes = {a.outcome for a in journal.attempts()}
-    assert outcomes == {"accepted"}, f"bench attempts did not all land: {outcomes}"
+    assert outcomes == {Outcome.ACCEPTED}, f"bench attempts did not all land: {outcomes}"
     return overheads
 
 

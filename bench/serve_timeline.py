@@ -24,9 +24,11 @@ import httpx
 import uvicorn
 
 from selfforge.journal.store import Journal
+from selfforge.judge.outcome import Outcome
 from selfforge.web.app import create_app
 
-OUTCOMES = ("accepted", "rejected", "rejected", "no_edits", "error")
+# rejected twice: as often as the rest together
+OUTCOMES = (Outcome.ACCEPTED, Outcome.REJECTED, Outcome.REJECTED, Outcome.NO_EDITS, Outcome.ERROR)
 VERBS = ("Fix", "Add", "Refactor", "Document", "Remove", "Speed up")
 
 
@@ -58,7 +60,7 @@ def build(path: Path, attempts: int, calls_per_attempt: int) -> None:
                     outcome,
                     f"{outcome}: reason {i}",
                     i % 3,
-                    int(outcome == "accepted"),
+                    int(outcome == Outcome.ACCEPTED),
                     diff,
                     f"lesson {i}",
                     t,

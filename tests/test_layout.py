@@ -225,7 +225,7 @@ _OUTCOME_CALLS = {"result", "outcome", "count"}  # attempt.result("rejected", â€
 
 def outcome_spellings(src: Path) -> list[str]:
     """Each place outside ``judge/`` that spells a verdict's outcome word itself instead
-    of using ``judge.verdict.Outcome``: the one vocabulary, with each word's exit code
+    of using ``judge.outcome.Outcome``: the one vocabulary, with each word's exit code
     and rank, lives in the judge, so changing how a verdict is decided or named is a
     change in ``judge/`` only.
 
@@ -247,7 +247,7 @@ def outcome_spellings(src: Path) -> list[str]:
     Parts below ``judge/`` (``ui/``, ``roles/``, ``journal/``â€¦) cannot import it, so
     they spell none either: they take an outcome as a value from their caller.
     """
-    from selfforge.judge.verdict import Outcome
+    from selfforge.judge.outcome import Outcome
 
     words = {o.value for o in Outcome}
     only_outcomes = {"needs_review", "could_not_judge", "no_edits"}

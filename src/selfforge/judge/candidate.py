@@ -47,10 +47,13 @@ class Candidate:
     criterion: Criterion
     critique: bool = True  # the critic may still speak (once per attempt)
     observed: Observed = field(default_factory=Observed)
+    # findings and review: what the stages so far returned in their verdicts, folded by
+    # run_pipeline (no stage writes them): lint findings in the changed files, and what a
+    # person must look at
     findings: list[str] = field(default_factory=list)
     concerns: str = ""
     declared: tuple[str, ...] = ()  # tests the change says it changes on purpose
-    review: list[str] = field(default_factory=list)  # what a person must look at
+    review: list[str] = field(default_factory=list)
     # test runs made ahead of their stage (testruns.RunAhead), taken by the stage that asks
     ahead: dict[RunKey, TestRun] = field(default_factory=dict)
 

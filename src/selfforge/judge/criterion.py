@@ -21,7 +21,7 @@ from selfforge.judge.gates import state_of
 from selfforge.judge.runners.results import WHOLE_SUITE, TestReport, collect_id, realign
 from selfforge.judge.runners.testids import find_outcome
 from selfforge.judge.sandbox.command import CommandResult
-from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
+from selfforge.judge.verdict import PASS, Criterion, Observed, Outcome, Verdict
 from selfforge.repo.testpaths import TestRule, is_rust_test_module
 
 _ASKS_FOR_TESTS = re.compile(
@@ -287,7 +287,8 @@ def _fakeable(fresh: list[str], infrastructure: list[str], person: bool) -> Verd
         f"also runs with its changes to {', '.join(infrastructure[:3])}"
     )
     feedback = reason + "; leave the test infrastructure as it is, or change it apart."
-    return Verdict(False, reason, feedback, [reason], needs_review=person)
+    outcome = Outcome.NEEDS_REVIEW if person else Outcome.REJECTED
+    return Verdict(outcome, reason, feedback, [reason])
 
 
 def _every_target(

@@ -67,7 +67,16 @@ class Outcome(StrEnum):
         return next((o for o in verdicts if o.exit_code == code), cls.COULD_NOT_JUDGE)
 
 
-JOURNALED = tuple(dict.fromkeys(o.journaled for o in Outcome))  # the journal's, best first
+# What the journal's attempts.outcome may hold, in the order `log --outcome` and the
+# dashboard's filter list them: the run's, then a check's needs_review. A listing, not a
+# ranking (that is Outcome.rank).
+JOURNALED = (
+    Outcome.ACCEPTED,
+    Outcome.REJECTED,
+    Outcome.NO_EDITS,
+    Outcome.ERROR,
+    Outcome.NEEDS_REVIEW,
+)
 
 _EXIT_CODES = {
     Outcome.ACCEPTED: 0,

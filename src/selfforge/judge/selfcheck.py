@@ -28,7 +28,7 @@ from selfforge.journal.store import Journal
 from selfforge.judge.sandbox import probe as sandbox_probe
 from selfforge.judge.sandbox.command import CheckSpace, run_command, trim
 from selfforge.judge.scenarios import KNOWN_BAD, PROBE_VALUE, PROBE_VAR, write_scenario
-from selfforge.judge.verdict import Verdict
+from selfforge.judge.verdict import Outcome, Verdict
 from selfforge.repo import git
 
 LAST_GOOD = "last_known_good"
@@ -107,7 +107,8 @@ def smoke_run(
         for scenario in KNOWN_BAD:
             attempts = _outcomes(out / scenario.name)
             outcomes = [outcome for outcome, _ in attempts]
-            if outcomes != ["rejected"] * scenario.parallel or _commits(out / scenario.name) != 1:
+            refused = outcomes == [Outcome.REJECTED] * scenario.parallel
+            if not refused or _commits(out / scenario.name) != 1:
                 return _fail(
                     f"the candidate's selfforge did not refuse a known-bad change "
                     f"({scenario.name}: {scenario.what}); its attempts were {outcomes}",
@@ -159,7 +160,7 @@ def _commits(repo: Path) -> int:
 
 def _verify_demo(project: Path, space: CheckSpace, output: str) -> Verdict:
     outcomes = [outcome for outcome, _ in _outcomes(project)]
-    if "rejected" not in outcomes or "accepted" not in outcomes:
+    if Outcome.REJECTED not in outcomes or Outcome.ACCEPTED not in outcomes:
         return _fail(
             f"the demo's attempts were {outcomes}, not one rejected and one accepted", output
         )

@@ -18,12 +18,13 @@ from selfforge.judge import broken_base, contract, gates, missing_deps, runners
 from selfforge.judge import criterion as criteria
 from selfforge.judge import lint_beside_tests as alongside
 from selfforge.judge.candidate import Candidate, Judge
+from selfforge.judge.decision import decide
 from selfforge.judge.rules import integrity, integrity_lang, syntax, tree_safety
 from selfforge.judge.rules.lint import parse_lint
 from selfforge.judge.runners.results import TestReport
 from selfforge.judge.sandbox.command import is_pytest
 from selfforge.judge.selfcheck import smoke_run
-from selfforge.judge.stage_log import CheckRecord, first_line
+from selfforge.judge.stage_log import first_line
 from selfforge.judge.suite_runs import (
     focused_tests,
     focused_verdict,
@@ -33,7 +34,7 @@ from selfforge.judge.suite_runs import (
     shown,
     summary_text,
 )
-from selfforge.judge.verdict import PASS, WHOLE_SUITE_PASSES, Judgement, Outcome, Verdict
+from selfforge.judge.verdict import PASS, Judgement, Verdict
 from selfforge.roles.caller import has_concerns, parse_vote, render
 
 Stage = Callable[[Candidate, Judge], Verdict]
@@ -51,27 +52,6 @@ def run_pipeline(c: Candidate, j: Judge, stages: tuple[Stage, ...] | None = None
         if not verdict.ok:
             break
     return decide(c, j, verdict, j.record.checks[first:])
-
-
-def decide(c: Candidate, j: Judge, last: Verdict, checks: list[CheckRecord]) -> Judgement:
-    """The judgement from the last stage's verdict and what the stages found: rejected
-    by a refusal, unless the base builds nothing and neither does the change (could not
-    judge: nothing was compared); needs review when a person must look at something;
-    else accepted (said so when the base gave nothing to compare with)."""
-    outcome, reason, feedback, details = Outcome.ACCEPTED, PASS.reason, "", []
-    if not last.ok and j.baseline.broken and broken_base.still_builds_nothing(c.observed.tests):
-        outcome, reason = Outcome.COULD_NOT_JUDGE, j.baseline.broken
-    elif not last.ok:
-        outcome, reason = Outcome.REJECTED, last.reason
-        feedback, details = last.feedback, list(last.details)
-    elif c.review:
-        outcome, reason = Outcome.NEEDS_REVIEW, "needs review: " + "; ".join(c.review[:3])
-        feedback, details = reason, list(c.review)
-    elif j.baseline.broken:  # said in the verdict: the base gave nothing to compare with
-        reason = f"{PASS.reason}; {WHOLE_SUITE_PASSES}"
-    return Judgement(
-        outcome, reason, feedback, details, list(c.review), list(c.findings), list(checks)
-    )
 
 
 def for_person(j: Judge, verdict: Verdict) -> Verdict:

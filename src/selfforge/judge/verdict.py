@@ -84,10 +84,11 @@ WHOLE_SUITE_PASSES = "the base does not build: judged as 'the whole suite must p
 @dataclass
 class Judgement:
     """The judge's answer on one round's change: the pipeline's verdicts folded
-    (``judge/stages.run_pipeline``). ``outcome`` is accepted, rejected, needs review or
-    could not judge; ``review``, what a person must look at; ``checks``, every check the
-    judge journaled for it, in order (what ``check --json`` lists as its steps). What
-    ``check``, ``run``, the MCP tool and the bench say of a change derives from this."""
+    (``judge/stages.run_pipeline``) and decided (``judge/decision.py``). ``outcome`` is
+    accepted, rejected, needs review or could not judge; ``review``, what a person must
+    look at; ``checks``, every check the judge journaled for it, in order (what ``check
+    --json`` lists as its steps). What ``check``, ``run``, the MCP tool and the bench say
+    of a change derives from this."""
 
     outcome: Outcome
     reason: str

@@ -50,8 +50,8 @@ class BaseReporter:
 
 
 MARKS = {True: "[green]✓[/]", False: "[red]✗[/]", None: "[dim]·[/]"}
-# An outcome's colour by its tone (judge.verdict.Outcome.tone: the outcome words are the
-# judge's, and ui/ is below it).
+# An outcome's colour by its tone (judge.outcome.Outcome.tone: the outcome words are the
+# judge's, and ui/ is below it; a plain string has no tone and is bold).
 TONE_STYLE = {"good": "bold green", "bad": "bold red", "unsure": "yellow"}
 
 

@@ -89,7 +89,7 @@ def check_command(
     if as_json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        colour = {Outcome.ACCEPTED: "green", Outcome.REJECTED: "red"}.get(result.outcome, "yellow")
+        colour = {"good": "green", "bad": "red", "unsure": "yellow"}[result.outcome.tone]
         mark = f"[{colour}]{result.outcome.shown}[/]"
         console.print(f"{mark}: {escape(result.reason.removeprefix('needs review: '))}")
         for item in result.review:
@@ -182,9 +182,7 @@ def _step_summary(result: CheckResult) -> None:
     where = os.environ.get("GITHUB_STEP_SUMMARY")
     if not where:
         return
-    from selfforge.judge.outcome import Outcome
-
-    sign = {Outcome.ACCEPTED: "✅", Outcome.REJECTED: "❌"}.get(result.outcome, "👀")
+    sign = {"good": "✅", "bad": "❌", "unsure": "👀"}[result.outcome.tone]
     verdict = f"{sign} {result.outcome.shown}"
     lines = [
         f"### selfforge check `{result.change.label}`: {verdict}",
