@@ -384,6 +384,6 @@ def test_the_baseline_s_worktree_is_made_before_the_one_prepared_ahead(
 
 def test_a_check_loads_no_template_engine() -> None:
     """jinja2 comes with the first prompt: a check's judge (no model role) renders none."""
-    code = "import sys, selfforge.run.gate; print('jinja2' in sys.modules)"
+    code = "import sys, selfforge.run.check; print('jinja2' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stdout + done.stderr

@@ -154,7 +154,7 @@ def build(repo: Path, allow_land: bool) -> Any:
 
         def work(notify: Callable[[float, str], None]) -> dict[str, Any]:
             from selfforge.config import load_directives
-            from selfforge.run.gate import check as judge
+            from selfforge.run.check import check as judge
 
             result = judge(
                 ws,

@@ -1,7 +1,7 @@
 """The baseline a candidate is judged against: measured on the unmodified commit in a
 worktree of its own (or read from the cache when nothing that decides it changed), and
 kept for the next run when a landed change's own checks saw the whole new tree. The run
-loop and ``selfforge check`` (gate.py) both start here.
+loop and ``selfforge check`` (check.py) both start here.
 
 In ``check`` no model waits for the base: when its baseline is not cached and two suites
 may run at once (``SELFFORGE_JOBS``, else the cores), the judged commit's full test run

@@ -15,7 +15,7 @@ from selfforge.errors import SelfforgeError, UsageError
 from selfforge.ui.consoles import make_console
 
 if TYPE_CHECKING:
-    from selfforge.run.gate import CheckResult
+    from selfforge.run.check import CheckResult
 
 console = make_console(highlight=False, soft_wrap=True)
 err_console = make_console(stderr=True, highlight=False, soft_wrap=True)
@@ -117,7 +117,7 @@ def _check(
     """``text``: a patch already read (--staged); else stdin's (``-``) or --patch's."""
     from selfforge.config import load_directives
     from selfforge.repo.workspace import Workspace
-    from selfforge.run.gate import check
+    from selfforge.run.check import check
     from selfforge.run.session import build_model, choose_reporter, require_a_judge
 
     if review and not model:
