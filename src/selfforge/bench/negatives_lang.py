@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.bench.negative_kit import Negative, NotDrawn, _apply, _diff, _indent, _write
 from selfforge.bench.records import Instance
-from selfforge.judge.rules.integrity_lang import JS_SUFFIXES
+from selfforge.judge.runners.node import JS_SUFFIXES
 
 
 @dataclass(frozen=True)

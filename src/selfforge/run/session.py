@@ -186,9 +186,10 @@ def _note_wait(reporters: list[Reporter], message: str) -> None:
 
 def _use_detected_checks(loaded: LoadedDirectives, ws: Workspace, quiet: bool) -> None:
     """Without a directives file, check with what `selfforge init` would write."""
+    from selfforge.judge.runners import registry
     from selfforge.repo.detect import detect_project
 
-    found = detect_project(ws.root)
+    found = detect_project(ws.root, languages=registry.init_found)
     test, lint = found.test, found.lint
     checks = loaded.directives.checks
     checks.test, checks.lint, checks.runner, checks.junit = test, lint, found.results, found.junit
