@@ -36,6 +36,11 @@ class BunTest(Adapter):
     language = "javascript"
     command_pattern = r"(^|[\s/])bun\s+test\b"
     program = "bun"
+    trust_note = (
+        "per-test results come from a report file the code under test could also write; "
+        "they must agree with bun's own counts and the exit code, but a test that forges "
+        "both is not caught"
+    )
     config_files = (*JS_CONFIG, "bunfig.toml")
     # bun:test's own marks beside the frameworks' (.skip, .only, .todo, .if/.skipIf/.todoIf,
     # .failing: a test that passes by failing)
@@ -71,7 +76,7 @@ class BunTest(Adapter):
         script = package_scripts(root).get("test", "") if (root / "package.json").is_file() else ""
         if cls.runs(f" {script} "):
             source = "package.json's test script (bun test)"
-            return Found("bun", "bun test", source, results="bun")
+            return Found("bun", "bun test", source)
         return None
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
