@@ -298,6 +298,13 @@ def _known_keys(section: tuple[str, ...]) -> list[str]:
     return list(model.model_fields)
 
 
+def line_of(text: str, loc: tuple[str, ...], path: Path) -> int | None:
+    """1-based line of the key at ``loc`` in a directives file (for a check made above
+    this module: the runner's name, judge/runners/registry.py)."""
+    prefix = ("tool", "selfforge") if path.name == "pyproject.toml" else ()
+    return _line_of(text, (*prefix, *loc))
+
+
 def _line_of(text: str, loc: tuple[str, ...]) -> int | None:
     """1-based line where the key at ``loc`` is written (best effort, for messages)."""
     if not loc:

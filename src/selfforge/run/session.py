@@ -67,6 +67,9 @@ def start_run(
     loaded = apply_overrides(
         load_directives(ws.root), goals=goals, max_repairs=max_repairs, land=land
     )
+    from selfforge.judge.runners import registry
+
+    registry.check_directives(loaded)
     d = loaded.directives
     check_proposer(loaded, proposer, parallel=parallel, no_sandbox=no_sandbox, agent=agent)
     if loaded.path is None:

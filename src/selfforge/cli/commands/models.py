@@ -128,6 +128,7 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
 
     try:
         loaded = load_directives(root)
+        registry.check_directives(loaded)
     except SelfforgeError as exc:
         return None, [Finding("fail", "directives", exc.message, "fix the line it names")]
     checks = loaded.directives.checks

@@ -21,6 +21,7 @@ from selfforge.judge.runners.base import Adapter, Found, package_scripts, words
 from selfforge.repo.treefiles import NotReadable, read_bytes
 
 if TYPE_CHECKING:
+    from selfforge.config import LoadedDirectives
     from selfforge.judge.sandbox.check_space import CheckSpace
     from selfforge.repo.testpaths import TestRule
 
@@ -67,6 +68,22 @@ def check_name(name: str) -> str:
     if name != AUTO:
         by_name(name)
     return name
+
+
+def check_directives(loaded: LoadedDirectives) -> None:
+    """``[checks] runner`` names a runner of this registry, else a ConfigError that names
+    the file and line, and the runners there are (``config.py`` sits below the judge and
+    cannot ask: the commands that load directives ask here, right after)."""
+    from selfforge.config import line_of
+
+    try:
+        check_name(loaded.directives.checks.runner)
+    except ConfigError as exc:
+        if loaded.path is None:
+            raise
+        line = line_of(loaded.text, ("checks", "runner"), loaded.path)
+        where = f"{loaded.path}:{line}" if line else str(loaded.path)
+        raise ConfigError(f"{where}: {exc.message}") from None
 
 
 def detect(command: str, tree: Path, explicit: str = AUTO, junit_path: str = "") -> Adapter:
