@@ -27,10 +27,6 @@ from selfforge.repo.testpaths import TestRule
 # A top-level inline test module of a Rust source, as rustfmt lays it out: the attribute,
 # `mod name {`, and the `}` alone on a line that closes it.
 INLINE_TESTS = re.compile(r"(?m)^#\[cfg\(test\)\]\n(?:#\[.*\]\n)*mod \w+ \{\n(?:.*\n)*?\}\n")
-# A Go package's TestMain runs its tests and chooses the exit code: infrastructure.
-GO_TEST_MAIN = re.compile(r"^\+func TestMain\(", re.M)
-# Removed lines that take a Rust test out (unit tests live in the sources, not test files).
-RUST_TEST_REMOVED = re.compile(r"^-[ \t]*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])", re.M)
 # Added lines that skip, focus or neuter a test, in any runner's spelling, and the files
 # read for them; the files that decide how the tests run (the judge's, not the change's):
 # each runner's own (judge/runners/, folded by the registry).
@@ -71,11 +67,12 @@ def weakening(path: str, text: str, is_test: bool) -> str | None:
     """The problem with one file's diff, if it skips, focuses or removes a test."""
     if not path.endswith(CODE_SUFFIXES):
         return None
-    if (is_test or path.endswith(".rs")) and (m := WEAKENING.search(text)):
+    in_sources = registry.tests_in_sources(path)  # Rust: unit tests beside the code
+    if (is_test or in_sources) and (m := WEAKENING.search(text)):
         line = text[m.start() :].split("\n", 1)[0][1:].strip()[:80]
         return f"adds a skip or focus ({line}) in {path}"
-    if path.endswith(".rs") and (m := RUST_TEST_REMOVED.search(text)):
-        return f"removes a test ({m.group(1)}) from {path}"
+    if in_sources and (mark := registry.removed_test(path, text)):
+        return f"removes a test ({mark}) from {path}"
     return None
 
 
@@ -116,9 +113,9 @@ def language_gate(tree: Path, base: str, changed: dict[str, str], diff: str) -> 
         elif PurePosixPath(path).name == "package.json" and _package_tests(tree, base, path):
             problems.append(f"changes the test settings or scripts in {path}")
     for path, text in split_diff(diff).items():
-        if path.endswith("_test.go") and GO_TEST_MAIN.search(text):
-            problems.append(f"adds a TestMain in {path}, which decides how the tests run")
-        elif path.endswith(".rs") and (problem := weakening(path, text, False)):
+        if harness := registry.harness_added(path, text):
+            problems.append(f"adds {harness} in {path}, which decides how the tests run")
+        elif registry.tests_in_sources(path) and (problem := weakening(path, text, False)):
             problems.append(problem)
         elif path.endswith(".rs") and changed.get(path, "")[:1] == "M":
             was = show_at(tree, base, path)

@@ -74,6 +74,14 @@ class Adapter:
     # diffs are read for them (by suffix).
     weakening: str | None = None
     weakening_suffixes: tuple[str, ...] = ()
+    # Whether its tests live in the code's own files (Rust's unit tests): the marks are
+    # read in every such file, and ``removed_test`` (removed diff lines ``-...`` that take a
+    # test out, the test's mark first) too.
+    tests_in_sources = False
+    removed_test: str | None = None
+    # Added lines in one of its test files that take over how the tests run, and what to
+    # call them (Go's TestMain): test infrastructure, not a test.
+    harness: tuple[str, str] | None = None
     # What the runner says when a module is not installed, the module's name first.
     missing_module: tuple[str, ...] = ()
     # What the runner says when its toolchain or tool did not start, and the fix ({0}:

@@ -47,6 +47,8 @@ class CargoTest(Adapter):
     # unit tests live in the sources: every Rust file's diff is read
     weakening = r"#\[ignore\b|#\[should_panic\b"
     weakening_suffixes = (".rs",)
+    tests_in_sources = True
+    removed_test = r"^-[ \t]*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])"
     missing_module = (
         r"can't find crate for `(\w+)`",
         r"unresolved import `(\w+)`",

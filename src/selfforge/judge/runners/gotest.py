@@ -35,6 +35,7 @@ class GoTest(Adapter):
     config_files = ("testdata/*",)
     weakening = r"\bt\.Skip(?:Now|f)?\(|\btesting\.Short\(\)"
     weakening_suffixes = (".go",)
+    harness = (r"^\+func TestMain\(", "a TestMain")  # it runs the tests, sets the exit code
     missing_module = (
         r"no required module provides package ([\w./~-]+)",
         r"cannot find module providing package ([\w./~-]+)",

@@ -170,6 +170,28 @@ def weakening() -> re.Pattern[str]:
     return re.compile(rf"^\+.*({marks})", re.M)
 
 
+def tests_in_sources(path: str) -> bool:
+    """A source file of a runner whose tests live in the code's own files (Rust's)."""
+    return any(a.tests_in_sources and path.endswith(a.weakening_suffixes) for a in ADAPTERS)
+
+
+def removed_test(path: str, diff: str) -> str | None:
+    """The mark of a test that ``diff`` (one file's) takes out of a source file."""
+    for a in ADAPTERS:
+        wanted = a.removed_test and path.endswith(a.weakening_suffixes)
+        if wanted and (m := re.search(a.removed_test or "", diff, re.M)):
+            return m.group(1)
+    return None
+
+
+def harness_added(path: str, diff: str) -> str | None:
+    """What in ``diff`` (one test file's) takes over how that runner runs its tests."""
+    for a in ADAPTERS:
+        if a.harness and a.test_file(path) and re.search(a.harness[0], diff, re.M):
+            return a.harness[1]
+    return None
+
+
 def weakening_suffixes() -> tuple[str, ...]:
     """The files whose diffs are read for those marks."""
     return tuple(dict.fromkeys(s for a in ADAPTERS for s in a.weakening_suffixes))
