@@ -109,6 +109,34 @@ def test_a_weakened_test_cannot_hide_a_regression(tmp_path: Path, weakened: str 
     assert SUBTRACTS in verdict["reason"]
 
 
+def test_a_forged_report_and_forged_counts_cannot_hide_a_regression(tmp_path: Path) -> None:
+    """The change breaks sub, and its code, as the tests exit, prints bun's closing counts
+    for an all-pass run and writes an all-pass report where bun writes its own. The exit
+    code and bun's counts must agree with the report: rejected. The control: the forged
+    report alone, read as the adapter reads it, is all passes."""
+    from selfforge.judge.runners.bun import REPORT
+    from selfforge.judge.runners.junit import parse_junit
+
+    cases = "".join(
+        f'<testcase name="{n}" classname="math" file="test/math.test.js"/>'
+        for n in ("adds", "subtracts")
+    )
+    forged = f"<testsuites><testsuite>{cases}</testsuite></testsuites>"
+    attack = (
+        'import { writeFileSync } from "node:fs";\n'
+        'process.on("exit", () => {\n'
+        f"  writeFileSync({json.dumps(REPORT)}, {json.dumps(forged)});\n"
+        '  console.log(" 2 pass\\n 0 fail");\n'
+        "});\n" + FIXED.replace("(a, b) => a - b", "(a, b) => a * b")
+    )
+    repo = _repo(tmp_path, FIXED)
+    _commit(repo, {"math.js": attack})
+    code, verdict = _check(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    control = parse_junit(forged.encode())
+    assert control is not None and set(control.outcomes.values()) == {"passed"}
+
+
 def test_a_skip_in_a_model_proposal_is_refused_as_bun_spells_it(tmp_path: Path, script) -> None:
     """bun:test's `test.if(...)` runs a test only when its condition holds: the adapter's
     own mark, refused in a model's proposal (here one that also fixes add)."""
