@@ -13,9 +13,11 @@ Which files are tests is pytest's configuration (``repo/testpaths.py``); how pyt
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from selfforge.judge.runners.base import Adapter
+from selfforge.judge.runners.results import TestReport
 
 if TYPE_CHECKING:
     from selfforge.repo.testpaths import TestRule
@@ -59,7 +61,7 @@ class PyTest(Adapter):
     def can_ignore(self) -> bool:
         return self.direct
 
-    def parse(self, output: str, tree: object) -> None:
+    def parse(self, output: str, tree: Path) -> TestReport | None:
         return None  # the channel's report, else unittest's output (sandbox/command.py)
 
 

@@ -210,8 +210,3 @@ def unrunnable() -> tuple[tuple[re.Pattern[str], str], ...]:
 def no_tests() -> tuple[tuple[re.Pattern[str], str], ...]:
     """(what a runner prints when it found no test, where it looks for tests)."""
     return tuple((re.compile(p, re.M), where) for a in ADAPTERS for p, where in a.no_tests)
-
-
-def programs() -> tuple[str, ...]:
-    """The programs the runners need (doctor lists where each is)."""
-    return tuple(dict.fromkeys(a.program for a in ADAPTERS if a.program))
