@@ -22,8 +22,12 @@ from conftest import CALC, TEST_CALC, cli, make_repo, needs_path_pytest
         ("[limits]\nmax_repairs = 'two'\n", ["selfforge.toml:2", "limits.max_repairs", "'two'"]),
         ("[roles]\nenabled = ['plan']\n", ["selfforge.toml:2", "propose"]),
         ("[land]\nmode = 'yolo'\n", ["selfforge.toml:2", "land.mode"]),
+        (
+            "[checks]\ntest = 'python -m pytest -q'\nrunner = 'deno'\n",
+            ["runner = 'deno'", "runners are auto, go, cargo", "bun", "pytest"],
+        ),
     ],
-    ids=["syntax", "unknown-key", "wrong-type", "propose-required", "bad-choice"],
+    ids=["syntax", "unknown-key", "wrong-type", "propose-required", "bad-choice", "runner"],
 )
 def test_bad_directives_get_one_line_and_exit_2(tmp_path: Path, text: str, expected: list[str]):
     repo = make_repo(tmp_path / "r", {"calc.py": CALC}, text)

@@ -328,3 +328,105 @@ def test_a_second_spelling_of_an_outcome_is_found(tmp_path: Path) -> None:
     found = outcome_spellings(copy)
     assert [f.split(":")[0] for f in found] == ["selfforge.run.planted"] * 4, found
     assert outcome_spellings(_copy(tmp_path / "clean")) == []  # the control
+
+
+# --- runner names live in the registry (issue 40.2) -------------------------------------
+
+
+def registered_runners() -> set[str]:
+    """The names of the runners in ``judge/runners/registry.py``'s ``ADAPTERS``."""
+    from selfforge.judge.runners import registry
+
+    return {adapter.name for adapter in registry.ADAPTERS}
+
+
+def _strings(node: ast.AST) -> list[str]:
+    """The string constants of a constant or of a tuple, list or set display."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [
+            e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]
+    return []
+
+
+def runner_names_spelled(src: Path, names: set[str]) -> list[str]:
+    """Where code outside ``judge/runners/`` decides something by a runner's name spelled
+    out, instead of asking the registry (``registry.by_name``, an adapter's facts):
+
+    - a ``Literal[...]`` holding a runner's name (a second list of the names);
+    - ``x == "go"`` / ``x != "cargo"`` (a decision keyed on one runner);
+    - ``x in ("go", "cargo")`` (on a set of them: the display is on the right of ``in``);
+    - a tuple, list or set display, or a dict's keys, holding two runners' names or more
+      (a hard-coded list of runners, as doctor's and init's were).
+
+    What is not counted, so that the rule is about runners and not about words: a name
+    as a call's argument or a lone string (``Candidate("pytest", ...)``, a command line
+    such as ``"python -m pytest"``), and ``"pytest" in text`` (looking for the word in a
+    file: the string is on the left of ``in``). A new runner that would need any of the
+    counted forms elsewhere belongs in its adapter instead."""
+    found: list[tuple[str, int, str]] = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
+        if rel.startswith("judge/runners/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            why = None
+            if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("Literal"):
+                why = "a Literal of runner names" if names & set(_strings(node.slice)) else None
+            elif isinstance(node, ast.Compare):
+                sides = zip(
+                    [node.left, *node.comparators], node.ops, node.comparators, strict=False
+                )
+                for left, op, right in sides:
+                    if isinstance(op, ast.Eq | ast.NotEq) and any(
+                        isinstance(s, ast.Constant) and s.value in names for s in (left, right)
+                    ):
+                        why = "a comparison with a runner's name"
+                    elif isinstance(op, ast.In | ast.NotIn) and not isinstance(right, ast.Constant):
+                        why = "a test against runner names" if names & set(_strings(right)) else why
+            elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+                if len(names & set(_strings(node))) >= 2:
+                    why = "a list of runner names"
+            elif isinstance(node, ast.Dict):
+                keys = [k for k in node.keys if k is not None]
+                if len(names & {s for k in keys for s in _strings(k)}) >= 2:
+                    why = "a table keyed by runner names"
+            if why:
+                found.append(
+                    (rel, node.lineno, f"{rel}:{node.lineno}: {why}: {ast.unparse(node)[:80]}")
+                )
+    return [line for *_, line in sorted(found)]
+
+
+def test_no_runner_name_is_spelled_outside_the_registry() -> None:
+    """Adding a runner is one adapter file, one registry line and one test: nothing else
+    in selfforge lists or compares runner names (ARCHITECTURE.md's recipe)."""
+    names = registered_runners()
+    assert {"pytest", "go", "cargo", "bun"} <= names  # the registry was read
+    assert runner_names_spelled(SRC, names) == []
+
+
+def test_a_planted_runner_list_and_comparison_are_found(tmp_path: Path) -> None:
+    """The forms the rule counts, planted in a new module, are each found; the words it
+    leaves alone (an argument, a command line, a word looked for in a text) are not."""
+    copy = _copy(tmp_path)
+    (copy / "repo" / "planted.py").write_text(
+        "from typing import Literal\n\n"
+        'Runner = Literal["auto", "go"]\n'
+        'OTHERS = ("cargo", "node")\n'
+        'PROGRAMS = {"go": "go", "bun": "bun"}\n\n\n'
+        "def f(name: str, text: str) -> bool:\n"
+        '    print("pytest", "python -m pytest")\n'
+        '    return name == "cargo" or name in ("tap",) or "pytest" in text\n'
+    )
+    found = runner_names_spelled(copy, registered_runners())
+    assert [line.split(": ")[1] for line in found] == [
+        "a Literal of runner names",
+        "a list of runner names",
+        "a table keyed by runner names",
+        "a comparison with a runner's name",
+        "a test against runner names",
+    ], found
+    assert runner_names_spelled(_copy(tmp_path / "clean"), registered_runners()) == []

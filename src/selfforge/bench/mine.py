@@ -22,7 +22,7 @@ from selfforge.bench.records import Instance, node_of
 from selfforge.bench.rust_split import split_doc_examples, split_inline, split_test_declarations
 from selfforge.bench.testrun import Suite, TestOutcome, run_tests
 from selfforge.errors import GitError, UsageError
-from selfforge.judge.rules.integrity_lang import JS_SUFFIXES
+from selfforge.judge.runners.node import JS_SUFFIXES
 from selfforge.judge.runners.results import DOCTESTS
 from selfforge.judge.sandbox.setup import SetupError, key
 from selfforge.repo.git import git, repo_root
@@ -256,9 +256,9 @@ def _default_suite(root: Path) -> Suite:
     with ``npm ci`` (or ``npm install`` without a lockfile) as the setup of a Node project
     that has dependencies: without install scripts, which would run a package's own code
     with the network (and often fetch more than the registry has)."""
-    from selfforge.repo import detect_lang
+    from selfforge.judge.runners import registry
 
-    if not any(root.glob("*.py")) and (found := detect_lang.detect(root)) is not None:
+    if not any(root.glob("*.py")) and (found := registry.init_found(root)) is not None:
         return Suite(found.test, found.runner, found.junit, _npm_setup(root))
     if (root / "src").is_dir():
         return Suite(f"PYTHONPATH=src {DEFAULT_TEST_CMD}")

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from selfforge.bench.negative_kit import Negative, NotDrawn, _apply, _diff, _indent, _write
 from selfforge.bench.records import Instance
-from selfforge.judge.rules.integrity_lang import JS_SUFFIXES
+from selfforge.judge.runners.node import JS_SUFFIXES, NodeTest
 
 
 @dataclass(frozen=True)
@@ -154,15 +154,15 @@ def _js_framework(clone: Path, inst: Instance) -> str:
     try:
         package = json.loads((clone / "package.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return "node"
+        return NodeTest.name
     deps = {**(package.get("devDependencies") or {}), **(package.get("dependencies") or {})}
-    return next((n for n in ("vitest", "jest", "mocha") if n in deps), "node")
+    return next((n for n in ("vitest", "jest", "mocha") if n in deps), NodeTest.name)
 
 
 def _js_config(clone: Path, framework: str) -> tuple[str, str]:
     """The runner's configuration file (the project's own, rewritten, or a new one) that
     selects no test; for Node's runner, which has none, package.json's test script."""
-    if framework == "node":
+    if framework == NodeTest.name:
         package = json.loads((clone / "package.json").read_text(encoding="utf-8"))
         package.setdefault("scripts", {})["test"] = "node --test bench-none/"
         return "package.json", json.dumps(package, indent=2) + "\n"

@@ -11,7 +11,6 @@ import re
 import secrets
 import shlex
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,11 +63,12 @@ def check_command(test_cmd: str, modules: list[str], runner: str = "auto") -> st
 
 
 def is_python(test_cmd: str, runner: str = "auto") -> bool:
-    from selfforge.judge.runners import detect
+    """Python's runners run the command (by the judge's own detection: the registry)."""
+    from selfforge.judge.runners import registry
 
-    if runner not in ("auto", "pytest", "unittest"):
+    if runner != registry.AUTO and not registry.by_name(runner).reports_through_channel:
         return False
-    return detect(test_cmd, Path("/nonexistent")) is None
+    return registry.detect(test_cmd, Path("/nonexistent")).reports_through_channel
 
 
 def run_tests(
@@ -171,21 +171,18 @@ def _readable(path: Path) -> bool:
 
 
 def parse_junit(path: Path) -> dict[str, str]:
+    """pytest's JUnit file as outcomes by ``classname::name``, read by the judge's own
+    parser (bounded, no entities: the tests under measure wrote it); an error counts as
+    a failure, a test reported twice (a teardown error) by its worst report."""
+    from selfforge.judge.runners.junit import parse_junit as read_junit
+
     try:
-        tree = ET.parse(path)
-    except ET.ParseError:
+        report = read_junit(path.read_bytes())
+    except OSError:
         return {}
-    outcomes: dict[str, str] = {}
-    for case in tree.iter("testcase"):
-        test_id = f"{case.get('classname', '')}::{case.get('name', '')}".lstrip(":")
-        outcome = "passed"
-        for child in case:
-            if child.tag in ("failure", "error"):
-                outcome = "failed"
-                break
-            if child.tag == "skipped":
-                outcome = "skipped"
-        # A test reported twice (e.g. a teardown error) counts by its worst report.
-        if outcomes.get(test_id, "passed") == "passed":
-            outcomes[test_id] = outcome
-    return outcomes
+    if report is None:
+        return {}
+    return {
+        test.lstrip(":"): "failed" if outcome == "error" else outcome
+        for test, outcome in report.outcomes.items()
+    }

@@ -107,12 +107,13 @@ def _environment(path: str) -> str | None:
 
 
 def check_venv(root: Path) -> Finding:
+    from selfforge.judge.runners import registry
     from selfforge.repo.detect import detect_project
 
-    found = detect_project(root)
+    found = detect_project(root, languages=registry.init_found)
     if found.venv:
         return Finding("ok", "virtualenv", f"{found.venv_kind}: {found.venv}")
-    if found.runner in ("go", "cargo", "node", "junit", "tap"):
+    if registry.own_toolchain(found.runner):
         return Finding("ok", "virtualenv", f"none needed ({found.test_source})")
     return Finding(
         "warn",
@@ -195,15 +196,15 @@ def worktree_of_head(root: Path) -> Iterator[tuple[Path, str | None]]:
 def check_toolchain(root: Path, directives: Any | None) -> Finding | None:
     """For a runner other than pytest/unittest: the program it needs, and what of the
     user's toolchain the sandbox shows it (read-only) or gives it privately."""
-    from selfforge.judge import runners
+    from selfforge.judge.runners import registry
 
     checks = getattr(directives, "checks", None)
     if checks is None or not checks.test:
         return None
-    adapter = runners.detect(checks.test, root, checks.runner, checks.junit or "")
-    if adapter is None:
-        return None
-    program = {"go": "go", "cargo": "cargo", "node": "node"}.get(adapter.name)
+    adapter = registry.detect(checks.test, root, checks.runner, checks.junit or "")
+    if adapter.reports_through_channel:
+        return None  # Python's: the virtualenv and test checks say it
+    program = adapter.program
     if program and shutil.which(program) is None:
         return Finding(
             "fail",
@@ -226,7 +227,7 @@ def check_home(root: Path, directives: Any | None) -> Finding | None:
     the exact folders of their toolchains and their runner's needs, nothing else."""
     from dataclasses import replace
 
-    from selfforge.judge import runners
+    from selfforge.judge.runners import registry
     from selfforge.judge.sandbox import policy
     from selfforge.judge.sandbox.command import anchor_command
 
@@ -237,8 +238,7 @@ def check_home(root: Path, directives: Any | None) -> Finding | None:
         return None
     shown: set[Path] = set()
     for command in commands:
-        adapter = runners.detect(command, root, checks.runner, checks.junit or "")
-        needs = adapter.home_needs() if adapter is not None else ()
+        needs = registry.detect(command, root, checks.runner, checks.junit or "").home_needs()
         here = replace(space, readable=(*space.readable, *needs))
         shown |= set(policy.shown_in_home(here, command))
     home = Path.home().resolve()

@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from selfforge.judge.rules.integrity import _entry_points, _pytest_settings
+from selfforge.judge.rules.integrity import _entry_points
 from selfforge.judge.rules.integrity_lang import (
     _PACKAGE_TEST_KEYS,
     BUILD_CONFIG,
@@ -32,7 +32,7 @@ from selfforge.judge.rules.integrity_lang import (
     _matches,
 )
 from selfforge.repo import git
-from selfforge.repo.testpaths import TestRule
+from selfforge.repo.testpaths import TestRule, pytest_settings
 
 # Build configuration (BUILD_CONFIG) is code, not test infrastructure: the judging run
 # keeps the candidate's version; a person reviews a change to it (``run`` refuses one).
@@ -185,4 +185,4 @@ def runner_settings(path: str, text: str | None) -> object:
         return {k: data.get(k) for k in keys} if isinstance(data, dict) else data
     name = PurePosixPath(path).name
     points = _entry_points(text) if name == "pyproject.toml" else None
-    return (_pytest_settings(name, text), points)
+    return (pytest_settings(name, text), points)

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import PurePosixPath
 
 from selfforge.judge.contract import is_infrastructure
 from selfforge.judge.gates import state_of
+from selfforge.judge.runners import registry
 from selfforge.judge.runners.results import WHOLE_SUITE, TestReport, collect_id, realign
 from selfforge.judge.runners.testids import find_outcome
 from selfforge.judge.sandbox.command import CommandResult
 from selfforge.judge.verdict import PASS, Criterion, Observed, Outcome, Verdict
-from selfforge.repo.testpaths import TestRule, is_rust_test_module
+from selfforge.repo.testpaths import TestRule
 
 _ASKS_FOR_TESTS = re.compile(
     r"\b(failing|fails?|failures?|broken|green|regressions?)\b"
@@ -266,16 +266,10 @@ def infrastructure_changes(changed: dict[str, str], rule: TestRule) -> list[str]
 
 
 def _holds_tests(path: str, rule: TestRule) -> bool:
-    """A file the runner runs as tests: a pytest module, ``x_test.go``, ``x.test.js``, a
-    Rust integration test (``tests/it.rs``) or test module (``src/tests.rs``)."""
-    pure = PurePosixPath(path)
-    return (
-        rule.is_test_file(path)
-        or pure.name.endswith("_test.go")
-        or any(mark in pure.name for mark in (".test.", ".spec."))
-        or (pure.suffix == ".rs" and len(pure.parts) == 2 and pure.parts[0] == "tests")
-        or is_rust_test_module(path)
-    )
+    """A file a runner runs as tests: a pytest module, ``x_test.go``, ``x.test.js``, a
+    Rust integration test (``tests/it.rs``) or test module (``src/tests.rs``): the
+    registry asks each runner."""
+    return registry.is_test_file(path, rule)
 
 
 def _fakeable(fresh: list[str], infrastructure: list[str], person: bool) -> Verdict:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from selfforge.errors import GitError
-from selfforge.judge import contract, runners
+from selfforge.judge import contract
+from selfforge.judge.runners import registry
 from selfforge.judge.sandbox.command import CommandResult, run_command
 from selfforge.judge.sandbox.limits import jobs
 from selfforge.judge.suite_runs import RunAhead, run_check
@@ -38,8 +39,7 @@ def tests_alongside(c: Candidate, j: Judge) -> RunAhead | None:
     command = j.directives.checks.test
     if not command or j.space.git_common_dir is None or jobs() < 2:
         return None
-    adapter = runners.detect(command, c.tree, j.space.runner, j.space.junit)
-    if adapter is None or adapter.name != "go":
+    if not registry.for_space(j.space, command, c.tree).lint_beside_tests:
         return None
     judged = contract.judged_commit(c.tree, c.base, c.commit, c.changed, j.rule)
     timeout = j.directives.checks.timeout_s

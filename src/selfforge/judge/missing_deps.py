@@ -12,17 +12,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-# What each toolchain says when a module is not installed, the module's name first.
-MISSING = (
-    re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'"),  # Python
-    re.compile(r"no required module provides package ([\w./~-]+)"),  # Go
-    re.compile(r"cannot find module providing package ([\w./~-]+)"),
-    re.compile(r"missing go\.sum entry for module providing package ([\w./~-]+)"),
-    re.compile(r"can't find crate for `(\w+)`"),  # Rust
-    re.compile(r"unresolved import `(\w+)`"),
-    re.compile(r"no matching package named `([\w-]+)` found"),
-    re.compile(r"Cannot find (?:module|package) '([^']+)'"),  # Node
-)
+from selfforge.judge.runners import registry
+
+# What each runner says when a module is not installed, the module's name first (each
+# adapter's own: judge/runners/).
+MISSING = registry.missing_module()
 
 
 def missing_modules(output: str, tree: Path) -> list[str]:

@@ -14,15 +14,15 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from selfforge.judge import broken_base, contract, gates, missing_deps, runners
+from selfforge.judge import broken_base, contract, gates, missing_deps
 from selfforge.judge import criterion as criteria
 from selfforge.judge import lint_beside_tests as alongside
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.decision import decide
 from selfforge.judge.rules import integrity, integrity_lang, syntax, tree_safety
 from selfforge.judge.rules.lint import parse_lint
+from selfforge.judge.runners import registry
 from selfforge.judge.runners.results import TestReport
-from selfforge.judge.sandbox.command import is_pytest
 from selfforge.judge.selfcheck import smoke_run
 from selfforge.judge.stage_log import first_line
 from selfforge.judge.suite_runs import (
@@ -193,15 +193,13 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         if not j.person:
             return shown(j, "integrity", Verdict(False, f"integrity: the change {item}", item))
         review.append(item)
-    pytest = is_pytest(command)
-    adapter = None if pytest else runners.detect(command, c.tree, j.space.runner, j.space.junit)
-    if pytest:
+    adapter = registry.for_space(j.space, command, c.tree)  # detected once for the run
+    if adapter.reports_through_channel and adapter.can_select():  # pytest itself
         new_tests = integrity.added_test_files(c.changed, j.rule)
     else:
         new_tests = integrity_lang.added_test_files(c.changed, j.rule)
     focused: list[str] = []
-    selects = pytest or (adapter is not None and adapter.can_select())
-    if selects and not ran_ahead(c, command, judged.commit):  # no first pass: it has run
+    if adapter.can_select() and not ran_ahead(c, command, judged.commit):  # it has run
         focused = focused_tests(c, j, new_tests, adapter)
     if focused:
         result, report = run_test_command(
@@ -214,8 +212,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     result, report = run_test_command(c, j, "tests", command, commit=judged.commit)
     c.observed.tests, c.observed.tests_result = report, result
     c.observed.own_tests = report  # the change's own suite, unless the tests:new run differs
-    reruns = pytest or adapter is not None
-    if reruns and report is not None and gates.run_gate(result, report).ok:
+    if adapter.reruns() and report is not None and gates.run_gate(result, report).ok:
         mark_flaky(c, j, command, commit=judged.commit)
     declared = _declared(c, j)
     verdict = gates.tests_gate(j.baseline, c.observed, c.criterion, excused=declared, diff=c.diff)

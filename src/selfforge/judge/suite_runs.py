@@ -16,10 +16,12 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from selfforge.context import blast_radius
-from selfforge.judge import gates, runners
+from selfforge.judge import gates
 from selfforge.judge.candidate import Candidate, Judge, RunKey, TestRun
+from selfforge.judge.runners import registry
+from selfforge.judge.runners.base import Adapter
 from selfforge.judge.runners.results import TestReport
-from selfforge.judge.sandbox.command import CommandResult, is_pytest, run_command, run_tests
+from selfforge.judge.sandbox.command import CommandResult, run_command, run_tests
 from selfforge.judge.stage_log import named
 from selfforge.judge.verdict import PASS, Observed, Verdict
 from selfforge.repo import git
@@ -103,7 +105,8 @@ def _run_on_tree(
     ignore: list[str] | None = None,
 ) -> TestRun:
     restore(tree, commit)
-    if ignore and not is_pytest(command):  # a runner that cannot leave a file out
+    adapter = registry.for_space(settings.space, command, tree)
+    if ignore and not adapter.can_ignore():  # a runner that cannot leave a file out
         for path in ignore:
             (tree / path).unlink(missing_ok=True)
         ignore = None
@@ -118,6 +121,7 @@ def _run_on_tree(
             only=only,
             ignore=ignore,
             head=commit,
+            adapter=adapter,
         )
     finally:
         # What the tests left (a symlink to ~/.ssh in place of a source file, a FIFO)
@@ -230,11 +234,13 @@ def can_run_ahead(command: str, root: Path, base: str) -> bool:
 
 
 def focused_tests(
-    c: Candidate, j: Judge, new_tests: list[str], adapter: runners.Adapter | None = None
+    c: Candidate, j: Judge, new_tests: list[str], adapter: Adapter | None = None
 ) -> list[str]:
     """Tests near the change, worth a first pass only when much faster than the suite:
     test files for pytest, test ids for a runner that selects tests by name (``go test
     -run``, ``cargo test --exact``), chosen by the file or package that holds them."""
+    if adapter is not None and adapter.reports_through_channel:
+        adapter = None  # pytest: by test file
     base = j.baseline.tests
     total = sum(base.durations.values()) if base is not None else 0.0
     if base is not None and not total and adapter is not None and j.baseline.tests_result:

@@ -18,64 +18,26 @@ import shlex
 import shutil
 from pathlib import Path
 
-from selfforge.judge.runners.node import PREFIX as NODE_PREFIX
+from selfforge.judge.runners import registry
 from selfforge.judge.runners.results import WHOLE_SUITE, TestReport
 
-_RUSTUP_FIX = (
-    "rustup has no default toolchain inside the check: run `rustup default stable`, or set "
-    '[sandbox] env = ["RUSTUP_TOOLCHAIN"] and export it'
-)
-_OFFLINE = "the check has no network"
 _NOT_ON_PATH = (
     "`{0}` is not on PATH inside the check: install it (or run [checks] setup), "
     "or name its full path in [checks] test"
 )
 # (what the runner prints, the fix); the first that matches wins. {0} is the pattern's
-# first group. Most specific first: the generic "not found" comes last.
-_CANNOT_START: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.M), fix)
-    for pattern, fix in (
-        (r"rustup could not choose a version of \S+ to run|no default toolchain", _RUSTUP_FIX),
-        (
-            r"toolchain '([^']+)' is not installed",
-            "run `rustup toolchain install {0}` (named by rust-toolchain.toml or "
-            f"RUSTUP_TOOLCHAIN; {_OFFLINE} to install it)",
-        ),
-        (
-            r"could not find `Cargo\.toml`",
-            'run cargo where Cargo.toml is: [checks] test = "cd DIR && cargo test"',
-        ),
-        (
-            r"go: cannot find main module|go\.mod file not found|does not contain main module",
-            'run go test where go.mod is ([checks] test = "cd DIR && go test ./..."), '
-            "or create one with `go mod init`",
-        ),
-        (
-            r"(?:go\.mod|module) requires go >= ?(\S+)",
-            "install Go {0} or newer: the check runs the local go (GOTOOLCHAIN=local, "
-            f"{_OFFLINE} to fetch another)",
-        ),
-        (
-            r"missing go\.sum entry|module lookup disabled by GOPROXY=off|"
-            r"no required module provides package|cannot find module providing package",
-            "run `go mod download` in the repository: the check is offline and reads "
-            "your module cache",
-        ),
-        (
-            r"[Mm]issing script:? \"?([\w:.-]+)",
-            'add the "{0}" script to package.json, or fix [checks] test in selfforge.toml',
-        ),
-        (
-            r"(?:^|[\s:'‘])(node|nodejs)['’]?: (?:command )?not found|['‘](node)['’]: No such file",
-            "install Node.js so that `node` is on PATH inside the check, or name its full "
-            "path in [checks] test",
-        ),
-        (
+# first group. Most specific first: each runner's own (judge/runners/), then the generic
+# "not found".
+_CANNOT_START: tuple[tuple[re.Pattern[str], str], ...] = (
+    *registry.unrunnable(),
+    (
+        re.compile(
             r"^(?:[^:\n]*: )?(?:line )?(?:\d+: )?([\w.+/-]+): (?:command )?not found\s*$|"
             r"^env: ['‘]([^'’]+)['’]: No such file",
-            _NOT_ON_PATH,
+            re.M,
         ),
-    )
+        _NOT_ON_PATH,
+    ),
 )
 
 
@@ -143,22 +105,7 @@ def _declared(tree: Path, program: str) -> bool:
 
 
 # A runner that ran and found no test: its own words, and where it looks for tests.
-_NO_TESTS = tuple(
-    (re.compile(pattern, re.M), where)
-    for pattern, where in (
-        (
-            r"^(Ran 0 tests\b.*)$",
-            "unittest runs the TestCase classes of modules named test*.py under the folder "
-            "it starts in (-s DIR names another, -p PATTERN other names)",
-        ),
-        (
-            rf'^{re.escape(NODE_PREFIX)}\{{"diagnostic":"(tests 0)"\}}$',
-            "node --test runs files named *.test.js, *-test.js, *_test.js, test-*.js or "
-            "test.js and every file under a test/ folder (.mjs and .cjs too): name yours "
-            "so, or name them after --test",
-        ),
-    )
-)
+_NO_TESTS = registry.no_tests()
 
 
 def no_tests(output: str) -> tuple[str, str] | None:

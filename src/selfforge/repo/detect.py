@@ -10,7 +10,8 @@ the project actually has.
   ``{site-packages}`` parts dropped), a
   ``noxfile.py`` session, or a ``make test`` recipe, run with the project's Python;
   ``make test`` itself when its recipe is something else; then pytest or unittest from
-  the project's files; then go.mod's, Cargo.toml's or package.json's runner.
+  the project's files; then the other runners' own (go.mod's, Cargo.toml's,
+  package.json's: ``languages``, the judge's runner registry, which the caller hands in).
 - lint: ruff, then flake8, when installed in the project's virtualenv or
   ``node_modules/.bin``, or configured in the project and on the project's PATH.
 - tools are looked up in the project's environment: its virtualenv, its
@@ -29,9 +30,10 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from selfforge.repo.testpaths import DEFAULT_PYTHON_FILES
 
@@ -43,6 +45,21 @@ _DROPPED_ARGS = re.compile(r"^(\{.*\}|--cov\S*|-n|--numprocesses\S*|\$\S*)$")
 # tox's substitutions for the project's folder: a path under it is kept, relative
 _TOX_ROOT = re.compile(r"^\{(?:tox_root|toxinidir)\}/?")
 ENV_FOLDERS = (".venv", "venv", "node_modules", "target", "__pycache__", ".tox")
+
+
+class LanguageFound(Protocol):
+    """What a runner's detection found (``judge.runners.base.Found``)."""
+
+    runner: str
+    test: str
+    source: str
+    junit: str | None
+    lint: str | None
+    results: str
+
+
+# The runners beyond Python's, asked in order (``judge.runners.registry.init_found``).
+Languages = Callable[[Path], LanguageFound | None]
 
 
 @dataclass(frozen=True)
@@ -62,7 +79,7 @@ class Project:
     venv: Path | None = None  # the virtualenv's folder
     venv_kind: str = ""  # ".venv", "poetry", "hatch", "pipenv", "uv", …
     python: str = "python"  # how a check command starts the project's Python
-    runner: str = ""  # pytest | unittest | tox | nox | make | go | cargo | node | junit | tap
+    runner: str = ""  # tox, nox, make, or a runner of judge/runners/registry.py
     results: str = "auto"  # [checks] runner: who reads the per-test results
     junit: str | None = None  # [checks] junit: the report file, for the JUnit runner
     test: str | None = None
@@ -82,10 +99,12 @@ class Project:
         self.results, self.junit = found.results, found.junit
 
 
-def detect_project(root: Path, portable: bool = False) -> Project:
+def detect_project(root: Path, portable: bool = False, *, languages: Languages) -> Project:
+    """``portable``: commands for a shared file (no paths into this machine's installs);
+    ``languages``: the other runners' detection (``registry.init_found``)."""
     project = Project(root)
     _find_venv(project, portable)
-    _find_tests(project)
+    _find_tests(project, languages)
     project.use(project.candidates[0] if project.candidates else None)
     _find_lint(project, portable)
     return project
@@ -175,7 +194,7 @@ def _has_module(p: Project, module: str) -> bool:
 # --- the tests ------------------------------------------------------------------------
 
 
-def _find_tests(p: Project) -> None:
+def _find_tests(p: Project, languages: Languages) -> None:
     """Every test command the project gives, best first."""
     found: list[Candidate] = []
     for finder in (_from_tox, _from_nox, _from_make):
@@ -189,21 +208,18 @@ def _find_tests(p: Project) -> None:
         found.append(
             Candidate("unittest" if unittest else "pytest", command, "unittest test files")
         )
-    found += _other_language(p)
+    found += _other_language(p, languages)
     seen: set[str] = set()
     p.candidates = [c for c in found if not (c.test in seen or seen.add(c.test))]
 
 
-def _other_language(p: Project) -> list[Candidate]:
-    from selfforge.repo import detect_lang
-
-    found = detect_lang.detect(p.root)
+def _other_language(p: Project, languages: Languages) -> list[Candidate]:
+    found = languages(p.root)
     if found is None:
         return []
     if found.lint and which(p, found.lint.split()[0]):
         p.lint, p.lint_source = found.lint, f"{found.runner}'s own checker"
-    results = found.runner if found.runner in ("junit", "tap") else "auto"
-    return [Candidate(found.runner, found.test, found.source, results, found.junit)]
+    return [Candidate(found.runner, found.test, found.source, found.results, found.junit)]
 
 
 def _pytest_command(p: Project, line: str) -> str | None:

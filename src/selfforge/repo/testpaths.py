@@ -105,21 +105,42 @@ def _words(value: object) -> list[str]:
     return []
 
 
-def _pytest_settings(path: Path) -> dict[str, object] | None:
-    if not path.is_file():
+# The sections pytest reads in each ini-style file.
+PYTEST_SECTIONS = {
+    "pytest.ini": ("pytest",),
+    ".pytest.ini": ("pytest",),
+    "tox.ini": ("pytest",),
+    "setup.cfg": ("tool:pytest",),
+}
+
+
+def pytest_settings(name: str, text: str | None) -> object:
+    """pytest's settings in one configuration file's text (the one reader: the test rule
+    here, the integrity gate's comparison of two versions): pyproject.toml's
+    ``[tool.pytest]`` table, an ini file's pytest sections by name; None without the
+    text, ``"unparsable"`` for a file that does not parse."""
+    if text is None:
         return None
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if path.name == "pyproject.toml":
+    if name == "pyproject.toml":
         try:
-            table = tomllib.loads(text).get("tool", {}).get("pytest", {})
+            return tomllib.loads(text).get("tool", {}).get("pytest")
         except tomllib.TOMLDecodeError:
-            return None
-        options = table.get("ini_options") if isinstance(table, dict) else None
-        return options if isinstance(options, dict) else None
+            return "unparsable"
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
     except configparser.Error:
+        return "unparsable"
+    return {s: dict(parser[s]) for s in PYTEST_SECTIONS.get(name, ()) if parser.has_section(s)}
+
+
+def _pytest_settings(path: Path) -> dict[str, object] | None:
+    """The ini options of one configuration file, when it has pytest's."""
+    if not path.is_file():
         return None
-    section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
-    return dict(parser[section]) if parser.has_section(section) else None
+    found = pytest_settings(path.name, path.read_text(encoding="utf-8", errors="replace"))
+    if path.name == "pyproject.toml":
+        options = found.get("ini_options") if isinstance(found, dict) else None
+        return options if isinstance(options, dict) else None
+    sections = list(found.values()) if isinstance(found, dict) else []
+    return sections[0] if sections else None

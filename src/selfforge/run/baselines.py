@@ -25,7 +25,7 @@ from selfforge.context import ContextBundle
 from selfforge.context.build import build_context, prewarm
 from selfforge.context.history import load_history
 from selfforge.judge import baseline as judge_baseline
-from selfforge.judge import contract, runners
+from selfforge.judge import contract
 from selfforge.judge.baseline import BrokenBase
 from selfforge.judge.rules import syntax, tree_safety
 from selfforge.judge.sandbox import setup as judge_setup
@@ -51,7 +51,7 @@ def measure_baseline(
     once the baseline needs no worktree made any more (found in the cache, or its
     worktree checked out): the attempt's, made ahead, waits for it."""
     d, ws = engine.d, engine.ws
-    adapter = runners.detect(d.checks.test or "", ws.root, d.checks.runner, d.checks.junit or "")
+    adapter = engine.space.adapter  # the test command's runner, detected once (engine.py)
     if adapter is not None and adapter.trust_note:  # said on every run, cached or not
         engine.reporter.info(f"  [yellow]note[/]: {escape(adapter.trust_note)}")
     digest = judge_baseline.cache_key(ws.root, commit, d.checks, d.sandbox, engine.space)

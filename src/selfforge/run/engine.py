@@ -11,6 +11,7 @@ from pathlib import Path
 from selfforge.config import Directives, LoadedDirectives
 from selfforge.context import ContextBundle
 from selfforge.journal.store import Journal
+from selfforge.judge.runners import registry
 from selfforge.judge.sandbox import bwrap as sandbox
 from selfforge.judge.sandbox.command import CheckSpace, anchor_command
 from selfforge.judge.sandbox.limits import Limits
@@ -54,6 +55,7 @@ def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpa
     mode = "off" if no_sandbox else sb.mode
     if mode != "off":
         sandbox.require()  # no silent downgrade: refuse rather than run unconfined
+    runner, junit, test = registry.check_name(d.checks.runner), d.checks.junit or "", d.checks.test
     return CheckSpace(
         repo=repo,
         git_common_dir=git.common_dir(repo),  # cached: one git call per repository
@@ -66,8 +68,9 @@ def check_space(d: Directives, repo: Path, no_sandbox: bool = False) -> CheckSpa
         env_names=tuple(dict.fromkeys([*d.checks.env, *sb.env])),
         readable=tuple(Path(p).expanduser() for p in sb.readable),
         hidden=tuple(Path(p).expanduser() for p in sb.hidden),
-        runner=d.checks.runner,
-        junit=d.checks.junit or "",
+        runner=runner,
+        junit=junit,
+        adapter=registry.detect(test, repo, runner, junit) if test else None,
     )
 
 

@@ -69,6 +69,9 @@ def start_run(
     loaded = apply_overrides(
         load_directives(ws.root), goals=goals, max_repairs=max_repairs, land=land
     )
+    from selfforge.judge.runners import registry
+
+    registry.check_directives(loaded)
     d = loaded.directives
     check_proposer(loaded, proposer, parallel=parallel, no_sandbox=no_sandbox, agent=agent)
     if loaded.path is None:
@@ -188,9 +191,10 @@ def _note_wait(reporters: list[Reporter], message: str) -> None:
 
 def _use_detected_checks(loaded: LoadedDirectives, ws: Workspace, quiet: bool) -> None:
     """Without a directives file, check with what `selfforge init` would write."""
+    from selfforge.judge.runners import registry
     from selfforge.repo.detect import detect_project
 
-    found = detect_project(ws.root)
+    found = detect_project(ws.root, languages=registry.init_found)
     test, lint = found.test, found.lint
     checks = loaded.directives.checks
     checks.test, checks.lint, checks.runner, checks.junit = test, lint, found.results, found.junit

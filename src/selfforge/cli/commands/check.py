@@ -116,6 +116,7 @@ def _check(
 ) -> CheckResult:
     """``text``: a patch already read (--staged); else stdin's (``-``) or --patch's."""
     from selfforge.config import load_directives
+    from selfforge.judge.runners import registry
     from selfforge.repo.workspace import Workspace
     from selfforge.run.check import check
     from selfforge.run.session import build_model, choose_reporter, require_a_judge
@@ -130,6 +131,7 @@ def _check(
         text = patch.read_text(errors="replace")
     ws = Workspace(repo)
     loaded = load_directives(ws.root)
+    registry.check_directives(loaded)
     require_a_judge(loaded)
     the_model = build_model(model, loaded) if review and model else None
     reporter = choose_reporter(ws, 1, quiet=as_json, as_json=False)

@@ -37,13 +37,15 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
     collects), virtualenv and lint tools; keep its environments out of git."""
     from selfforge.cli.initialize import choose_test, exclude_environments
     from selfforge.config import DIRECTIVES_FILE, render_default
+    from selfforge.judge.runners import registry
     from selfforge.repo.detect import detect_project
 
     root = git.repo_root(repo)
     target = root / DIRECTIVES_FILE
     if target.exists() and not force:
         raise UsageError(f"{target} exists; edit it, or pass --force to overwrite it")
-    found = detect_project(root, portable=True)  # the file is shared: no local paths
+    # the file is shared: no local paths
+    found = detect_project(root, portable=True, languages=registry.init_found)
     excluded = exclude_environments(root)
     trial = choose_test(found, root)
     found.use(trial.chosen or trial.first)  # none ran: the first, written commented out

@@ -122,11 +122,13 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
     lint commands are run once each, as the loop would."""
     from selfforge.cli.doctor import check_lint, check_tests
     from selfforge.config import load_directives
+    from selfforge.judge.runners import registry
     from selfforge.models.secrets import mask
     from selfforge.repo.detect import detect_project
 
     try:
         loaded = load_directives(root)
+        registry.check_directives(loaded)
     except SelfforgeError as exc:
         return None, [Finding("fail", "directives", exc.message, "fix the line it names")]
     checks = loaded.directives.checks
@@ -139,7 +141,7 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
                 "run `selfforge init`",
             )
         ]
-        project = detect_project(root)
+        project = detect_project(root, languages=registry.init_found)
         checks.test, checks.lint = project.test, project.lint
         checks.runner, checks.junit = project.results, project.junit  # type: ignore[assignment]
     else:

@@ -9,7 +9,6 @@ the judge's own channel).
 from __future__ import annotations
 
 import ast
-import configparser
 import re
 import tomllib
 from pathlib import Path, PurePosixPath
@@ -18,7 +17,7 @@ from selfforge.judge.rules.diffs import refusal, show_at, split_diff
 from selfforge.judge.rules.integrity_lang import weakening
 from selfforge.judge.verdict import PASS, Verdict
 from selfforge.repo.protected import touched
-from selfforge.repo.testpaths import TestRule
+from selfforge.repo.testpaths import PYTEST_SECTIONS, TestRule, pytest_settings
 
 _WEAKENING = re.compile(
     r"^\+.*(@pytest\.mark\.(skip|skipif|xfail)|pytest\.(skip|xfail)\(|unittest\.skip"
@@ -185,20 +184,12 @@ def added_test_files(changed: dict[str, str], rule: TestRule) -> list[str]:
     return sorted(p for p, st in changed.items() if st.startswith("A") and rule.is_test_file(p))
 
 
-_PYTEST_SECTIONS = {
-    "pytest.ini": ("pytest",),
-    ".pytest.ini": ("pytest",),
-    "tox.ini": ("pytest",),
-    "setup.cfg": ("tool:pytest",),
-}
-
-
 def test_config_gate(worktree: Path, base: str, changed: dict[str, str]) -> Verdict:
     """Reject a change to how pytest runs (addopts, plugins, test paths): the judge's."""
-    touched_files = [p for p in changed if p in _PYTEST_SECTIONS or p == "pyproject.toml"]
+    touched_files = [p for p in changed if p in PYTEST_SECTIONS or p == "pyproject.toml"]
     for path in touched_files:
-        before = _pytest_settings(path, show_at(worktree, base, path))
-        after = _pytest_settings(path, _read(worktree / path))
+        before = pytest_settings(path, show_at(worktree, base, path))
+        after = pytest_settings(path, _read(worktree / path))
         if before != after:
             reason = f"integrity: the change edits the pytest configuration in {path}"
             return Verdict(
@@ -223,22 +214,6 @@ def _entry_points(text: str | None) -> object:
     except tomllib.TOMLDecodeError:
         return "unparsable"
     return project.get("entry-points", {}).get("pytest11")
-
-
-def _pytest_settings(path: str, text: str | None) -> object:
-    if text is None:
-        return None
-    if path == "pyproject.toml":
-        try:
-            return tomllib.loads(text).get("tool", {}).get("pytest")
-        except tomllib.TOMLDecodeError:
-            return "unparsable"
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return "unparsable"
-    return {s: dict(parser[s]) for s in _PYTEST_SECTIONS[path] if parser.has_section(s)}
 
 
 def _read(path: Path) -> str | None:

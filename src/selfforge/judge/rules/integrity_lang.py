@@ -3,7 +3,8 @@ or Rust change alters how it is judged.
 
 Skips and focus marks added to tests (``.skip``, ``.only``, ``xit``, ``t.Skip``,
 ``#[ignore]``), tests removed from Rust sources (where unit tests live next to the
-code), the runners' configuration files, snapshot files, build scripts, and manifests
+code), the runners' configuration files, snapshot files (the marks and files: each
+runner's own, declared by its adapter in ``judge/runners/``), build scripts, and manifests
 and lockfiles (a dependency change, refused unless ``[safety] allow_dependency_changes``;
 in a person's change it needs review): Python's too (pyproject's dependency tables,
 requirements files, Poetry's and uv's locks).
@@ -19,37 +20,19 @@ import tomllib
 from pathlib import Path, PurePosixPath
 
 from selfforge.judge.rules.diffs import refusal, show_at, split_diff
+from selfforge.judge.runners import registry
 from selfforge.judge.verdict import Verdict
 from selfforge.repo.testpaths import TestRule
 
-# Added lines that skip, focus or neuter a test, per language.
-WEAKENING = re.compile(
-    r"^\+.*("
-    r"\b(?:it|test|describe|context|suite|bench)\.(?:skip|only|todo|skipIf|runIf)\b"
-    r"|\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe|ftest)\s*\("
-    r"|\{\s*(?:skip|only|todo)\s*:\s*(?:true|['\"])"
-    r"|\bt\.Skip(?:Now|f)?\(|\btesting\.Short\(\)"
-    r"|#\[ignore\b|#\[should_panic\b"
-    r")",
-    re.M,
-)
 # A top-level inline test module of a Rust source, as rustfmt lays it out: the attribute,
 # `mod name {`, and the `}` alone on a line that closes it.
 INLINE_TESTS = re.compile(r"(?m)^#\[cfg\(test\)\]\n(?:#\[.*\]\n)*mod \w+ \{\n(?:.*\n)*?\}\n")
-# A Go package's TestMain runs its tests and chooses the exit code: infrastructure.
-GO_TEST_MAIN = re.compile(r"^\+func TestMain\(", re.M)
-# Removed lines that take a Rust test out (unit tests live in the sources, not test files).
-RUST_TEST_REMOVED = re.compile(r"^-[ \t]*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])", re.M)
-JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
-CODE_SUFFIXES = (*JS_SUFFIXES, ".go", ".rs")
-
-# Files that decide how the tests run: the judge's, not the change's.
-TEST_CONFIG = (
-    "jest.config.*", "vitest.config.*", "vitest.workspace.*", "vite.config.*", ".mocharc*",
-    "karma.conf.*", "ava.config.*", ".nycrc*", "playwright.config.*", "cypress.config.*",
-    "build.rs", ".cargo/config", ".cargo/config.toml", "rust-toolchain", "rust-toolchain.toml",
-    "*.snap", "__snapshots__/*", "testdata/*",
-)  # fmt: skip
+# Added lines that skip, focus or neuter a test, in any runner's spelling, and the files
+# read for them; the files that decide how the tests run (the judge's, not the change's):
+# each runner's own (judge/runners/, folded by the registry).
+WEAKENING = registry.weakening()
+CODE_SUFFIXES = registry.weakening_suffixes()
+TEST_CONFIG = registry.config_files()
 MANIFESTS = (
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
     "go.sum", "go.work", "go.work.sum", "Cargo.lock", "poetry.lock", "uv.lock", "pdm.lock",
@@ -76,23 +59,20 @@ def added_test_files(changed: dict[str, str], rule: TestRule) -> list[str]:
 
 
 def _runs_as_tests(path: str, rule: TestRule) -> bool:
-    pure = PurePosixPath(path)
-    if pure.suffix == ".go":
-        return pure.name.endswith("_test.go")
-    if pure.suffix == ".rs":
-        return len(pure.parts) >= 2 and pure.parts[-2] == "tests"
-    return pure.suffix in JS_SUFFIXES and rule.is_test_path(path)
+    """A file some runner other than pytest runs as tests (the registry asks each)."""
+    return not path.endswith(".py") and registry.is_test_file(path, rule)
 
 
 def weakening(path: str, text: str, is_test: bool) -> str | None:
     """The problem with one file's diff, if it skips, focuses or removes a test."""
     if not path.endswith(CODE_SUFFIXES):
         return None
-    if (is_test or path.endswith(".rs")) and (m := WEAKENING.search(text)):
+    in_sources = registry.tests_in_sources(path)  # Rust: unit tests beside the code
+    if (is_test or in_sources) and (m := WEAKENING.search(text)):
         line = text[m.start() :].split("\n", 1)[0][1:].strip()[:80]
         return f"adds a skip or focus ({line}) in {path}"
-    if path.endswith(".rs") and (m := RUST_TEST_REMOVED.search(text)):
-        return f"removes a test ({m.group(1)}) from {path}"
+    if in_sources and (mark := registry.removed_test(path, text)):
+        return f"removes a test ({mark}) from {path}"
     return None
 
 
@@ -133,9 +113,9 @@ def language_gate(tree: Path, base: str, changed: dict[str, str], diff: str) -> 
         elif PurePosixPath(path).name == "package.json" and _package_tests(tree, base, path):
             problems.append(f"changes the test settings or scripts in {path}")
     for path, text in split_diff(diff).items():
-        if path.endswith("_test.go") and GO_TEST_MAIN.search(text):
-            problems.append(f"adds a TestMain in {path}, which decides how the tests run")
-        elif path.endswith(".rs") and (problem := weakening(path, text, False)):
+        if harness := registry.harness_added(path, text):
+            problems.append(f"adds {harness} in {path}, which decides how the tests run")
+        elif registry.tests_in_sources(path) and (problem := weakening(path, text, False)):
             problems.append(problem)
         elif path.endswith(".rs") and changed.get(path, "")[:1] == "M":
             was = show_at(tree, base, path)

@@ -1,18 +1,29 @@
 """What every test-runner adapter is built on: the ``Adapter`` class, a ``Prepared``
-command, ``add`` (a test reported twice keeps its worst outcome), and the small readers
-they share (a command's words, package.json's scripts)."""
+command, ``Found`` (what ``init`` finds), ``add`` (a test reported twice keeps its worst
+outcome), and the small readers they share (a command's words, package.json's scripts).
+
+An adapter declares everything the rest of selfforge asks about its runner: how a command
+is recognised as running it, which files it runs as tests, its configuration files, the
+added lines that skip or focus a test, what it says when a module is missing, what makes
+it unrunnable and the fix, the program and the parts of home it needs, and how ``init``
+finds it. The registry (``registry.py``) folds these answers; nothing else spells a
+runner's name."""
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from selfforge.judge.runners.results import TestReport
 from selfforge.repo.treefiles import NotReadable, read_text
 
-RUNNER_NAMES = ("auto", "pytest", "unittest", "go", "cargo", "node", "tap", "junit")
+if TYPE_CHECKING:
+    from selfforge.repo.testpaths import TestRule
+
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 2, "failed": 3, "error": 4}
 
 
@@ -29,8 +40,21 @@ class Prepared:
     output_kb: int = 0
 
 
+@dataclass(frozen=True)
+class Found:
+    """A test command ``init`` found for a runner, from the project's files."""
+
+    runner: str  # the adapter's name
+    test: str
+    source: str  # where it came from, in words
+    junit: str | None = None
+    lint: str | None = None
+    results: str = "auto"  # [checks] runner: who reads the per-test results
+
+
 class Adapter:
-    """One test runner. Subclasses override what their runner needs."""
+    """One test runner. Subclasses override what their runner needs; the class
+    attributes are facts about the runner, read by the registry without an instance."""
 
     name = ""
     language = ""
@@ -38,6 +62,66 @@ class Adapter:
     # Said on every run where the runner's results can be forged by the code under test
     # beyond what the exit-code and summary checks catch (the README's threat model).
     trust_note = ""
+    # A command (or the Makefile, justfile or script it runs) that runs this runner: a
+    # regex searched in " command " (None: only ``[checks] runner`` names it).
+    command_pattern: str | None = None
+    # The program the runner needs on PATH (doctor checks it; "" for none of its own).
+    program = ""
+    # Files that decide how the tests run (globs on the name or the path's end): the
+    # judge's, never a model's change.
+    config_files: tuple[str, ...] = ()
+    # Added diff lines (``+...``) that skip, focus or neuter a test, and the files whose
+    # diffs are read for them (by suffix).
+    weakening: str | None = None
+    weakening_suffixes: tuple[str, ...] = ()
+    # Whether its tests live in the code's own files (Rust's unit tests): the marks are
+    # read in every such file, and ``removed_test`` (removed diff lines ``-...`` that take a
+    # test out, the test's mark first) too.
+    tests_in_sources = False
+    removed_test: str | None = None
+    # Added lines in one of its test files that take over how the tests run, and what to
+    # call them (Go's TestMain): test infrastructure, not a test.
+    harness: tuple[str, str] | None = None
+    # What the runner says when a module is not installed, the module's name first.
+    missing_module: tuple[str, ...] = ()
+    # What the runner says when its toolchain or tool did not start, and the fix ({0}:
+    # the pattern's first group); and when it ran and found no test, and where it looks.
+    unrunnable: tuple[tuple[str, str], ...] = ()
+    no_tests: tuple[tuple[str, str], ...] = ()
+    # Whether results come through selfforge's pytest plugin and channel (Python).
+    reports_through_channel = False
+    # Whether the lint runs beside the tests, in a checkout of its own (two jobs): a
+    # runner whose suite is slow to build and whose lint reads no test output (go vet).
+    lint_beside_tests = False
+
+    @classmethod
+    def make(cls, command: str, junit_path: str) -> Adapter:
+        """The adapter for this test command (``junit_path``: ``[checks] junit``)."""
+        return cls()
+
+    @classmethod
+    def test_file(cls, path: str, rule: TestRule | None = None) -> bool:
+        """A file this runner runs as tests (not a helper they use); ``rule``: the
+        project's pytest configuration, where the runner's own convention needs it."""
+        return False
+
+    @classmethod
+    def detect_init(cls, root: Path) -> Found | None:
+        """The test command ``init`` writes for this runner, from the project's files."""
+        return None
+
+    @classmethod
+    def runs(cls, text: str) -> bool:
+        """Whether ``text`` (a command, or a file a command runs) runs this runner."""
+        return cls.command_pattern is not None and bool(re.search(cls.command_pattern, text, re.M))
+
+    def reruns(self) -> bool:
+        """Whether a test whose outcome changed is rerun to tell a flaky one."""
+        return True
+
+    def can_ignore(self) -> bool:
+        """Whether the run can leave a file out without deleting it (pytest's plugin)."""
+        return False
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         """``scratch``: a writable folder for caches (inside the sandbox's /tmp)."""
@@ -86,3 +170,7 @@ def package_scripts(tree: Path) -> dict[str, str]:
         return {}
     scripts = data.get("scripts") if isinstance(data, dict) else None
     return {str(k): str(v) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
+
+
+def suffix_in(path: str, suffixes: tuple[str, ...]) -> bool:
+    return PurePosixPath(path).suffix in suffixes

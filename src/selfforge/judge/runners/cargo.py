@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from selfforge.judge.runners.base import Adapter, Prepared, add
+from selfforge.judge.runners.base import Adapter, Found, Prepared, add
 from selfforge.judge.runners.results import DOCTESTS, WHOLE_SUITE, TestReport
 
 _RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)(?: \(|$)", re.M)
@@ -29,9 +29,59 @@ _COMPILE_ERROR = re.compile(r"^error(?:\[E\d+\])?: (.*)$|^error: could not compi
 _OUTCOME = {"ok": "passed", "FAILED": "failed", "bench": "passed"}
 
 
+_RUSTUP_FIX = (
+    "rustup has no default toolchain inside the check: run `rustup default stable`, or set "
+    '[sandbox] env = ["RUSTUP_TOOLCHAIN"] and export it'
+)
+
+
 class CargoTest(Adapter):
     name = "cargo"
     language = "rust"
+    command_pattern = r"(^|[\s/])cargo\s+(\+\S+\s+)?test\b"
+    program = "cargo"
+    config_files = (
+        "build.rs", ".cargo/config", ".cargo/config.toml", "rust-toolchain",
+        "rust-toolchain.toml",
+    )  # fmt: skip
+    # unit tests live in the sources: every Rust file's diff is read
+    weakening = r"#\[ignore\b|#\[should_panic\b"
+    weakening_suffixes = (".rs",)
+    tests_in_sources = True
+    removed_test = r"^-[ \t]*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])"
+    missing_module = (
+        r"can't find crate for `(\w+)`",
+        r"unresolved import `(\w+)`",
+        r"no matching package named `([\w-]+)` found",
+    )
+    unrunnable = (
+        (r"rustup could not choose a version of \S+ to run|no default toolchain", _RUSTUP_FIX),
+        (
+            r"toolchain '([^']+)' is not installed",
+            "run `rustup toolchain install {0}` (named by rust-toolchain.toml or "
+            "RUSTUP_TOOLCHAIN; the check has no network to install it)",
+        ),
+        (
+            r"could not find `Cargo\.toml`",
+            'run cargo where Cargo.toml is: [checks] test = "cd DIR && cargo test"',
+        ),
+    )
+
+    @classmethod
+    def test_file(cls, path: str, rule: object = None) -> bool:
+        """An integration test (``tests/it.rs``, not ``tests/common/mod.rs``), or a test
+        module in a file of its own (``src/tests.rs``)."""
+        from selfforge.repo.testpaths import is_rust_test_module
+
+        parts = PurePosixPath(path).parts
+        in_tests = len(parts) >= 2 and parts[-2] == "tests"
+        return path.endswith(".rs") and (in_tests or is_rust_test_module(path))
+
+    @classmethod
+    def detect_init(cls, root: Path) -> Found | None:
+        if (root / "Cargo.toml").is_file():
+            return Found("cargo", "cargo test --offline", "Cargo.toml")
+        return None
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         flags = "" if "--no-fail-fast" in command else " --no-fail-fast"

@@ -16,7 +16,7 @@ import os
 import re
 from pathlib import Path
 
-from selfforge.judge.runners.base import Adapter, Prepared, add
+from selfforge.judge.runners.base import Adapter, Found, Prepared, add
 from selfforge.judge.runners.results import TestReport
 
 _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
@@ -29,6 +29,46 @@ GO_OUTPUT_KB = 64 * 1024  # about 50,000 tests' events
 class GoTest(Adapter):
     name = "go"
     language = "go"
+    command_pattern = r"(^|[\s/])go\s+test\b"
+    program = "go"
+    lint_beside_tests = True
+    config_files = ("testdata/*",)
+    weakening = r"\bt\.Skip(?:Now|f)?\(|\btesting\.Short\(\)"
+    weakening_suffixes = (".go",)
+    harness = (r"^\+func TestMain\(", "a TestMain")  # it runs the tests, sets the exit code
+    missing_module = (
+        r"no required module provides package ([\w./~-]+)",
+        r"cannot find module providing package ([\w./~-]+)",
+        r"missing go\.sum entry for module providing package ([\w./~-]+)",
+    )
+    unrunnable = (
+        (
+            r"go: cannot find main module|go\.mod file not found|does not contain main module",
+            'run go test where go.mod is ([checks] test = "cd DIR && go test ./..."), '
+            "or create one with `go mod init`",
+        ),
+        (
+            r"(?:go\.mod|module) requires go >= ?(\S+)",
+            "install Go {0} or newer: the check runs the local go (GOTOOLCHAIN=local, "
+            "the check has no network to fetch another)",
+        ),
+        (
+            r"missing go\.sum entry|module lookup disabled by GOPROXY=off|"
+            r"no required module provides package|cannot find module providing package",
+            "run `go mod download` in the repository: the check is offline and reads "
+            "your module cache",
+        ),
+    )
+
+    @classmethod
+    def test_file(cls, path: str, rule: object = None) -> bool:
+        return path.endswith("_test.go")
+
+    @classmethod
+    def detect_init(cls, root: Path) -> Found | None:
+        if (root / "go.mod").is_file():
+            return Found("go", "go test ./...", "go.mod", lint="go vet ./...")
+        return None
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         flags = ["-json", "-count=1"]

@@ -10,10 +10,14 @@ that does not parse, is no report: the run stops at the baseline with the fix.
 from __future__ import annotations
 
 import contextlib
+import json
+import re
+import shlex
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from selfforge.judge.runners.base import Adapter, add
+from selfforge.errors import ConfigError
+from selfforge.judge.runners.base import Adapter, Found, add
 from selfforge.judge.runners.results import TestReport
 
 MAX_BYTES = 32 * 2**20
@@ -30,6 +34,36 @@ class JUnit(Adapter):
 
     def __init__(self, report_file: str = "") -> None:
         self.report_file = report_file
+
+    @classmethod
+    def make(cls, command: str, junit_path: str) -> Adapter:
+        if not junit_path:
+            raise ConfigError(
+                f'[checks] runner = "{cls.name}" needs junit = "FILE", the JUnit XML report '
+                "the test command writes (e.g. junit.xml)"
+            )
+        return cls(junit_path)
+
+    @classmethod
+    def detect_init(cls, root: Path) -> Found | None:
+        """Vitest, Mocha, or Jest with jest-junit in package.json, writing JUnit XML."""
+        package = _package(root)
+        deps = {**(package.get("devDependencies") or {}), **(package.get("dependencies") or {})}
+        scripts = package.get("scripts") or {}
+        script = str(scripts.get("test", "")) if isinstance(scripts, dict) else ""
+        out = JUNIT_FILE
+        if "vitest" in deps:  # its results cache would go into node_modules, read-only here
+            command = f"npx vitest run --no-cache --reporter=junit --outputFile={out}"
+            return Found("junit", command, "vitest in package.json", out, results="junit")
+        if "mocha" in deps:
+            reporter = f"--reporter xunit --reporter-options output={out}"
+            command = f"npx mocha{_mocha_args(script)} {reporter}"
+            return Found("junit", command, "mocha in package.json", out, results="junit")
+        if "jest" in deps and "jest-junit" in deps:
+            command = f"JEST_JUNIT_OUTPUT_FILE={out} npx jest --ci --reporters=jest-junit"
+            source = "jest and jest-junit in package.json"
+            return Found("junit", command, source, out, results="junit")
+        return None
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         from selfforge.repo.treefiles import NotReadable, read_bytes
@@ -83,3 +117,41 @@ def _test_id(case: ElementTree.Element, tree: Path | None) -> str:
     if file and classname and classname != file:
         return f"{file}::{classname} > {name}"
     return f"{file or classname}::{name}"
+
+
+JUNIT_FILE = ".selfforge-junit.xml"  # the report file the commands init writes name
+
+
+def _package(root: Path) -> dict:
+    """The checkout's package.json, or {} (none, unreadable, not an object)."""
+    try:
+        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return package if isinstance(package, dict) else {}
+
+
+_REPORTER_FLAG = re.compile(r"^(--reporter|-R|--reporter-options?|-O)$")
+# What would stop mocha at the first failure (every test's outcome is wanted) or keep it
+# running: dropped.
+_DROPPED = {"--bail", "-b", "--watch", "-w", "--"}
+
+
+def _mocha_args(script: str) -> str:
+    """The test script's own arguments to mocha (its interface, its files), without its
+    reporter, which selfforge replaces, and ``--bail`` (every test's outcome is wanted):
+    ``mocha --ui qunit --reporter spec --bail test/`` gives `` --ui qunit test/``."""
+    m = re.search(r"(?:^|[\s/])(?:_?mocha)\s+([^&|;]*)", script)
+    if m is None:
+        return ""
+    words, kept, skip = shlex.split(m.group(1)), [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif _REPORTER_FLAG.match(word):
+            skip = True
+        elif word in _DROPPED:
+            continue
+        elif not word.startswith(("--reporter=", "--reporter-option")):
+            kept.append(word)
+    return "".join(" " + shlex.quote(w) for w in kept)

@@ -10,19 +10,82 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from selfforge.judge.runners.base import Adapter, Prepared, add
+from selfforge.judge.runners.base import Adapter, Found, Prepared, add, package_scripts
 from selfforge.judge.runners.results import NODE_REPORTER, PLUGIN_DIR, TestReport
+
+if TYPE_CHECKING:
+    from selfforge.repo.testpaths import TestRule
 
 REPORTER = NODE_REPORTER
 PREFIX = "@@selfforge-node@@ "
 _COUNT = re.compile(r"^(pass|fail|skipped|todo|cancelled) (\d+)$")
 
 
+JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+# The JavaScript test frameworks' marks (Node's runner, Mocha, Vitest, Jest, Jasmine):
+# .skip/.only/.todo, x- and f-prefixed calls, { skip: true } options.
+JS_WEAKENING = (
+    r"\b(?:it|test|describe|context|suite|bench)\.(?:skip|only|todo|skipIf|runIf)\b"
+    r"|\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe|ftest)\s*\("
+    r"|\{\s*(?:skip|only|todo)\s*:\s*(?:true|['\"])"
+)
+# The JavaScript test frameworks' settings and snapshots.
+JS_CONFIG = (
+    "jest.config.*", "vitest.config.*", "vitest.workspace.*", "vite.config.*", ".mocharc*",
+    "karma.conf.*", "ava.config.*", ".nycrc*", "playwright.config.*", "cypress.config.*",
+    "*.snap", "__snapshots__/*",
+)  # fmt: skip
+
+
+def js_test_file(path: str, rule: TestRule | None) -> bool:
+    """A JavaScript or TypeScript file the runners run as tests: ``x.test.ts``,
+    ``x.spec.js``, code in a test folder."""
+    from selfforge.repo.testpaths import DEFAULT
+
+    return PurePosixPath(path).suffix in JS_SUFFIXES and (rule or DEFAULT).is_test_path(path)
+
+
 class NodeTest(Adapter):
     name = "node"
     language = "javascript"
+    command_pattern = r"(^|[\s/])node\s+(.*\s)?--test\b"
+    program = "node"
+    config_files = JS_CONFIG
+    weakening = JS_WEAKENING
+    weakening_suffixes = JS_SUFFIXES
+    missing_module = (r"Cannot find (?:module|package) '([^']+)'",)
+    unrunnable = (
+        (
+            r"[Mm]issing script:? \"?([\w:.-]+)",
+            'add the "{0}" script to package.json, or fix [checks] test in selfforge.toml',
+        ),
+        (
+            r"(?:^|[\s:'‘])(node|nodejs)['’]?: (?:command )?not found|['‘](node)['’]: No such file",
+            "install Node.js so that `node` is on PATH inside the check, or name its full "
+            "path in [checks] test",
+        ),
+    )
+    no_tests = (
+        (
+            rf'^{re.escape(PREFIX)}\{{"diagnostic":"(tests 0)"\}}$',
+            "node --test runs files named *.test.js, *-test.js, *_test.js, test-*.js or "
+            "test.js and every file under a test/ folder (.mjs and .cjs too): name yours "
+            "so, or name them after --test",
+        ),
+    )
+
+    @classmethod
+    def test_file(cls, path: str, rule: TestRule | None = None) -> bool:
+        return js_test_file(path, rule)
+
+    @classmethod
+    def detect_init(cls, root: Path) -> Found | None:
+        if cls.runs(package_scripts_at(root).get("test", "")):
+            return Found("node", "npm test", "package.json's test script (node --test)")
+        return None
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         reporter = f"{self.inject_dir or PLUGIN_DIR}/{REPORTER}"
@@ -99,3 +162,8 @@ def _relative(file: str, tree: Path) -> str:
         return Path(file).resolve().relative_to(tree.resolve()).as_posix()
     except (ValueError, OSError):
         return file
+
+
+def package_scripts_at(root: Path) -> dict[str, str]:
+    """package.json's scripts, for ``init`` (the user's checkout, not a check's tree)."""
+    return package_scripts(root) if (root / "package.json").is_file() else {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from selfforge.judge.runners.base import Adapter, add
+from selfforge.judge.runners.base import Adapter, Found, add, package_scripts
 from selfforge.judge.runners.results import TestReport
 
 _RESULT = re.compile(r"^(?P<indent>\s*)(?P<ok>not ok|ok)\b\s*(?P<n>\d+)?\s*-?\s*(?P<rest>.*)$")
@@ -26,6 +26,15 @@ class Tap(Adapter):
         "also write to; they must agree with the exit code and the plan, but a test that "
         "forges both is not caught"
     )
+
+    @classmethod
+    def detect_init(cls, root: Path) -> Found | None:
+        """A package.json test script no other runner claims, read as TAP."""
+        script = package_scripts(root).get("test", "") if (root / "package.json").is_file() else ""
+        if script and "no test specified" not in script:
+            source = "package.json's test script (read as TAP)"
+            return Found("tap", "npm test", source, results="tap")
+        return None
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return parse_tap(output)

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from selfforge.judge.sandbox.limits import Limits
+
+if TYPE_CHECKING:
+    from selfforge.judge.runners.base import Adapter
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,9 @@ class CheckSpace:
     hidden: tuple[Path, ...] = ()  # more places no check sees (over readable and toolchains)
     runner: str = "auto"  # [checks] runner: which test runner reads the results
     junit: str = ""  # [checks] junit: the JUnit XML file the test command writes
+    # the test command's runner, detected once for the run or check (registry.detect) and
+    # carried to every stage; None: detected where a test command runs
+    adapter: Adapter | None = field(default=None, repr=False, compare=False)
     # [checks] setup's products: (host path, path in the tree), shown read-only in every
     # check's tree, and the variables pointing at them ("{tree}" is the check's tree)
     provided: tuple[tuple[str, str], ...] = ()

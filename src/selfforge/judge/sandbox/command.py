@@ -11,6 +11,7 @@ head and tail with a note of what was cut.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import json
 import os
@@ -23,7 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge.judge import runners
+from selfforge.judge.runners import registry
+from selfforge.judge.runners.base import Adapter
 from selfforge.judge.runners.channel import Channel
 from selfforge.judge.runners.import_roots import import_roots, project_modules
 from selfforge.judge.runners.results import PLUGIN, TestReport, parse_unittest
@@ -189,10 +191,6 @@ def _kill(pid: int) -> None:
 # --- tests --------------------------------------------------------------------------------
 
 
-def is_pytest(command: str) -> bool:
-    return re.search(r"(^|[\s/])(py\.test|pytest)(\s|$)", command) is not None
-
-
 def run_tests(
     command: str,
     cwd: Path,
@@ -203,16 +201,18 @@ def run_tests(
     only: list[str] | None = None,
     ignore: list[str] | None = None,
     head: str | None = None,
+    adapter: Adapter | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
     """Run the test command on the tree ``cwd``; per-test results when it can tell them.
 
     ``only`` narrows the run to those test files or test ids (pytest); ``ignore`` leaves
     files out (a candidate's new tests, which must not share a process with the tests
     that judge it). Both are given to selfforge's plugin, not to the command line, so the
-    pytest runs the tests start themselves never see them.
+    pytest runs the tests start themselves never see them. ``adapter``: the runner the
+    check detected once (``registry.detect``), else detected here.
     """
-    adapter = runners.detect(command, cwd, space.runner, space.junit)
-    if adapter is not None:
+    adapter = adapter or registry.for_space(space, command, cwd)
+    if not adapter.reports_through_channel:
         return _run_adapter(adapter, command, cwd, timeout_s, space, on_start, only, head)
     roots = [str(p) for p in import_roots(cwd)]
     pythonpath = os.pathsep.join(roots)
@@ -253,7 +253,7 @@ def run_tests(
 
 
 def _run_adapter(
-    adapter: runners.Adapter,
+    adapter: Adapter,
     command: str,
     cwd: Path,
     timeout_s: float,
@@ -265,6 +265,7 @@ def _run_adapter(
     """A runner other than pytest/unittest: its own flags and toolchain folders, its
     results read back from its output (or its report file) by the adapter."""
     channel = Channel(check_git.scratch_dir(cwd))  # carries selfforge's reporters in
+    adapter = copy.copy(adapter)  # the carried one is shared by the checks that run at once
     try:
         inside = space.sandboxed and not sandbox.inside()
         adapter.inject_dir = channel.plugin_path(inside)

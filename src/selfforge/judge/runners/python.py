@@ -1,0 +1,76 @@
+"""pytest and unittest: Python's runners. Their results come through selfforge's pytest
+plugin and channel (``results.py``, ``channel.py``: whatever starts pytest, a script,
+make, nox, tox, reports through it), else from ``unittest -v``'s output; the command runs
+this way in ``judge/sandbox/command.py`` (``reports_through_channel``).
+
+A command that starts pytest itself (``python -m pytest``, ``pytest``) lets the judge
+narrow a run to some test files and leave files out (the plugin does both), and reruns
+the tests whose outcome changed; a wrapped one (``make test``, ``tox``) runs whole.
+Which files are tests is pytest's configuration (``repo/testpaths.py``); how pytest runs
+(its settings, its plugins) is compared table by table in ``rules/integrity.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from selfforge.judge.runners.base import Adapter
+from selfforge.judge.runners.results import TestReport
+
+if TYPE_CHECKING:
+    from selfforge.repo.testpaths import TestRule
+
+_STARTS_PYTEST = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
+
+
+def is_pytest(command: str) -> bool:
+    """The command starts pytest itself (not through a wrapper)."""
+    return _STARTS_PYTEST.search(command) is not None
+
+
+class PyTest(Adapter):
+    """pytest, and what ``auto`` falls back to: any command no other runner claims."""
+
+    name = "pytest"
+    language = "python"
+    program = ""  # the project's Python (init and doctor find it: repo/detect.py)
+    reports_through_channel = True
+    missing_module = (r"ModuleNotFoundError: No module named '([\w.]+)'",)
+
+    def __init__(self, command: str = "") -> None:
+        self.direct = is_pytest(command)
+
+    @classmethod
+    def make(cls, command: str, junit_path: str) -> Adapter:
+        return cls(command)
+
+    @classmethod
+    def test_file(cls, path: str, rule: TestRule | None = None) -> bool:
+        from selfforge.repo.testpaths import DEFAULT
+
+        return (rule or DEFAULT).is_test_file(path)
+
+    def can_select(self) -> bool:
+        return self.direct
+
+    def reruns(self) -> bool:
+        return self.direct
+
+    def can_ignore(self) -> bool:
+        return self.direct
+
+    def parse(self, output: str, tree: Path) -> TestReport | None:
+        return None  # the channel's report, else unittest's output (sandbox/command.py)
+
+
+class Unittest(PyTest):
+    name = "unittest"
+    no_tests = (
+        (
+            r"^(Ran 0 tests\b.*)$",
+            "unittest runs the TestCase classes of modules named test*.py under the folder "
+            "it starts in (-s DIR names another, -p PATTERN other names)",
+        ),
+    )
