@@ -183,6 +183,6 @@ def parse_junit(path: Path) -> dict[str, str]:
     if report is None:
         return {}
     return {
-        test.lstrip(":"): "failed" if outcome == "error" else outcome
-        for test, outcome in report.outcomes.items()
+        test.lstrip(":"): "failed" if said == "error" else said
+        for test, said in report.outcomes.items()
     }
