@@ -194,10 +194,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             return shown(j, "integrity", Verdict(False, f"integrity: the change {item}", item))
         review.append(item)
     adapter = registry.for_space(j.space, command, c.tree)  # detected once for the run
-    if adapter.reports_through_channel and adapter.can_select():  # pytest itself
-        new_tests = integrity.added_test_files(c.changed, j.rule)
-    else:
-        new_tests = integrity_lang.added_test_files(c.changed, j.rule)
+    new_tests = registry.added_test_files(c.changed, j.rule, adapter)
     focused: list[str] = []
     if adapter.can_select() and not ran_ahead(c, command, judged.commit):  # it has run
         focused = focused_tests(c, j, new_tests, adapter)

@@ -179,11 +179,6 @@ def _module_file(worktree: Path, module: str) -> str | None:
     return None
 
 
-def added_test_files(changed: dict[str, str], rule: TestRule) -> list[str]:
-    """The test modules a candidate adds."""
-    return sorted(p for p, st in changed.items() if st.startswith("A") and rule.is_test_file(p))
-
-
 def test_config_gate(worktree: Path, base: str, changed: dict[str, str]) -> Verdict:
     """Reject a change to how pytest runs (addopts, plugins, test paths): the judge's."""
     touched_files = [p for p in changed if p in PYTEST_SECTIONS or p == "pyproject.toml"]

@@ -22,7 +22,6 @@ from pathlib import Path, PurePosixPath
 from selfforge.judge.rules.diffs import refusal, show_at, split_diff
 from selfforge.judge.runners import registry
 from selfforge.judge.verdict import Verdict
-from selfforge.repo.testpaths import TestRule
 
 # A top-level inline test module of a Rust source, as rustfmt lays it out: the attribute,
 # `mod name {`, and the `}` alone on a line that closes it.
@@ -47,20 +46,6 @@ _DEPENDENCY_KEYS = (
     "bundleDependencies", "bundledDependencies", "overrides", "resolutions",
 )  # fmt: skip
 _CARGO_DEPENDENCY_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
-
-
-def added_test_files(changed: dict[str, str], rule: TestRule) -> list[str]:
-    """The Go, Rust and JavaScript test files a candidate adds: what the runner runs as
-    tests (``x_test.go``, a Rust integration test ``tests/it.rs``, ``x.test.ts``, code in
-    a JS test folder), not a helper they use (``tests/common/mod.rs``)."""
-    return sorted(
-        p for p, status in changed.items() if status.startswith("A") and _runs_as_tests(p, rule)
-    )
-
-
-def _runs_as_tests(path: str, rule: TestRule) -> bool:
-    """A file some runner other than pytest runs as tests (the registry asks each)."""
-    return not path.endswith(".py") and registry.is_test_file(path, rule)
 
 
 def weakening(path: str, text: str, is_test: bool) -> str | None:

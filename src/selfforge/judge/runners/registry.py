@@ -159,6 +159,22 @@ def is_test_file(path: str, rule: TestRule | None = None) -> bool:
     return any(adapter.test_file(path, rule) for adapter in ADAPTERS)
 
 
+def added_test_files(changed: dict[str, str], rule: TestRule, adapter: Adapter) -> list[str]:
+    """The test files a change adds (``changed``: path -> git status) that the check's
+    runner runs as tests: pytest's modules by the project's settings (``rule``); for any
+    other runner, a test file of its language (``x_test.go``, a Rust integration test
+    ``tests/it.rs``, ``x.test.ts``, code in a JS test folder), not a helper they use
+    (``tests/common/mod.rs``) nor a Python module."""
+    python = adapter.reports_through_channel and adapter.can_select()
+
+    def runs(path: str) -> bool:
+        if python:
+            return rule.is_test_file(path)
+        return not path.endswith(".py") and is_test_file(path, rule)
+
+    return sorted(p for p, status in changed.items() if status.startswith("A") and runs(p))
+
+
 def config_files() -> tuple[str, ...]:
     """Every runner's configuration files (globs): what decides how the tests run."""
     return tuple(dict.fromkeys(g for a in ADAPTERS for g in a.config_files))
