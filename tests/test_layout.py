@@ -430,3 +430,20 @@ def test_a_planted_runner_list_and_comparison_are_found(tmp_path: Path) -> None:
         "a test against runner names",
     ], found
     assert runner_names_spelled(_copy(tmp_path / "clean"), registered_runners()) == []
+
+
+def test_the_judge_is_grouped_by_layer() -> None:
+    """``judge/`` holds its decisions at the top and three layers below them (issue 40):
+    the sandbox a check runs in, the runner adapters, the rules that read a change. No
+    folder of selfforge's code is named ``tests/``, ``test/`` or ``testing/``: selfforge
+    run on itself takes those for test infrastructure (the demo's sample projects, which
+    are package data, have theirs)."""
+    judge = SRC / "judge"
+    layers_below = sorted(p.name for p in judge.iterdir() if (p / "__init__.py").exists())
+    assert layers_below == ["rules", "runners", "sandbox"]
+    named_as_tests = [
+        str(p.relative_to(SRC))
+        for p in SRC.rglob("*")
+        if p.is_dir() and p.name in ("tests", "test", "testing") and "demo_data" not in p.parts
+    ]
+    assert named_as_tests == []

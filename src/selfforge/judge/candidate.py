@@ -54,7 +54,7 @@ class Candidate:
     concerns: str = ""
     declared: tuple[str, ...] = ()  # tests the change says it changes on purpose
     review: list[str] = field(default_factory=list)
-    # test runs made ahead of their stage (testruns.RunAhead), taken by the stage that asks
+    # test runs made ahead of their stage (suite_runs.RunAhead), taken by the stage that asks
     ahead: dict[RunKey, TestRun] = field(default_factory=dict)
 
 

@@ -3,7 +3,7 @@
 ``go vet`` and ``go test`` each start the toolchain and compile what the change touched;
 run in turn, the lint's time is added to every check's. When two jobs may run
 (``SELFFORGE_JOBS``, else the cores) and the test command is ``go test``, the lint stage
-starts the judged commit's full test run in a thread (testruns.RunAhead: the tests stage
+starts the judged commit's full test run in a thread (suite_runs.RunAhead: the tests stage
 takes it, journaled with its own start) and runs the lint meanwhile in a checkout of its
 own, beside the candidate's worktree: the tests write into the worktree while they run,
 and a candidate's code run by its tests must not change what the lint reads. That

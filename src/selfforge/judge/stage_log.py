@@ -66,7 +66,7 @@ class Recorder:
     ) -> None:
         """Journal one check of candidate ``c``; show it as a step unless told not to.
         ``started_at``: when it began (wall clock), for a run journaled well after it ended
-        (one run ahead of its stage: testruns.RunAhead)."""
+        (one run ahead of its stage: suite_runs.RunAhead)."""
         result = timing if not isinstance(timing, float | int | type(None)) else None
         seconds = result.duration_s if result is not None else _since(timing)  # type: ignore[arg-type]
         self.journal.record_check(

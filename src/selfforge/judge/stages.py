@@ -14,9 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from selfforge.judge import broken_base, contract, gates, missing_deps
+from selfforge.judge import broken_base, contract, gates, lint_beside_tests, missing_deps
 from selfforge.judge import criterion as criteria
-from selfforge.judge import lint_beside_tests as alongside
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.decision import decide
 from selfforge.judge.rules import integrity, integrity_lang, syntax, tree_safety
@@ -122,9 +121,9 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
     command = j.directives.checks.lint
     if not command:
         return PASS
-    ahead = alongside.tests_alongside(c, j)  # a Go check: the tests meanwhile
+    ahead = lint_beside_tests.tests_alongside(c, j)  # a Go check: the tests meanwhile
     try:
-        result = alongside.run_lint(c, j, command, beside_tests=ahead is not None)
+        result = lint_beside_tests.run_lint(c, j, command, beside_tests=ahead is not None)
     except BaseException:
         if ahead is not None:
             ahead.cancel()
