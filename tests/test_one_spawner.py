@@ -1,5 +1,5 @@
 """Every command that runs candidate code is sandboxed — the bench's grading runs
-included (#21.4). One function spawns such commands (``judge.runner.run_command``); a
+included (#21.4). One function spawns such commands (``judge.sandbox.command.run_command``); a
 test walks selfforge's source and fails if any other place starts a process."""
 
 from __future__ import annotations

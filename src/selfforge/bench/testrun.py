@@ -82,7 +82,7 @@ def run_tests(
     """Run ``modules`` with ``test_cmd`` (pytest) in ``root``; per-test outcomes by id.
 
     The code under test is a candidate's (after a replay) or history's: it runs in the
-    same sandbox as every check (``judge.runner.run_command``: no home, no keys, no
+    same sandbox as every check (``judge.sandbox.command.run_command``: no home, no keys, no
     network), never with the user's environment. The junit file is written into the tree
     (the only place the sandbox lets pytest write that selfforge can read afterwards),
     read back as untrusted input and removed, so the clone is left as it was."""
