@@ -33,7 +33,7 @@ def test_the_running_code_builds_the_whole_sandbox(tmp_path: Path) -> None:
 def test_a_candidate_that_dropped_the_capability_drop_is_refused(tmp_path: Path) -> None:
     copy = tmp_path / "candidate-src"
     shutil.copytree(SRC / "selfforge", copy / "selfforge")
-    sandbox_py = copy / "selfforge" / "judge" / "sandbox.py"
+    sandbox_py = copy / "selfforge" / "judge" / "sandbox" / "bwrap.py"
     text = sandbox_py.read_text()
     weakened = text.replace('args = ["--unshare-user", "--cap-drop", "ALL"]', "args = []")
     assert weakened != text

@@ -35,8 +35,8 @@ WEAKENINGS = {
         "            True,\n",
     ),
     "src/selfforge/run/parallel.py": (  # a failed candidate ranked as checked
-        "            if not verdict.ok:\n                break\n",
-        "            if not verdict.ok:\n                verdict = PASS\n                break\n",
+        "    return Checked(judgement, job.candidate.observed, steps.steps)\n",
+        "    return Checked(Verdict(True), job.candidate.observed, steps.steps)\n",
     ),
 }
 
