@@ -28,8 +28,24 @@ class Observed:
     broken: str | None = None
 
 
+class _Decided:
+    """What a verdict and a judgement both answer from their ``outcome``."""
+
+    outcome: Outcome
+
+    @property
+    def ok(self) -> bool:
+        """Accepted: the gate passed (the change may go on to the next), or the change
+        may land."""
+        return self.outcome is Outcome.ACCEPTED
+
+    @property
+    def needs_review(self) -> bool:
+        return self.outcome is Outcome.NEEDS_REVIEW
+
+
 @dataclass(init=False)
-class Verdict:
+class Verdict(_Decided):
     """A gate's or a stage's verdict: ``outcome`` (given as a bool by a gate: True
     passes, False refuses), why, the feedback for the model's repair round. A stage
     also *returns* what it found that later stages or a person need: ``review``, what a
@@ -60,15 +76,6 @@ class Verdict:
         self.details = list(details or [])
         self.review, self.findings = list(review or []), list(findings or [])
 
-    @property
-    def ok(self) -> bool:
-        """The gate passed (the change may go on to the next)."""
-        return self.outcome is Outcome.ACCEPTED
-
-    @property
-    def needs_review(self) -> bool:
-        return self.outcome is Outcome.NEEDS_REVIEW
-
     def noting(self, review: list[str]) -> Verdict:
         """This verdict with ``review`` items found before it (a passing one only: a
         refusal is the whole answer)."""
@@ -82,7 +89,7 @@ WHOLE_SUITE_PASSES = "the base does not build: judged as 'the whole suite must p
 
 
 @dataclass
-class Judgement:
+class Judgement(_Decided):
     """The judge's answer on one round's change: the pipeline's verdicts folded
     (``judge/stages.run_pipeline``) and decided (``judge/decision.py``). ``outcome`` is
     accepted, rejected, needs review or could not judge; ``review``, what a person must
@@ -97,14 +104,6 @@ class Judgement:
     review: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     checks: list[CheckRecord] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome is Outcome.ACCEPTED
-
-    @property
-    def needs_review(self) -> bool:
-        return self.outcome is Outcome.NEEDS_REVIEW
 
     @property
     def exit_code(self) -> int:
