@@ -33,7 +33,7 @@ from selfforge.judge.suite_runs import (
     shown,
     summary_text,
 )
-from selfforge.judge.verdict import PASS, Judgement, Verdict
+from selfforge.judge.verdict import PASS, Judgement, Observed, Verdict
 from selfforge.roles.caller import has_concerns, parse_vote, render
 
 Stage = Callable[[Candidate, Judge], Verdict]
@@ -41,13 +41,17 @@ Stage = Callable[[Candidate, Judge], Verdict]
 
 def run_pipeline(c: Candidate, j: Judge, stages: tuple[Stage, ...] | None = None) -> Judgement:
     """Run ``stages`` (``PIPELINE``) in order until one refuses; fold what each found
-    (review items, lint findings) into ``c`` for the stages after it; decide."""
+    (review items, lint findings, what it measured, runs made ahead) into ``c`` for the
+    stages after it; decide."""
     first = len(j.record.checks)
     verdict = PASS
     for stage in PIPELINE if stages is None else stages:
         verdict = stage(c, j)
         c.review.extend(verdict.review)
         c.findings.extend(verdict.findings)
+        if verdict.observed is not None:
+            c.observed.take(verdict.observed)
+        c.ahead.update(verdict.ahead)
         if not verdict.ok:
             break
     return decide(c, j, verdict, j.record.checks[first:])
@@ -130,8 +134,8 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
         raise
     findings = parse_lint(result.full_output, result.exit_code)
     # What the candidate shows becomes the next baseline if it lands: keep the lint.
-    c.observed.lint, c.observed.lint_result = findings, result
-    verdict = gates.lint_gate(j.baseline, c.observed)
+    seen = Observed(lint=findings, lint_result=result)
+    verdict = gates.lint_gate(j.baseline, seen)
     if verdict.ok and result.limit:
         verdict = Verdict(False, f"the lint run hit the {result.limit} limit", result.output)
     j.record.check(
@@ -145,9 +149,10 @@ def check_lint(c: Candidate, j: Judge) -> Verdict:
         {"findings": len(findings)},
         names=[] if verdict.ok else list(verdict.details or []),
     )
-    verdict = replace(verdict, findings=[str(f) for f in findings if f.path in c.changed])
+    mine = [str(f) for f in findings if f.path in c.changed]
+    verdict = replace(verdict, findings=mine, observed=seen)
     if ahead is not None and verdict.ok:  # taken by the tests stage
-        c.ahead.update(ahead.join())
+        verdict = replace(verdict, ahead=ahead.join())
     elif ahead is not None:  # a refused change: its tests are never read
         ahead.cancel()
     return verdict
@@ -206,12 +211,12 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         if not verdict.ok:
             return _missing_dependencies(c, j, verdict, result.output).noting(review)
     result, report = run_test_command(c, j, "tests", command, commit=judged.commit)
-    c.observed.tests, c.observed.tests_result = report, result
-    c.observed.own_tests = report  # the change's own suite, unless the tests:new run differs
+    # the change's own suite is this run, unless the tests:new run differs
+    seen = Observed(tests=report, tests_result=result, own_tests=report)
     if adapter.reruns() and report is not None and gates.run_gate(result, report).ok:
-        mark_flaky(c, j, command, commit=judged.commit)
+        seen.flaky = mark_flaky(c, j, command, report, commit=judged.commit)
     declared = _declared(c, j)
-    verdict = gates.tests_gate(j.baseline, c.observed, c.criterion, excused=declared, diff=c.diff)
+    verdict = gates.tests_gate(j.baseline, seen, c.criterion, excused=declared, diff=c.diff)
     if verdict.ok and c.criterion.kind == "whole":  # the base does not build
         code = frozenset(c.changed).difference(judged.restored)  # the change's, as judged
         verdict = broken_base.judged_gate(c.tree, c.base, c.diff, report, result, code)
@@ -221,7 +226,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         # The suite as the user's own command will run it from now on: the change's own
         # tests, new and changed ones in.
         own_result, own = run_test_command(c, j, "tests:new", command)
-        c.observed.own_tests = own
+        seen.own_tests = own
         verdict = gates.own_suite_gate(
             j.baseline,
             report,
@@ -229,25 +234,26 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             own_result,
             person=j.person,
             declared=declared,
-            flaky=j.baseline.flaky | c.observed.flaky,
+            flaky=j.baseline.flaky | seen.flaky,
         )
         if verdict.ok and c.criterion.kind == "whole":
             verdict = broken_base.own_gate(report, own, own_result)
         j.record.step("tests:new", verdict.ok, summary_text(own, own_result), result=own_result)
     if not verdict.ok:
         outputs = [r.output for r in (result, own_result) if r is not None]
-        return _missing_dependencies(c, j, verdict, "\n".join(outputs)).noting(review)
+        found = _missing_dependencies(c, j, verdict, "\n".join(outputs)).noting(review)
+        return replace(found, observed=seen)
     if declared:
         shown_ = [f"{t} ({_state(report, t)} in its base version)" for t in sorted(declared)]
         review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))
     infrastructure = criteria.infrastructure_changes(c.changed, j.rule)
     progress = criteria.progress_gate(
-        j.baseline, c.observed, c.criterion, infrastructure=infrastructure, person=j.person
+        j.baseline, seen, c.criterion, infrastructure=infrastructure, person=j.person
     )
     if progress.needs_review:  # a person's change: listed for review, not refused
         progress = Verdict(True, progress.reason, review=progress.details)
     j.record.step("progress", progress.ok, progress.reason or c.criterion.describe())
-    return progress.noting(review)
+    return replace(progress.noting(review), observed=seen)
 
 
 def _missing_dependencies(c: Candidate, j: Judge, verdict: Verdict, output: str) -> Verdict:

@@ -283,16 +283,18 @@ def mark_flaky(
     c: Candidate,
     j: Judge,
     command: str,
+    cand: TestReport,
     ignore: list[str] | None = None,
     commit: str | None = None,
-) -> None:
+) -> set[str]:
     """Rerun the tests whose outcome changed, on both trees (the judged one, ``commit``,
     the candidate's own unless told); what varies is flaky. The files ``ignore`` names
-    stay out of the reruns as they stayed out of the run."""
-    base, cand = j.baseline.tests, c.observed.tests
+    stay out of the reruns as they stayed out of the run. ``cand``: the run on the
+    judged tree whose outcomes are compared. Returns the flaky tests."""
+    base = j.baseline.tests
     reruns = j.directives.checks.reruns
-    if base is None or cand is None or reruns <= 0:
-        return
+    if base is None or reruns <= 0:
+        return set()
     changed = sorted(
         t
         for t in set(base.outcomes) | set(cand.outcomes)
@@ -302,7 +304,7 @@ def mark_flaky(
         and t in base.outcomes
     )[:MAX_RERUN_TESTS]
     if not changed:
-        return
+        return set()
     flaky: set[str] = set()
     # Both on the candidate's own tree, restored to each commit in turn (no second
     # checkout), the candidate first: a test that flips on every run shows as flaky.
@@ -322,9 +324,9 @@ def mark_flaky(
             if whole is not None:
                 flaky |= {t for t in suspects if whole.outcomes.get(t) != first.outcomes.get(t)}
     restore(c.tree, c.commit)
-    c.observed.flaky = flaky
     if flaky:
         j.record.flaky(c, sorted(flaky))
+    return flaky
 
 
 def summary_text(

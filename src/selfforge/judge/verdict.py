@@ -3,7 +3,8 @@ judgement on a whole change (its ``Outcome``: judge/outcome.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 from selfforge.judge.outcome import Outcome
 from selfforge.judge.rules.lint import LintFinding
@@ -27,6 +28,13 @@ class Observed:
     # person's change is then judged by the whole suite (judge/broken_base.py).
     broken: str | None = None
 
+    def take(self, seen: Observed) -> None:
+        """Keep what a stage measured: each thing ``seen`` holds replaces this one's."""
+        for f in fields(self):
+            value = getattr(seen, f.name)
+            if value is not None and value != set():
+                setattr(self, f.name, set(value) if isinstance(value, set) else value)
+
 
 class _Decided:
     """What a verdict and a judgement both answer from their ``outcome``."""
@@ -49,9 +57,11 @@ class Verdict(_Decided):
     """A gate's or a stage's verdict: ``outcome`` (given as a bool by a gate: True
     passes, False refuses), why, the feedback for the model's repair round. A stage
     also *returns* what it found that later stages or a person need: ``review``, what a
-    person must look at (a person's change: listed, not refused), and ``findings``, the
-    lint findings in the changed files (for the critic); the pipeline folds them
-    (``judge/stages.run_pipeline``)."""
+    person must look at (a person's change: listed, not refused), ``findings``, the
+    lint findings in the changed files (for the critic), ``observed``, what it measured
+    of the candidate's tree (lint, tests, flaky tests: the next baseline if it lands),
+    and ``ahead``, runs it made for a later stage; the pipeline folds them into the
+    candidate (``judge/stages.run_pipeline``)."""
 
     outcome: Outcome
     reason: str
@@ -59,6 +69,8 @@ class Verdict(_Decided):
     details: list[str]
     review: list[str]
     findings: list[str]
+    observed: Observed | None  # what the stage measured of the candidate's tree
+    ahead: dict[Any, Any]  # test runs it made ahead of a later stage (suite_runs.RunAhead)
 
     def __init__(
         self,
@@ -69,12 +81,15 @@ class Verdict(_Decided):
         *,
         review: list[str] | None = None,
         findings: list[str] | None = None,
+        observed: Observed | None = None,
+        ahead: dict[Any, Any] | None = None,
     ) -> None:
         if not isinstance(outcome, Outcome):
             outcome = Outcome.ACCEPTED if outcome else Outcome.REJECTED
         self.outcome, self.reason, self.feedback = outcome, reason, feedback
         self.details = list(details or [])
         self.review, self.findings = list(review or []), list(findings or [])
+        self.observed, self.ahead = observed, dict(ahead or {})
 
     def noting(self, review: list[str]) -> Verdict:
         """This verdict with ``review`` items found before it (a passing one only: a
