@@ -447,3 +447,56 @@ def test_the_judge_is_grouped_by_layer() -> None:
         if p.is_dir() and p.name in ("tests", "test", "testing") and "demo_data" not in p.parts
     ]
     assert named_as_tests == []
+
+
+# What had two homes or more before issue 40, each defined once now (a top-level function,
+# class or constant of that name in one module of src/selfforge); and what was dead, gone.
+ONE_HOME = (
+    "parse_junit",  # the JUnit parser that refuses entities (judge/runners/junit.py)
+    "OUTCOME_RANK",  # the ranking of a test's outcomes (judge/runners/results.py)
+    "Outcome",  # the ranking and words of an attempt's outcome (judge/outcome.py)
+    "pytest_settings",  # pytest's settings read from its files (repo/testpaths.py)
+    "added_test_files",  # the test files a change adds (judge/runners/registry.py)
+    "detect",  # which runner a command is (judge/runners/registry.py)
+    "jobs",  # how many suites may run at once (judge/sandbox/limits.py)
+    "cache_key",  # the baseline kept between runs (judge/baseline.py)
+)
+GONE = ("commit_staged", "detect_checks", "RUNNER_NAMES", "_jobs")
+
+
+def definitions(src: Path) -> dict[str, list[str]]:
+    """Each top-level name a module of the package defines -> those modules."""
+    found: dict[str, list[str]] = {}
+    for name, path in modules(src).items():
+        for node in ast.parse(path.read_text(), str(path)).body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                found.setdefault(node.name, []).append(name)
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        found.setdefault(target.id, []).append(name)
+    return found
+
+
+def test_each_concept_has_one_home() -> None:
+    found = definitions(SRC)
+    assert {n: found.get(n) for n in ONE_HOME if len(found.get(n, [])) != 1} == {}
+    assert {n: found[n] for n in GONE if n in found} == {}
+    assert not (SRC / "judge" / "baseline_cache.py").exists()
+    assert not (SRC / "run" / "check_baseline.py").exists()
+    lines = len((SRC / "cli" / "resident.py").read_text().splitlines())
+    assert lines < 400, f"cli/resident.py has {lines} lines"
+
+
+def test_a_second_home_is_found(tmp_path: Path) -> None:
+    copy = _copy(tmp_path)
+    (copy / "bench" / "planted.py").write_text(
+        "OUTCOME_RANK = {}\n\n\ndef parse_junit(data):\n    return None\n"
+    )
+    found = definitions(copy)
+    assert sorted(found["OUTCOME_RANK"]) == [
+        "selfforge.bench.planted",
+        "selfforge.judge.runners.results",
+    ]
+    assert len(found["parse_junit"]) == 2

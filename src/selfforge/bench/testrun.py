@@ -103,7 +103,7 @@ def run_tests(
     roots = os.pathsep.join(str(p) for p in import_roots(root))
     try:
         ran = run_command(command, root, timeout_s, space, extra_env={"PYTHONPATH": roots})
-        found = parse_junit(xml) if _readable(xml) else {}
+        found = junit_outcomes(xml) if _readable(xml) else {}
     finally:
         xml.unlink(missing_ok=True)
     outcomes = {_node_id(root, t): o for t, o in found.items()}
@@ -170,7 +170,7 @@ def _readable(path: Path) -> bool:
     return path.is_file() and not path.is_symlink() and path.stat().st_size <= MAX_JUNIT_BYTES
 
 
-def parse_junit(path: Path) -> dict[str, str]:
+def junit_outcomes(path: Path) -> dict[str, str]:
     """pytest's JUnit file as outcomes by ``classname::name``, read by the judge's own
     parser (bounded, no entities: the tests under measure wrote it); an error counts as
     a failure, a test reported twice (a teardown error) by its worst report."""

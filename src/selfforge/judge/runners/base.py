@@ -18,13 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from selfforge.judge.runners.results import TestReport
+from selfforge.judge.runners.results import OUTCOME_RANK, TestReport
 from selfforge.repo.treefiles import NotReadable, read_text
 
 if TYPE_CHECKING:
     from selfforge.repo.testpaths import TestRule
-
-_RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 2, "failed": 3, "error": 4}
 
 
 @dataclass(frozen=True)
@@ -149,7 +147,7 @@ def add(report: TestReport, test: str, outcome: str, message: str = "", secs: fl
     """Record an outcome; a test reported twice keeps its worst (a forged pass line
     cannot hide a real failure)."""
     previous = report.outcomes.get(test)
-    if previous is None or _RANK.get(outcome, 4) >= _RANK.get(previous, 4):
+    if previous is None or OUTCOME_RANK.get(outcome, 4) >= OUTCOME_RANK.get(previous, 4):
         report.outcomes[test] = outcome
     if message:
         report.messages[test] = message.strip().splitlines()[0][:500] if message.strip() else ""

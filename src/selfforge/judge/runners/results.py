@@ -21,7 +21,8 @@ NODE_REPORTER = "selfforge_node_reporter.mjs"  # for Node's test runner (runners
 INSIDE_DIR = "/tmp/.selfforge-judge"  # where the channel appears inside the sandbox
 # Outcomes that count as a failing test; xfailed is an expected failure, not one.
 FAILING = frozenset({"failed", "error"})
-_RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 2, "failed": 3, "error": 4}
+# The one ranking of a test's outcomes, best first: a test reported twice keeps its worst.
+OUTCOME_RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 2, "failed": 3, "error": 4}
 
 
 @dataclass
@@ -99,7 +100,7 @@ DOCTESTS = "doc::"
 
 def worst(outcomes: list[str]) -> str:
     """The worst of some outcomes (an unknown one counts as an error)."""
-    return max(outcomes, key=lambda o: _RANK.get(o, 4))
+    return max(outcomes, key=lambda o: OUTCOME_RANK.get(o, 4))
 
 
 def collect_id(module: str) -> str:
@@ -139,7 +140,7 @@ def report_from_records(records: list[dict], root: Path) -> TestReport | None:
             previous = report.outcomes.get(test)
             # A test reported twice keeps its worst outcome: a forged "passed" line cannot
             # hide a real failure.
-            if previous is None or _RANK.get(outcome, 4) >= _RANK.get(previous, 4):
+            if previous is None or OUTCOME_RANK.get(outcome, 4) >= OUTCOME_RANK.get(previous, 4):
                 report.outcomes[test] = outcome
             _add_duration(report, unknown, test, r.get("duration"))
             if outcome in ("skipped", "xfailed") and isinstance(r.get("where"), list):
