@@ -315,6 +315,19 @@ def _cli_in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(["selfforge", *args], code, out.getvalue(), err.getvalue())
 
 
+def check_json(repo: Path, *args: str) -> tuple[int, dict]:
+    """``selfforge check --json`` on ``repo`` as a user runs it (its own process): the
+    exit code and the parsed JSON."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "selfforge", "check", "--repo", str(repo), "--json", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.stdout.strip(), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
 def log_json(repo: Path) -> list[dict[str, object]]:
     return json.loads(cli("log", "--json", "--repo", str(repo), check=True).stdout)
 

@@ -6,16 +6,12 @@ rejected (exit 1)."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import CALC, TEST_CALC, directives, git, make_repo
+from conftest import CALC, TEST_CALC, check_json, directives, git, make_repo
 
 PYPROJECT = '[project]\nname = "calc"\nversion = "0.1.0"\ndependencies = []\n'
 WITH_DEP = PYPROJECT.replace("dependencies = []", 'dependencies = ["leftpadx>=1.0"]')
@@ -33,17 +29,6 @@ def _commit(repo: Path, files: dict[str, str]) -> None:
     git(repo, "commit", "-qm", "the change")
 
 
-def _check(repo: Path) -> tuple[int, dict]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "selfforge", "check", "--repo", str(repo), "--json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    assert proc.stdout.strip(), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
-
-
 def _python(tmp_path: Path) -> Path:
     files = {"calc.py": CALC.replace("return a - b", "return a + b", 1), "test_calc.py": TEST_CALC}
     return _repo(tmp_path, {**files, "pyproject.toml": PYPROJECT})
@@ -52,7 +37,7 @@ def _python(tmp_path: Path) -> Path:
 def test_a_commit_that_adds_a_dependency_and_imports_it_needs_review(tmp_path: Path) -> None:
     repo = _python(tmp_path)
     _commit(repo, {"pyproject.toml": WITH_DEP, "calc.py": USES_DEP})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     review = " ".join(verdict["review"])
     assert "pyproject.toml, a dependency change" in review
@@ -62,7 +47,7 @@ def test_a_commit_that_adds_a_dependency_and_imports_it_needs_review(tmp_path: P
 def test_a_regression_beside_a_dependency_change_is_still_rejected(tmp_path: Path) -> None:
     repo = _python(tmp_path)
     _commit(repo, {"pyproject.toml": WITH_DEP, "calc.py": CALC})  # add() broken, no import
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "test_add" in verdict["reason"]
 
@@ -70,7 +55,7 @@ def test_a_regression_beside_a_dependency_change_is_still_rejected(tmp_path: Pat
 def test_a_missing_module_without_a_dependency_change_is_rejected(tmp_path: Path) -> None:
     repo = _python(tmp_path)
     _commit(repo, {"calc.py": USES_DEP})  # imports what nothing declares
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "fail to import" in verdict["reason"]
 
@@ -90,7 +75,7 @@ def test_a_project_module_the_change_removed_is_no_missing_dependency(tmp_path: 
     (repo / "helpers2").mkdir()  # the project's own package, left empty: its absence is the
     (repo / "helpers2" / "README").write_text("x\n")  # change's doing
     _commit(repo, {"pyproject.toml": WITH_DEP})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
 
 
@@ -111,7 +96,7 @@ def test_a_go_commit_that_requires_and_imports_a_module_needs_review(tmp_path: P
     files = {"go.mod": GO_MOD, "v.go": GO_CODE, "v_test.go": GO_TEST}
     repo = _repo(tmp_path, files, "go test ./...")
     _commit(repo, {"go.mod": GO_MOD + "\nrequire example.com/semverx v1.2.0\n", "v.go": GO_USES})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     review = " ".join(verdict["review"])
     assert "go.mod, a dependency change" in review

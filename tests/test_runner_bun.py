@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from conftest import cli, directives, git, log_json, make_repo
+from conftest import check_json, cli, directives, git, log_json, make_repo
 
 BUN_HOME = Path(os.environ.get("SELFFORGE_BUN", Path.home() / ".cache/selfforge-ci/bun"))
 BUN = BUN_HOME / "node_modules" / ".bin" / "bun"
@@ -61,28 +59,17 @@ def _commit(repo: Path, files: dict[str, str | None]) -> None:
     git(repo, "commit", "-qm", "Change")
 
 
-def _check(repo: Path) -> tuple[int, dict]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "selfforge", "check", "--repo", str(repo), "--json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    assert proc.stdout.strip(), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
-
-
 def test_a_fix_commit_is_accepted(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     _commit(repo, {"math.js": FIXED})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
 
 
 def test_a_regression_is_rejected_naming_the_test(tmp_path: Path) -> None:
     repo = _repo(tmp_path, FIXED)
     _commit(repo, {"math.js": FIXED.replace("(a, b) => a - b", "(a, b) => a * b")})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert SUBTRACTS in verdict["reason"]
 
@@ -104,7 +91,7 @@ def test_a_weakened_test_cannot_hide_a_regression(tmp_path: Path, weakened: str 
     repo = _repo(tmp_path, FIXED)
     broken = FIXED.replace("(a, b) => a - b", "(a, b) => a * b")
     _commit(repo, {"math.js": broken, "test/math.test.js": weakened})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert SUBTRACTS in verdict["reason"]
 
@@ -131,7 +118,7 @@ def test_a_forged_report_and_forged_counts_cannot_hide_a_regression(tmp_path: Pa
     )
     repo = _repo(tmp_path, FIXED)
     _commit(repo, {"math.js": attack})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     control = parse_junit(forged.encode())
     assert control is not None and set(control.outcomes.values()) == {"passed"}

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import CALC, TEST_CALC, directives, git, log_json, make_repo, needs_cargo
+from conftest import CALC, TEST_CALC, check_json, directives, git, log_json, make_repo, needs_cargo
 
 FIXED = CALC.replace("return a - b", "return a + b", 1)
 BROKEN_MUL = FIXED.replace("a * b", "a + b")
@@ -40,17 +39,6 @@ def _commit(repo: Path, message: str, files: dict[str, str | None]) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
-def _check(repo: Path, *args: str) -> tuple[int, dict]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "selfforge", "check", "--repo", str(repo), "--json", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    assert proc.stdout.strip(), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
-
-
 # --- what lands by default ------------------------------------------------------------
 
 
@@ -60,7 +48,7 @@ def test_a_test_method_added_to_an_existing_test_file_lands(tmp_path: Path) -> N
         "calc.py": FIXED,
         "test_calc.py": TEST_CALC + "\n\ndef test_add_negative():\n    assert add(-2, -3) == -5\n",
     })  # fmt: skip
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
     names = [s["name"] for s in verdict["steps"]]
     assert "tests:new" in names  # the change's own suite ran too, its new test in
@@ -76,7 +64,7 @@ def test_a_renamed_fixture_and_annotated_tests_land(tmp_path: Path) -> None:
             "add(two", "add(number_two"
         ),
     })  # fmt: skip
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
 
 
@@ -90,7 +78,7 @@ def test_a_new_test_file_with_a_platform_skip_lands(tmp_path: Path) -> None:
         "def test_speedups():\n    assert False\n"
     )
     _commit(repo, "Fix add(); new tests", {"calc.py": FIXED, "tests/test_more.py": new})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
 
 
@@ -101,7 +89,7 @@ def _refused(repo: Path, changes: dict[str, str | None], name: str) -> dict:
     """Commit ``changes`` (a planted bug and the test that would catch it, weakened) and
     check it: rejected, naming the test."""
     _commit(repo, "Tweak", changes)
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert name in verdict["reason"]
     return verdict
@@ -130,7 +118,7 @@ def test_a_planted_bug_behind_a_weakened_pytest_assertion_is_refused(
         "enc.py": ENCODE.replace(".hex()", ".hex()[::-1]"),
         "test_enc.py": TEST_ENCODE.replace("enc == expect", "enc == expect or len(enc) == 8"),
     })  # fmt: skip
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected")
     # the base test's own failure message
     assert "test_enc.py::test_encode: passed → failed" in verdict["reason"]
@@ -149,7 +137,7 @@ def test_a_planted_bug_behind_a_weakened_unittest_assertion_is_refused(
         "valid.py": VALID.replace("x > 0", "x > 5"),
         "test_valid.py": TEST_VALID.replace("assertTrue(valid(3))", "assertIsNotNone(3)"),
     })  # fmt: skip
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "test_valid" in verdict["reason"]
 
@@ -183,10 +171,10 @@ def test_go_toolchain_line_is_no_dependency_change_but_a_require_needs_review(
     files = {"go.mod": GO_MOD, "v.go": GO_CODE, "v_test.go": GO_TEST}
     repo = make_repo(tmp_path / "r", files, directives("go test ./..."))
     _commit(repo, "Go 1.20", {"go.mod": GO_MOD.replace("go 1.19", "go 1.20  // newer")})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
     _commit(repo, "A dependency", {"go.mod": GO_MOD + "\nrequire example.com/dep v1.0.0\n"})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     assert any("go.mod" in item for item in verdict["review"])
 
@@ -242,7 +230,7 @@ def test_a_deleted_test_that_hid_a_regression_is_refused_with_its_message(tmp_pa
     _commit(repo, "Fix add(); mul is simpler", {
         "calc.py": BROKEN_MUL, "test_calc.py": without_mul,
     })  # fmt: skip
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected")
     assert "test_calc.py::test_mul: passed → failed" in verdict["reason"]
 
@@ -253,7 +241,7 @@ def test_a_failing_test_skipped_by_the_change_is_no_fix(tmp_path: Path) -> None:
         "def test_add", "import pytest\n\n\n@pytest.mark.skip(reason='later')\ndef test_add"
     )
     _commit(repo, "Skip the add test", {"test_calc.py": skipped})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected")
     assert "changed, not fixed: test_calc.py::test_add" in verdict["reason"]
     assert "the change's is skipped" in verdict["reason"]
@@ -263,7 +251,7 @@ def test_a_new_test_that_fails_is_refused(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     new = "from calc import add\n\n\ndef test_add_more():\n    assert add(1, 1) == 3\n"
     _commit(repo, "Fix add(); a wrong test", {"calc.py": FIXED, "test_more.py": new})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected")
     assert "test_more.py::test_add_more" in verdict["reason"]
 
@@ -276,7 +264,7 @@ def test_new_infrastructure_cannot_fake_what_the_base_tests_judge(tmp_path: Path
     )
     repo = _repo(tmp_path)
     _commit(repo, "Break mul, add a conftest", {"calc.py": BROKEN_MUL, "conftest.py": forced})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected")
     assert "test_calc.py::test_mul" in verdict["reason"]
 
@@ -289,10 +277,10 @@ def test_a_declared_behaviour_change_needs_review_naming_the_tests(tmp_path: Pat
     sub_is_reversed = TEST_CALC.replace("sub(5, 3) == 2", "sub(5, 3) == -2")
     new_calc = CALC.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return b - a")
     _commit(repo, "sub() now counts down", {"calc.py": new_calc, "test_calc.py": sub_is_reversed})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected")  # undeclared: a regression
     assert "test_calc.py::test_sub: passed → failed" in verdict["reason"]
-    code, verdict = _check(repo, "--changes", "test_calc.py::test_sub")
+    code, verdict = check_json(repo, "--changes", "test_calc.py::test_sub")
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     assert any("test_calc.py::test_sub" in item for item in verdict["review"])
     assert log_json(repo)[-1]["outcome"] == "needs_review"
@@ -304,18 +292,18 @@ def test_a_commit_trailer_declares_the_change_too(tmp_path: Path) -> None:
     tests = TEST_CALC.replace("sub(5, 3) == 2", "sub(5, 3) == -2")
     message = "sub() counts down\n\nSelfforge-Changes: test_sub"
     _commit(repo, message, {"calc.py": new_calc, "test_calc.py": tests})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
 
 
 def test_a_protected_path_needs_review_and_a_broken_one_is_still_rejected(tmp_path: Path) -> None:
     repo = _repo(tmp_path, extra='[safety]\nprotected = [".github/**"]\n')
     _commit(repo, "CI tweak", {".github/workflows/ci.yml": "on: push\n", "calc.py": FIXED})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     assert ".github/workflows/ci.yml" in verdict["review"][0]
     _commit(repo, "CI tweak and a regression", {"calc.py": BROKEN_MUL})
-    code, verdict = _check(repo, "HEAD~1..HEAD")
+    code, verdict = check_json(repo, "HEAD~1..HEAD")
     assert (code, verdict["verdict"]) == (1, "rejected")  # a regression is no review matter
 
 
@@ -434,7 +422,7 @@ def test_a_failing_test_skipped_by_the_change_s_code_is_no_fix(tmp_path: Path) -
     )
     repo = _repo(tmp_path, {"calc.py": CALC + "\nLATER = False\n", "test_calc.py": tests})
     _commit(repo, "Not now", {"calc.py": CALC + "\nLATER = True\n"})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert (
         "skipped by the change, not fixed: test_calc.py::test_add: failed → skipped"
@@ -453,7 +441,7 @@ def test_a_rust_test_module_in_its_own_file_lands_with_its_declaration(tmp_path:
         "src/lib.rs": lib.replace("a - b", "a + b") + "\n#[cfg(test)]\nmod tests;\n",
         "src/tests.rs": tests,
     })  # fmt: skip
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
 
 
@@ -464,10 +452,10 @@ def test_a_cargo_version_bump_lands_and_a_profile_needs_review(tmp_path: Path) -
     files = {"Cargo.toml": CARGO, "src/lib.rs": lib, "tests/it.rs": it}
     repo = make_repo(tmp_path / "r", files, directives("cargo test --offline"))
     _commit(repo, "Release 0.2.0", {"Cargo.toml": CARGO.replace("0.1.0", "0.2.0")})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
     _commit(repo, "Faster tests", {"Cargo.toml": CARGO + "\n[profile.test]\nopt-level = 1\n"})
-    code, verdict = _check(repo)
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     assert "profile" in verdict["review"][0]
 
@@ -480,6 +468,6 @@ def test_a_declared_change_in_a_green_suite_needs_review(tmp_path: Path) -> None
     new_calc = FIXED.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return b - a")
     tests = TEST_CALC.replace("sub(5, 3) == 2", "sub(5, 3) == -2")
     _commit(repo, "sub() counts down", {"calc.py": new_calc, "test_calc.py": tests})
-    code, verdict = _check(repo, "--changes", "test_sub")
+    code, verdict = check_json(repo, "--changes", "test_sub")
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     assert any("test_calc.py::test_sub" in item for item in verdict["review"])
