@@ -3,8 +3,9 @@
 Each stage is a plain function ``(Candidate, Judge) -> Verdict``. ``Candidate`` is the
 explicit record of one round's change (its commit, made before any check ran, is what
 lands); ``Judge`` holds what the stages may use and is never changed by them. A stage
-returns what it found (review items, lint findings) in its verdict; ``run_pipeline``
-folds them into the candidate for the stages after it and into the ``Judgement``. The
+returns what it found (review items, lint findings, what it measured, runs made ahead) in
+its verdict; no stage writes to the candidate: ``run_pipeline`` folds them into it for
+the stages after, and into the ``Judgement``. The
 first failing verdict ends the pipeline and becomes the model's feedback.
 """
 

@@ -15,7 +15,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from selfforge.judge.runners.results import OUTCOME_RANK, TestReport
@@ -168,7 +168,3 @@ def package_scripts(tree: Path) -> dict[str, str]:
         return {}
     scripts = data.get("scripts") if isinstance(data, dict) else None
     return {str(k): str(v) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
-
-
-def suffix_in(path: str, suffixes: tuple[str, ...]) -> bool:
-    return PurePosixPath(path).suffix in suffixes
