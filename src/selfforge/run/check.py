@@ -262,7 +262,13 @@ def _candidate_commit(
 def _apply_patch(wt: Path, patch: str, change: Change) -> str:
     if not patch.strip():
         raise CannotJudge("the patch is empty: pipe a diff (git diff | selfforge check -)")
-    detail = _apply_any_prefix(wt, _diffs_of(patch))
+    diffs = _diffs_of(patch)
+    detail = _apply_any_prefix(wt, diffs)
+    if detail is not None and _already_applied(wt, diffs):
+        raise CannotJudge(
+            "the patch does not apply to HEAD: HEAD already holds it; check the commit "
+            "that made it instead (selfforge check HEAD, or a range BASE..HEAD)"
+        )
     if detail is not None:
         raise CannotJudge(
             f"the patch does not apply to HEAD ({detail}); make it against HEAD "
@@ -279,15 +285,41 @@ def _apply_any_prefix(wt: Path, patch: str) -> str | None:
     (diff -u file.orig file, git diff --no-prefix). A failed git apply changes nothing,
     so the second try starts from the same tree."""
     details = []
-    for strip in ("-p1", "-p0"):
+    for strip in ("-p1",) if _has_git_prefixes(patch) else ("-p1", "-p0"):
         proc = git.call(
             "apply", "--index", "--whitespace=nowarn", strip, "-", cwd=wt, input_text=patch
         )
         if proc.returncode == 0:
             return None
         details.append((proc.stderr.strip().splitlines() or ["it does not apply"])[0])
+    if len(details) == 1:
+        return details[0]
     # the first unless it could not even find the file names (a patch without prefixes)
     return details[1] if "filename" in details[0] or "No such file" in details[0] else details[0]
+
+
+def _already_applied(wt: Path, patch: str) -> bool:
+    """Does ``patch`` apply in reverse to HEAD (the change is in HEAD already: a CI job's
+    ``git diff HEAD~1`` piped after the commit, a format-patch of HEAD)?"""
+    for strip in ("-p1",) if _has_git_prefixes(patch) else ("-p1", "-p0"):
+        proc = git.call("apply", "--check", "-R", strip, "-", cwd=wt, input_text=patch)
+        if proc.returncode == 0:
+            return True
+    return False
+
+
+# The file names of a diff: git's header and the unified diff's ---/+++ lines.
+_GIT_HEADER = re.compile(r"^diff --git (\S+) (\S+)", re.M)
+_FILE_LINES = re.compile(r"^--- (\S+).*\n\+\+\+ (\S+)", re.M)
+
+
+def _has_git_prefixes(patch: str) -> bool:
+    """Does every file name of ``patch`` carry git's a/ b/ prefix (git diff, format-patch)?
+    Such a patch applies at -p1 or not at all: at -p0 a new file's ``b/name`` would be
+    created as a folder ``b/`` (a patch already in HEAD would be judged as new files)."""
+    names = [n for pair in _GIT_HEADER.findall(patch) for n in pair]
+    names += [n for pair in _FILE_LINES.findall(patch) for n in pair if n != "/dev/null"]
+    return bool(names) and all(n.startswith(("a/", "b/")) for n in names)
 
 
 # A message of `git format-patch` (mbox): its first line, and the line that ends the

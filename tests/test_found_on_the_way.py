@@ -1,0 +1,116 @@
+"""The smaller things issue 41 found on the way, each through the CLI: a git patch that
+does not apply at -p1 is refused (never applied at -p0 as ``b/`` files), ..."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import CALC, TEST_CALC, directives, git, make_repo
+
+MORE_TEST = "from calc import mul\n\n\ndef test_mul_again():\n    assert mul(2, 3) == 6\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+
+
+def _selfforge(*args: str, cwd: Path | None = None, stdin: str | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "selfforge", *args],
+        input=stdin,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+# -- a git patch applies at -p1 or not at all ------------------------------------------
+
+
+def _format_patch_of_new_file(repo: Path, text: str) -> str:
+    git(repo, "checkout", "-qb", "feature")
+    (repo / "test_more.py").write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Add a test")
+    patch = git(repo, "format-patch", "-1", "--stdout")
+    git(repo, "checkout", "-q", "main")
+    return patch
+
+
+def test_a_format_patch_already_in_head_is_refused_not_applied_at_p0(repo: Path) -> None:
+    patch = _format_patch_of_new_file(repo, MORE_TEST)
+    git(repo, "merge", "-q", "--ff-only", "feature")  # HEAD holds the change already
+    proc = _selfforge("check", "--repo", str(repo), "-", stdin=patch)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "does not apply" in proc.stderr and "already holds it" in proc.stderr
+    assert "selfforge check HEAD" in proc.stderr
+    assert "b/test_more.py" not in proc.stdout + proc.stderr
+
+
+def test_a_format_patch_that_clashes_with_head_is_refused(repo: Path) -> None:
+    patch = _format_patch_of_new_file(repo, MORE_TEST)
+    (repo / "test_more.py").write_text("def test_other():\n    pass\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Another test_more.py")
+    proc = _selfforge("check", "--repo", str(repo), "-", "--json", stdin=patch)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "does not apply" in proc.stderr and "test_more.py" in proc.stderr
+    assert "already holds it" not in proc.stderr
+
+
+# -- docs/guides/ci-gate.md's agent recipes, run as written ----------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXED = CALC.replace("return a - b", "return a + b", 1)
+BROKEN = FIXED.replace("a * b", "a + b")  # breaks mul()
+
+
+def _guide_commands() -> dict[str, str]:
+    guide = (ROOT / "docs" / "guides" / "ci-gate.md").read_text()
+    [aider] = re.findall(r'^aider .*--test-cmd "([^"]+)"$', guide, re.M)
+    [claude] = re.findall(r'"command": "([^"]+)"', guide)
+    [codex] = re.findall(r"^codex exec .* && (.+)$", guide, re.M)
+    return {"aider": aider, "claude": claude, "codex": codex}
+
+
+def _shell(command: str, repo: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` as the agent's hook runs it: a shell in the repository, selfforge on
+    PATH."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return subprocess.run(
+        ["sh", "-c", command], cwd=repo, capture_output=True, text=True,
+        env={**os.environ, "PATH": path, "COLUMNS": "200"},
+    )  # fmt: skip
+
+
+def test_the_aider_recipe_judges_the_commit_aider_made(repo: Path) -> None:
+    command = _guide_commands()["aider"]
+    (repo / "calc.py").write_text(FIXED)
+    git(repo, "commit", "-qam", "aider: fix add()")  # aider commits each change
+    good = _shell(command, repo)
+    assert good.returncode == 0, good.stdout + good.stderr
+    (repo / "calc.py").write_text(BROKEN)
+    git(repo, "commit", "-qam", "aider: change mul()")
+    bad = _shell(command, repo)
+    assert bad.returncode == 1 and "test_mul" in bad.stdout, bad.stdout + bad.stderr
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_the_uncommitted_work_recipes_judge_the_agents_edits(repo: Path, agent: str) -> None:
+    command = _guide_commands()[agent]
+    (repo / "calc.py").write_text(BROKEN)
+    bad = _shell(command, repo)
+    assert bad.returncode == (2 if agent == "claude" else 1), bad.stdout + bad.stderr
+    assert "test_mul" in bad.stdout + bad.stderr
+    (repo / "calc.py").write_text(FIXED)
+    good = _shell(command, repo)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert git(repo, "status", "--porcelain").strip() == "M calc.py"  # the edits stay
