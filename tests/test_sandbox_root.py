@@ -8,6 +8,7 @@ works when the sandbox keeps root's capabilities, and again as an unprivileged u
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -37,16 +38,34 @@ ATTACK = textwrap.dedent(
 )
 
 
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def _in_sight(path: Path) -> bool:
+    """Is ``path`` where a sandbox shows the machine's own files: not under one of the
+    places every sandbox has a fresh tmpfs of (/tmp, /var/tmp, /dev/shm, /run)?"""
+    path = path.resolve()
+    return not any(path == Path(p) or Path(p) in path.parents for p in sandbox.PRIVATE)
+
+
 @pytest.fixture
 def outside_tmp() -> Iterator[Path]:
     """A folder outside /tmp: every sandbox has a fresh /tmp of its own, so a home under
-    the test's tmp_path would be out of sight anyway and prove nothing."""
-    cache = Path.home() / ".cache"
+    the test's tmp_path would be out of sight anyway and prove nothing. Under HOME's
+    .cache, unless HOME itself is out of sight (``HOME=$(mktemp -d)``): then beside the
+    tests, in this checkout."""
+    choices = [Path.home() / ".cache", CHECKOUT / ".selfforge-test-places"]
+    cache = next((c for c in choices if _in_sight(c)), None)
+    if cache is None:
+        pytest.skip("HOME and this checkout are both where every sandbox has a fresh tmpfs")
     cache.mkdir(parents=True, exist_ok=True)
     place = Path(tempfile.mkdtemp(prefix="selfforge-root-test-", dir=cache))
     place.chmod(0o777)
     yield place
     shutil.rmtree(place, ignore_errors=True)
+    if cache.name == ".selfforge-test-places":
+        with contextlib.suppress(OSError):  # another test's place may still be in it
+            cache.rmdir()
 
 
 def _places(tmp_path: Path) -> tuple[Path, Path, Path]:
