@@ -114,3 +114,30 @@ def test_the_uncommitted_work_recipes_judge_the_agents_edits(repo: Path, agent: 
     good = _shell(command, repo)
     assert good.returncode == 0, good.stdout + good.stderr
     assert git(repo, "status", "--porcelain").strip() == "M calc.py"  # the edits stay
+
+
+# -- the demo's closing hint works after its own `cd` ----------------------------------
+
+
+def test_the_demos_hint_runs_selfforge_after_cd_your_repo(tmp_path: Path) -> None:
+    """Started as `.venv/bin/selfforge` (not on PATH), the demo's `cd your-repo && … init`
+    names a selfforge that the shell still finds after the cd."""
+    script = Path(sys.executable).parent / "selfforge"
+    here = script.parent.parent.parent
+    typed = os.path.relpath(script, here)  # .venv/bin/selfforge, as a user types it
+    bin_dir = str(script.parent)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != bin_dir)
+    env = {**os.environ, "PATH": path, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [typed, "demo", "--replay", "--dir", str(tmp_path / "demo")],
+        cwd=here, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [hint] = re.findall(r"^\s*cd your-repo && (.+) init\b", proc.stdout, re.M)
+    your_repo = make_repo(tmp_path / "your-repo", {"a.py": "A = 1\n"})
+    ran = subprocess.run(
+        f"cd {your_repo} && {hint} --version", shell=True, cwd=tmp_path,
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert ran.returncode == 0, f"{hint!r}: {ran.stdout}{ran.stderr}"
+    assert "selfforge" in ran.stdout

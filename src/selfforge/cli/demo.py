@@ -6,6 +6,7 @@ model session recorded for the demo and bundled with the package, and says so.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
@@ -141,15 +142,17 @@ def run_demo(
 
 def invocation() -> str:
     """How the user started selfforge, to repeat in hints: `selfforge` when that is what
-    the shell finds, else the path they typed (`.venv/bin/selfforge`), else `python -m`."""
+    the shell finds, else the absolute path of what they typed (`.venv/bin/selfforge` is
+    shown as `/…/.venv/bin/selfforge`: a hint that starts with `cd` still finds it), else
+    `python -m`."""
     argv0 = sys.argv[0] if sys.argv else ""
     name = Path(argv0).name
     if name == "__main__.py" or not name.startswith("selfforge"):
-        return f"{shlex.quote(sys.executable)} -m selfforge"
+        return f"{shlex.quote(os.path.abspath(sys.executable))} -m selfforge"
     found = shutil.which(name)
     if found and Path(found).resolve() == Path(argv0).resolve():
         return name
-    return shlex.quote(argv0)
+    return shlex.quote(os.path.abspath(argv0))
 
 
 def _quoted_python() -> str:
