@@ -141,3 +141,30 @@ def test_the_demos_hint_runs_selfforge_after_cd_your_repo(tmp_path: Path) -> Non
     )  # fmt: skip
     assert ran.returncode == 0, f"{hint!r}: {ran.stdout}{ran.stderr}"
     assert "selfforge" in ran.stdout
+
+
+# -- `log` piped: plain columns, one attempt a line ------------------------------------
+
+
+def test_log_piped_prints_plain_columns_one_attempt_a_line(repo: Path) -> None:
+    (repo / "calc.py").write_text(FIXED)
+    git(repo, "commit", "-qam", "Fix add() so that every test of the calculator passes again")
+    assert _selfforge("check", "--repo", str(repo)).returncode == 0
+    (repo / "calc.py").write_text(BROKEN)
+    git(repo, "commit", "-qam", "Change mul() in a way that breaks its test")
+    assert _selfforge("check", "--repo", str(repo)).returncode == 1
+    proc = subprocess.run(  # a narrow terminal's COLUMNS: a table would wrap
+        [sys.executable, "-m", "selfforge", "log", "--repo", str(repo)],
+        capture_output=True, text=True, env={**os.environ, "COLUMNS": "40"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert not set("│┃━─┏┗┡└┌╇╈") & set(proc.stdout), proc.stdout
+    assert lines[0].split() == ["id", "run", "outcome", "task", "reason", "result", "tokens"]
+    first, second = lines[1:3]
+    assert first.split()[:3] == ["1", "1", "accepted"] and "every test of the" in first
+    assert second.split()[:3] == ["2", "2", "rejected"] and "test_mul" in second
+    assert lines[3] == "2 attempt(s); 0 tokens; $0.0000" and len(lines) == 4
+    # the columns line up: each starts where its header word does
+    at = lines[0].index("task")
+    assert first[at:].startswith("Fix add()") and second[at:].startswith("Change mul()")

@@ -69,26 +69,42 @@ def log(
             rows.append(row)
         print(json.dumps(rows, indent=2))
         return
-    table = Table("id", "run", "outcome", "task", "reason", "result", "tokens")
+    header = ("id", "run", "outcome", "task", "reason", "result", "tokens")
+    rows = []
     for a in attempts:
         where = (a.commit or "")[:10] if a.landed else (a.branch or "")
         if a.reverted_by:
             where += f" (undone by {a.reverted_by[:10]})"
         tokens = sum(c["input_tokens"] + c["output_tokens"] for c in calls[a.id])
-        table.add_row(
-            str(a.id),
-            str(a.run_id),
-            f"[{_style(a.outcome)}]{escape(a.outcome or 'open')}[/]",
-            escape(_short(a.task, 50)),
-            escape(_short(a.reason or "", 70)),  # `show ID` and `log --json` have it whole
-            escape(where),
-            str(tokens),
-        )
-    console.print(table)
+        # `show ID` and `log --json` have the task and the reason whole
+        rows.append(
+            (str(a.id), str(a.run_id), a.outcome or "open", _short(a.task, 50),
+             _short(a.reason or "", 70), where, str(tokens))
+        )  # fmt: skip
     shown = f"{len(attempts)} of {totals.attempts}" if len(attempts) != totals.attempts else ""
-    console.print(
+    total = (
         f"{shown or totals.attempts} attempt(s); {totals.input_tokens + totals.output_tokens} "
         f"tokens; ${totals.cost_usd:.4f}"
+    )
+    if not console.is_terminal:  # piped or redirected: columns a script or a pager reads
+        print(_plain_columns(header, rows), total, sep="\n")
+        return
+    table = Table(*header)
+    for row in rows:
+        styled = f"[{_style(row[2])}]{escape(row[2])}[/]"
+        table.add_row(*(escape(cell) for cell in row[:2]), styled, *map(escape, row[3:]))
+    console.print(table)
+    console.print(total)
+
+
+def _plain_columns(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """``log``'s table as plain text: one line per attempt, never wrapped, no box
+    drawing; columns aligned with spaces, an empty cell shown as ``-``."""
+    lines = [header, *(tuple(cell or "-" for cell in row) for row in rows)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in lines
     )
 
 
