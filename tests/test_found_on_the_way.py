@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +169,22 @@ def test_log_piped_prints_plain_columns_one_attempt_a_line(repo: Path) -> None:
     # the columns line up: each starts where its header word does
     at = lines[0].index("task")
     assert first[at:].startswith("Fix add()") and second[at:].startswith("Change mul()")
+
+
+# -- init words the virtualenv for the project's language ------------------------------
+
+GO_FILES = {
+    "go.mod": "module example.com/m\n\ngo 1.19\n",
+    "m.go": "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+    "m_test.go": 'package m\n\nimport "testing"\n\n'
+    "func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal()\n\t}\n}\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
+def test_init_says_nothing_of_python_for_a_go_project(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "g", GO_FILES)
+    proc = _selfforge("init", "--repo", str(repo))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'test = "go test ./..."' in (repo / "selfforge.toml").read_text()
+    assert "virtualenv" not in proc.stdout and "checks use" not in proc.stdout, proc.stdout

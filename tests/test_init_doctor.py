@@ -70,6 +70,15 @@ def test_init_picks_up_a_lint_tool_installed_in_the_venv(project: Path) -> None:
             ".venv/bin/python -m pytest -q -x tests",
             "tox.ini [testenv] commands",
         ),
+        (  # coverage's and xdist's options go with their values; tox's substitutions too
+            {
+                "tox.ini": "[tox]\nenvlist = py\n[testenv]\ndeps = pytest\ncommands =\n"
+                "    pytest --cov=calc --cov-report term-missing -n 2 "
+                "--basetemp={envtmpdir} --junitxml {toxworkdir}/junit.xml {posargs:tests}\n"
+            },
+            ".venv/bin/python -m pytest -q tests",
+            "tox.ini [testenv] commands",
+        ),
         (
             {
                 "noxfile.py": "import nox\n\n@nox.session\ndef tests(session):\n"

@@ -41,7 +41,24 @@ _RUNNER_TIMEOUT_S = 20
 _PYTEST = re.compile(
     r"(?:^|\s)(?:\S*/)?(?:python3?\s+-m\s+)?(?:coverage\s+run\s+-m\s+)?(pytest|py\.test)\b(?P<args>.*)"
 )
-_DROPPED_ARGS = re.compile(r"^(\{.*\}|--cov\S*|-n|--numprocesses\S*|\$\S*)$")
+# Options of plugins a judge's run goes without (coverage, xdist): with a value of their
+# own (``--cov-report term-missing``), or in one word (``--cov=pkg``, ``-n4``, flags).
+_PLUGIN_VALUE_OPTIONS = frozenset(
+    ("--cov", "--cov-report", "--cov-config", "--cov-fail-under", "--cov-context",
+     "-n", "--numprocesses", "--maxprocesses", "--dist")
+)  # fmt: skip
+_DROPPED_ARGS = re.compile(
+    r"^(--cov\S*|--no-cov\S*|-n\s*(\d+|auto|logical)|--numprocesses=\S*|--maxprocesses=\S*"
+    r"|--dist=\S*)$"
+)
+# pytest's options whose value is the next word (what goes when that value is dropped)
+_PYTEST_VALUE_OPTIONS = frozenset(
+    ("--basetemp", "--junitxml", "--junit-xml", "--rootdir", "-c", "--confcutdir",
+     "--log-file", "--html", "--report-log", "-o", "--override-ini", "-p", "--ignore",
+     "--deselect", "--ignore-glob", "--cache-dir")
+)  # fmt: skip
+_SUBSTITUTION = re.compile(r"\{[^{}]*\}")  # tox's {envtmpdir}, {[testenv]deps}, …
+_POSARGS = re.compile(r"\{posargs(?::([^{}]*))?\}")
 # tox's substitutions for the project's folder: a path under it is kept, relative
 _TOX_ROOT = re.compile(r"^\{(?:tox_root|toxinidir)\}/?")
 ENV_FOLDERS = (".venv", "venv", "node_modules", "target", "__pycache__", ".tox")
@@ -227,25 +244,40 @@ def _pytest_command(p: Project, line: str) -> str | None:
     m = _PYTEST.search(line)
     if not m:
         return None
-    try:
-        words = shlex.split(m["args"])
+    try:  # tox's {posargs:DEFAULT}: the default arguments, as tox runs with none given
+        words = shlex.split(_POSARGS.sub(lambda d: d[1] or "", m["args"]))
     except ValueError:
         words = []
-    args: list[str] = []
-    skip_next = False
-    for word in words:
-        if _TOX_ROOT.match(word):  # {tox_root}/tests: the project's own tests folder
-            word = _TOX_ROOT.sub("", word) or "."
-        if skip_next or _DROPPED_ARGS.match(word) or word.startswith("{"):
-            skip_next = False
-            continue
-        if word in ("-n", "--numprocesses", "--cov", "--cov-report"):
-            skip_next = True
-            continue
-        args.append(word)
+    args = _pytest_args(words)
     if "-q" not in args and "-v" not in args:
         args.insert(0, "-q")
     return " ".join([p.python, "-m", "pytest", *map(shlex.quote, args)])
+
+
+def _pytest_args(words: list[str]) -> list[str]:
+    """pytest's arguments as a tox, nox or make command gives them, for a run of the
+    judge's: {tox_root} paths made relative; the options of coverage and xdist dropped
+    with their values (``--cov-report term-missing``, ``-n 4``); a word holding another
+    tox substitution (``--basetemp={envtmpdir}``, ``{envsitepackagesdir}/pkg``) or a
+    shell variable dropped, with the option it is the value of."""
+    args: list[str] = []
+    rest = iter(words)
+    for given in rest:
+        word = _TOX_ROOT.sub("", given) or "." if _TOX_ROOT.match(given) else given
+        if word in _PLUGIN_VALUE_OPTIONS:  # its value too, when one follows
+            value = next(rest, None)
+            if value is not None and value.startswith("-"):
+                args += _pytest_args([value, *rest])
+                break
+            continue
+        if _DROPPED_ARGS.match(word):
+            continue
+        if _SUBSTITUTION.search(word) or word.startswith("$"):
+            if args and args[-1] in _PYTEST_VALUE_OPTIONS:
+                args.pop()  # --basetemp {envtmpdir}: the option goes with its value
+            continue
+        args.append(word)
+    return args
 
 
 def _from_tox(p: Project) -> list[Candidate]:

@@ -60,11 +60,14 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
 def _say_init(target: Path, found: Any, trial: Any, excluded: list[str]) -> None:
     from selfforge.cli.demo import invocation
     from selfforge.config import DIRECTIVES_FILE
+    from selfforge.judge.runners import registry
 
     out = console.print
     out(f"wrote {escape(str(target))}")
-    venv = f"{found.venv_kind} ({found.venv})" if found.venv else f"none; checks use {found.python}"
-    out(f"  virtualenv: {escape(venv)}")
+    if found.venv:
+        out(f"  virtualenv: {escape(f'{found.venv_kind} ({found.venv})')}")
+    elif not registry.own_toolchain(found.runner):  # a Go, Rust, JS… project needs none
+        out(f"  virtualenv: none; checks use {escape(found.python)}")
     for tried in trial.tried:
         if tried.problem is not None:  # one line each: the command, what it said, the fix
             why = escape(f"{tried.problem}; fix: {tried.fix or 'see selfforge doctor'}")
