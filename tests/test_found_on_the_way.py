@@ -22,14 +22,16 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
 
 
-def _selfforge(*args: str, cwd: Path | None = None, stdin: str | None = None):
+def _selfforge(
+    *args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "selfforge", *args],
         input=stdin,
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
 
 
@@ -188,3 +190,41 @@ def test_init_says_nothing_of_python_for_a_go_project(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert 'test = "go test ./..."' in (repo / "selfforge.toml").read_text()
     assert "virtualenv" not in proc.stdout and "checks use" not in proc.stdout, proc.stdout
+
+
+# -- directives: doctor and check agree; the working tree's judge an older commit ------
+
+
+def test_doctor_and_check_agree_on_uncommitted_directives(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC})
+    (repo / "calc.py").write_text(FIXED)
+    git(repo, "commit", "-qam", "Fix add()")
+    (repo / "selfforge.toml").write_text(directives())  # as `selfforge init` leaves it
+    checked = _selfforge("check", "--repo", str(repo))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "directives: selfforge.toml from the working tree" in checked.stdout
+    doctor = _selfforge("doctor", "--repo", str(repo), env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr  # it was 1: "FAIL"
+    assert "FAIL" not in doctor.stdout and "ready for check" in doctor.stdout
+    assert "selfforge.toml is not committed" in doctor.stdout
+
+
+def test_an_older_commit_is_judged_with_the_working_trees_directives(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC})
+    (repo / "calc.py").write_text(FIXED)
+    git(repo, "commit", "-qam", "Fix add()")
+    older = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "selfforge.toml").write_text(directives())
+    git(repo, "add", "selfforge.toml")
+    git(repo, "commit", "-qm", "selfforge directives")
+    proc = _selfforge("check", "--repo", str(repo), older)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    base = git(repo, "rev-parse", f"{older}~1").strip()
+    said = f"directives: selfforge.toml from the working tree (the base {base[:10]} predates it)"
+    assert said in proc.stdout
+    # a checkout of the older commit has none: the message says where they are
+    git(repo, "checkout", "-q", "--detach", older)
+    detached = _selfforge("check", "--repo", str(repo))
+    assert detached.returncode == 2, detached.stdout + detached.stderr
+    assert "no selfforge.toml in the working tree" in detached.stderr
+    assert "the branch main has one" in detached.stderr and "git checkout main" in detached.stderr

@@ -30,9 +30,15 @@ class Finding:
     fix: str = ""
 
 
+# Directives not committed: `check` judges with them (directives are read from the
+# working tree, whoever made the change); `run` judges with them too but cannot land.
+UNCOMMITTED_DIRECTIVES = "directives (uncommitted)"
+
+
 def check_repo_state(root: Path) -> list[Finding]:
     """What would stop `run` from judging or landing, before any check runs: no commit
-    yet, directives that are not committed, another run holding the lock."""
+    yet, another run holding the lock; directives not committed (a warning: `check` reads
+    them from the working tree as they are, `run` could not land)."""
     from selfforge.repo.workspace import Workspace
 
     found = []
@@ -52,10 +58,11 @@ def check_repo_state(root: Path) -> list[Finding]:
         what = "has uncommitted changes" if tracked else "is not committed"
         found.append(
             Finding(
-                "fail",
-                "directives",
-                f"{path} {what}: the working tree is not clean, so every accepted change "
-                "would be kept on a selfforge/… branch instead of landing",
+                "warn",
+                UNCOMMITTED_DIRECTIVES,
+                f"{path} {what}: `check` and `run` read it as it is in the working tree, "
+                "but with the tree not clean `run` keeps every accepted change on a "
+                "selfforge/… branch instead of landing it",
                 f"commit it: git add {path} && git commit -m 'selfforge directives'",
             )
         )

@@ -164,6 +164,8 @@ def check(
             reporter.info(recovered)
         head = require_commit(ws.root)
         change = resolve_rev(ws.root, rev or "HEAD") if patch is None else Change(head, "", "-")
+        if note := directives_used(ws.root, loaded, change.base):
+            reporter.info(note)
         the_model = model or NoModel()
         run_id = journal.start_run(
             pid=os.getpid(),
@@ -187,6 +189,23 @@ def check(
         finally:
             ws.remove_worktrees()
             journal.end_run(run_id, status, why, left_open=Outcome.ERROR)
+
+
+def directives_used(root: Path, loaded: LoadedDirectives, base: str) -> str | None:
+    """Which directives judge the change, when the base's are not the same file: always
+    the working tree's (the user's, whoever made the change), also when the base predates
+    them or they are not committed yet; None when the base holds them as they are."""
+    if loaded.path is None:
+        return None
+    name = loaded.path.relative_to(root).as_posix()
+    at_base = git.call("show", f"{base}:{name}", cwd=root)
+    if at_base.returncode != 0:
+        why = f"the base {base[:10]} predates it"
+    elif at_base.stdout != loaded.text:
+        why = f"the base {base[:10]} has another version"
+    else:
+        return None
+    return f"directives: {name} from the working tree ({why})"
 
 
 def _judge(

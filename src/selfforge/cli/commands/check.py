@@ -132,6 +132,8 @@ def _check(
     ws = Workspace(repo)
     loaded = load_directives(ws.root)
     registry.check_directives(loaded)
+    if loaded.path is None:
+        raise UsageError(_no_directives_here(ws.root))
     require_a_judge(loaded)
     the_model = build_model(model, loaded) if review and model else None
     reporter = choose_reporter(ws, 1, quiet=as_json, as_json=False)
@@ -147,6 +149,25 @@ def _check(
         no_sandbox=no_sandbox,
         changes=changes,
     )
+
+
+def _no_directives_here(root: Path) -> str:
+    """Why a check cannot start without directives, and the fix: a branch that holds
+    them when the working tree does not (a detached checkout of an older commit)."""
+    from selfforge.config import DIRECTIVES_FILE
+    from selfforge.repo import git
+    from selfforge.run.session import NO_TESTS_FIX
+
+    here = f"no {DIRECTIVES_FILE} in the working tree ({root})"
+    refs = git.git("for-each-ref", "--format=%(refname:short)", "refs/heads", cwd=root)
+    for branch in refs.split():
+        if git.ok("cat-file", "-e", f"{branch}:{DIRECTIVES_FILE}", cwd=root):
+            return (
+                f"{here}, so it names no test command; the branch {branch} has one: check "
+                f"from a checkout of it (git checkout {branch}, then selfforge check REV: "
+                "any commit can be checked from there), or write one: selfforge init"
+            )
+    return f"{here}, so it names no test command: {NO_TESTS_FIX}"
 
 
 def _staged_patch(repo: Path, change: str | None, patch: Path | None) -> str | None:

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from selfforge.cli.doctor import Finding
+from selfforge.cli.doctor import UNCOMMITTED_DIRECTIVES, Finding
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.ui.consoles import make_console
 
@@ -70,7 +70,9 @@ def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
     if failed:
         console.print(f"{failed} problem(s) to fix before `selfforge check` or `run`.")
         raise typer.Exit(1)
-    if any(f.what == NO_MODEL for f in findings):
+    if any(f.what == UNCOMMITTED_DIRECTIVES for f in findings):
+        console.print("ready for check (`selfforge run` lands once the directives are committed).")
+    elif any(f.what == NO_MODEL for f in findings):
         console.print("ready for check (`selfforge run` also needs a model; see above).")
     else:
         console.print("ready for run.")
