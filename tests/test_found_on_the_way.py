@@ -3,6 +3,7 @@ does not apply at -p1 is refused (never applied at -p0 as ``b/`` files), ..."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -228,3 +229,57 @@ def test_an_older_commit_is_judged_with_the_working_trees_directives(tmp_path: P
     assert detached.returncode == 2, detached.stdout + detached.stderr
     assert "no selfforge.toml in the working tree" in detached.stderr
     assert "the branch main has one" in detached.stderr and "git checkout main" in detached.stderr
+
+
+# -- a cmd: agent's program, checked before the run ------------------------------------
+
+TASK = "Fix add() so test_add passes"
+AGENT = "#!/bin/sh\nsed -i '2s/a - b/a + b/' calc.py\n"
+
+
+def _agent_beside(tmp_path: Path) -> Path:
+    """An agent program beside the repository (under /tmp: hidden in every sandbox)."""
+    program = tmp_path / "my-agent.sh"
+    program.write_text(AGENT)
+    program.chmod(0o755)
+    return program
+
+
+def _run_agent(repo: Path, agent: str, script) -> subprocess.CompletedProcess[str]:
+    return _selfforge(
+        "run", "--repo", str(repo), "--model", script(), "--task", TASK, "--agent", agent
+    )
+
+
+def test_a_cmd_agent_beside_the_repository_is_shown_to_the_sandbox(
+    repo: Path, tmp_path: Path, script
+) -> None:
+    program = _agent_beside(tmp_path)
+    assert str(program).startswith("/tmp/") or Path.home() in program.parents
+    proc = _run_agent(repo, f"cmd:{program} {{task_file}}", script)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [attempt] = json.loads(_selfforge("log", "--json", "--repo", str(repo)).stdout)
+    assert attempt["outcome"] == "accepted", attempt  # it was: exit 127, "no edits"
+
+
+@pytest.mark.parametrize("where", ["beside", "untracked"])
+def test_a_cmd_agent_the_copy_will_not_have_is_refused_before_the_run(
+    repo: Path, tmp_path: Path, script, where: str
+) -> None:
+    program = _agent_beside(tmp_path)  # ../my-agent.sh from the repository
+    if where == "untracked":
+        program = program.rename(repo / "my-agent.sh")
+    word = "../my-agent.sh" if where == "beside" else "./my-agent.sh"
+    proc = _run_agent(repo, f"cmd:{word} {{task_file}}", script)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    why = "is outside the repository" if where == "beside" else "is not committed"
+    assert why in proc.stderr and f"give its absolute path ({program})" in proc.stderr
+    assert not (repo / ".selfforge" / "journal.db").exists()  # refused before the run
+
+
+def test_a_cmd_agent_whose_program_is_missing_is_refused_before_the_run(repo: Path, script) -> None:
+    proc = _run_agent(repo, "cmd:no-such-agent-xyz {task_file}", script)
+    assert proc.returncode == 2 and "`no-such-agent-xyz` is not on PATH" in proc.stderr
+    proc = _run_agent(repo, "cmd:/nowhere/agent.sh {task_file}", script)
+    assert proc.returncode == 2 and "/nowhere/agent.sh does not exist" in proc.stderr
+    assert "Traceback" not in proc.stderr

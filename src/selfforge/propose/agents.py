@@ -20,6 +20,7 @@ from pathlib import Path
 from selfforge.errors import UsageError
 from selfforge.propose import agent_records as records
 from selfforge.propose.agent_models import LITELLM_NAMES, LITELLM_OFFLINE, Endpoint, key_env
+from selfforge.propose.agent_program import command_files
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,15 @@ class Adapter:
     steps: Callable[[str], list[records.AgentStep]] = lambda text: []
     spend: Callable[[str, str], records.Spend] = lambda output, trajectory: records.Spend()
     shown: Callable[[Path], tuple[Path, ...]] = lambda exe: ()  # its installation
+    # Files its command names that the sandbox would hide, from the user's checkout:
+    # shown read-only (a ``cmd:`` agent's program beside the repository), or refused.
+    files: Callable[[Path], tuple[Path, ...]] = lambda root: ()
+
+    def ready(self, root: Path) -> tuple[Path, ...]:
+        """Before a run: the program found (a UsageError saying how to install it, else),
+        and the files of ``files`` (a UsageError with the reason and the fix)."""
+        self.locate()
+        return self.files(root)
 
     def locate(self) -> str:
         """The program's path ("" for a ``cmd:`` agent: its shell finds it)."""
@@ -197,7 +207,7 @@ def command_adapter(template: str) -> Adapter:
     def argv(exe: str, job: Job) -> str:
         return template.replace("{task_file}", _q(job.task_file)).replace("{task}", _task_text(job))
 
-    return Adapter("cmd", "", "", argv)
+    return Adapter("cmd", "", "", argv, files=lambda root: command_files(template, root))
 
 
 # The providers' keys litellm (mini-swe-agent, aider) reads, for a model its own

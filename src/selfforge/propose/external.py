@@ -50,6 +50,7 @@ class AgentProposer:
         self.ctx, settings = ctx, ctx.directives.model
         self.adapter = adapter_for(settings.agent or "")
         self.program = self.adapter.locate()
+        self.files = self.adapter.files(ctx.space.repo)  # shown read-only (cmd: agents)
         self.endpoint = endpoint_for(settings.agent_model or _network_spec(settings.spec))
         if self.endpoint is not None and self.endpoint.key:
             remember(self.endpoint.key)  # masked in every transcript journaled
@@ -101,7 +102,9 @@ class AgentProposer:
             extra_env=agent_env(self.adapter, job),
             head=a.base,
             on_start=a.on_start,
-            binds=agent_binds(self.adapter, Path(self.program) if self.program else None, io),
+            binds=agent_binds(
+                self.adapter, Path(self.program) if self.program else None, io, self.files
+            ),
         )
         own = _read_own(io / self.adapter.trajectory) if self.adapter.trajectory else ""
         for step in self.adapter.steps(own or result.full_output):
@@ -185,12 +188,15 @@ def agent_env(adapter: Adapter, job: Job) -> dict[str, str]:
     return {**env, **adapter.env(job)}
 
 
-def agent_binds(adapter: Adapter, program: Path | None, io: Path) -> tuple[sandbox.Bind, ...]:
+def agent_binds(
+    adapter: Adapter, program: Path | None, io: Path, files: tuple[Path, ...] = ()
+) -> tuple[sandbox.Bind, ...]:
     """The job's folder (read-write, at its own path); the agent's installation where
-    the check policy would not show it; its configuration under the sandbox's home:
+    the check policy would not show it, and the files a ``cmd:`` agent's command names
+    there (read-only, at their own paths); its configuration under the sandbox's home:
     read-only, or copied into the job's folder first (what it writes there is lost)."""
     home, inside = Path.home(), Path(sandbox.INSIDE_HOME)
-    binds = [sandbox.Bind(io, io, writable=True)]
+    binds = [sandbox.Bind(io, io, writable=True), *(sandbox.Bind(f, f) for f in files)]
     if program is not None:
         binds += [sandbox.Bind(p, p) for p in adapter.shown(program)]
     for rel in adapter.config:

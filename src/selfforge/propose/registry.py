@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from selfforge.config import ModelSettings
 from selfforge.errors import UsageError
@@ -31,7 +32,8 @@ class Entry:
     about: str  # how messages name it: "the exploring proposer"
     runs_commands: bool = False  # in the sandbox only, and one candidate per cycle
     argument: str = ""  # "NAME": spelled name:NAME (agent:claude); "": a word alone
-    ready: Callable[[str], object] | None = None  # checks the argument before a run starts
+    # checks the argument before a run starts, with the user's checkout
+    ready: Callable[[str, Path], object] | None = None
 
 
 PROPOSERS: dict[str, Entry] = {}
@@ -52,7 +54,8 @@ register(
         "the agent",
         runs_commands=True,
         argument="NAME",
-        ready=lambda name: adapter_for(name).locate(),  # a usage error naming the agents
+        # a usage error naming the agents, the program to install, or a file it cannot see
+        ready=lambda name, root: adapter_for(name).ready(root),
     )
 )
 

@@ -73,7 +73,9 @@ def start_run(
 
     registry.check_directives(loaded)
     d = loaded.directives
-    check_proposer(loaded, proposer, parallel=parallel, no_sandbox=no_sandbox, agent=agent)
+    check_proposer(
+        loaded, proposer, parallel=parallel, no_sandbox=no_sandbox, agent=agent, root=ws.root
+    )
     if loaded.path is None:
         _use_detected_checks(loaded, ws, quiet)
     if not d.goals.items:
@@ -227,6 +229,7 @@ def check_proposer(
     parallel: int,
     no_sandbox: bool,
     agent: str | None = None,
+    root: Path | None = None,
 ) -> None:
     """``--proposer`` over [model] proposer, ``--agent`` over [model] agent, each a name
     of propose/registry.py; a proposer that runs commands (exploring, an agent) runs
@@ -244,8 +247,8 @@ def check_proposer(
         )
     model.agent = agent if agent is not None else model.agent
     entry, argument = registry.chosen(model)
-    if entry.ready is not None:
-        entry.ready(argument)
+    if entry.ready is not None:  # root: the user's checkout (a cmd: agent's files)
+        entry.ready(argument, root or Path.cwd())
     if model.agent and model.proposer != "oneshot":
         raise UsageError(
             f"--agent proposes instead of --proposer {model.proposer}: give one of them"
