@@ -1,5 +1,10 @@
 """The smaller things issue 41 found on the way, each through the CLI: a git patch that
-does not apply at -p1 is refused (never applied at -p0 as ``b/`` files), ..."""
+does not apply at -p1 is refused (never applied at -p0 as ``b/`` files); the agent
+recipes of docs/guides/ci-gate.md run as written; the demo's closing hint works after its
+own ``cd``; ``log`` piped is plain columns; ``init`` says nothing of Python for a Go
+project (its tox parsing: tests/test_init_doctor.py); doctor and check agree on
+uncommitted directives, and an older commit is judged with the working tree's; a ``cmd:``
+agent's program is checked before the run. (HOME anywhere: tests/test_sandbox_root.py.)"""
 
 from __future__ import annotations
 
