@@ -250,10 +250,13 @@ def _agent_beside(tmp_path: Path) -> Path:
     return program
 
 
-def _run_agent(repo: Path, agent: str, script) -> subprocess.CompletedProcess[str]:
+def _run_agent(
+    repo: Path, agent: str, script, env: dict | None = None
+) -> subprocess.CompletedProcess[str]:
     return _selfforge(
-        "run", "--repo", str(repo), "--model", script(), "--task", TASK, "--agent", agent
-    )
+        "run", "--repo", str(repo), "--model", script(), "--task", TASK, "--agent", agent,
+        env=env,
+    )  # fmt: skip
 
 
 def test_a_cmd_agent_beside_the_repository_is_shown_to_the_sandbox(
@@ -265,6 +268,21 @@ def test_a_cmd_agent_beside_the_repository_is_shown_to_the_sandbox(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [attempt] = json.loads(_selfforge("log", "--json", "--repo", str(repo)).stdout)
     assert attempt["outcome"] == "accepted", attempt  # it was: exit 127, "no edits"
+
+
+def test_a_cmd_agent_found_on_path_in_a_hidden_place_is_shown_to_the_sandbox(
+    repo: Path, tmp_path: Path, script
+) -> None:
+    """A program on PATH in a folder the sandbox hides (here under /tmp; ~/.local/bin
+    alike): found by its name, shown at its own path."""
+    program = _agent_beside(tmp_path)
+    (tmp_path / "bin").mkdir()
+    program = program.rename(tmp_path / "bin" / "my-agent-xyz")
+    path = f"{program.parent}{os.pathsep}{os.environ['PATH']}"
+    proc = _run_agent(repo, "cmd:my-agent-xyz {task_file}", script, env={"PATH": path})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [attempt] = json.loads(_selfforge("log", "--json", "--repo", str(repo)).stdout)
+    assert attempt["outcome"] == "accepted", attempt
 
 
 @pytest.mark.parametrize("where", ["beside", "untracked"])
