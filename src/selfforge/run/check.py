@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -199,13 +200,24 @@ def directives_used(root: Path, loaded: LoadedDirectives, base: str) -> str | No
         return None
     name = loaded.path.relative_to(root).as_posix()
     at_base = git.call("show", f"{base}:{name}", cwd=root)
-    if at_base.returncode != 0:
+    if at_base.returncode != 0 or not _table(at_base.stdout, name):
         why = f"the base {base[:10]} predates it"
-    elif at_base.stdout != loaded.text:
+    elif _table(at_base.stdout, name) != _table(loaded.text, name):
         why = f"the base {base[:10]} has another version"
     else:
         return None
     return f"directives: {name} from the working tree ({why})"
+
+
+def _table(text: str, name: str) -> object:
+    """The directives ``text`` holds: the whole file, or pyproject.toml's
+    [tool.selfforge] table (the rest of that file changes with no bearing on them)."""
+    if name != "pyproject.toml":
+        return text
+    try:
+        return tomllib.loads(text).get("tool", {}).get("selfforge")
+    except tomllib.TOMLDecodeError:
+        return None
 
 
 def _judge(
