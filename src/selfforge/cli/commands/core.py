@@ -50,11 +50,28 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
     trial = choose_test(found, root)
     found.use(trial.chosen or trial.first)  # none ran: the first, written commented out
     goals = ["All tests pass", "No lint errors"] if found.lint else ["All tests pass"]
+    modules = registry.init_modules(root, found.test, found.results, found.junit or "")
     text = render_default(
-        found.test, found.lint, goals, found.results, found.junit, commented=trial.none_ran
+        found.test,
+        found.lint,
+        goals,
+        found.results,
+        found.junit,
+        commented=trial.none_ran,
+        modules=[m.dir for m in modules],
     )
     target.write_text(text, encoding="utf-8")
     _say_init(target, found, trial, excluded)
+    _say_modules(modules)
+
+
+def _say_modules(modules: list[Any]) -> None:
+    """The nested modules found: each judged with its own suite when a change touches it
+    (or run by the test command itself: a workspace's member)."""
+    for i, module in enumerate(modules):
+        label = "  modules:    " if i == 0 else "              "
+        how = module.covered or f"its own suite: `{module.command}` there"
+        console.print(f"{label}{escape(module.dir)}  [dim]({escape(how)})[/]")
 
 
 def _say_init(target: Path, found: Any, trial: Any, excluded: list[str]) -> None:

@@ -16,7 +16,7 @@ import os
 import re
 from pathlib import Path
 
-from selfforge.judge.runners.base import Adapter, Found, Prepared, add
+from selfforge.judge.runners.base import Adapter, Found, Prepared, add, manifest_dirs
 from selfforge.judge.runners.results import TestReport
 
 _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
@@ -70,6 +70,18 @@ class GoTest(Adapter):
             return Found("go", "go test ./...", "go.mod", lint="go vet ./...")
         return None
 
+    @classmethod
+    def modules(cls, root: Path) -> list[str]:
+        """Every folder below the root with a ``go.mod``, and what a ``go.work`` uses:
+        ``go test ./...`` stops at a nested module's boundary, from a go.work's root too."""
+        found = set(manifest_dirs(root, ("go.mod",)))
+        found.update(d for d in _work_uses(root) if (root / d / "go.mod").is_file())
+        return sorted(found)
+
+    @classmethod
+    def module_command(cls, command: str) -> str:
+        return "go test ./..."
+
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         flags = ["-json", "-count=1"]
         names = sorted({t.split("::", 1)[1].split("/")[0] for t in only or [] if "::" in t})
@@ -109,6 +121,23 @@ class GoTest(Adapter):
 
 
 _MODULE_LINE = re.compile(r"^module\s+(\S+)", re.M)
+_USE = re.compile(r"^\s*(?:use\s*\(([^)]*)\)|use\s+(\S+))", re.M)
+
+
+def _work_uses(root: Path) -> list[str]:
+    """The folders a ``go.work`` at the root uses (repo-relative, posix; not the root)."""
+    try:
+        text = (root / "go.work").read_text(encoding="utf-8", errors="replace")[:65536]
+    except OSError:
+        return []
+    found = []
+    for block, single in _USE.findall(text):
+        for line in (block or single).splitlines():
+            word = line.split("//", 1)[0].strip().strip('"')
+            folder = Path(word).as_posix().removeprefix("./") if word else ""
+            if folder and folder != "." and not folder.startswith(("/", "..")):
+                found.append(folder)
+    return found
 
 
 def _modules(tree: Path) -> list[tuple[str, str]]:

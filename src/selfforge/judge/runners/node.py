@@ -13,7 +13,15 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from selfforge.judge.runners.base import Adapter, Found, Prepared, add, package_scripts
+from selfforge.judge.runners.base import (
+    Adapter,
+    Found,
+    Prepared,
+    add,
+    manifest_dirs,
+    matches_globs,
+    package_scripts,
+)
 from selfforge.judge.runners.results import NODE_REPORTER, PLUGIN_DIR, TestReport
 
 if TYPE_CHECKING:
@@ -86,6 +94,21 @@ class NodeTest(Adapter):
         if cls.runs(package_scripts_at(root).get("test", "")):
             return Found("node", "npm test", "package.json's test script (node --test)")
         return None
+
+    @classmethod
+    def modules(cls, root: Path) -> list[str]:
+        """The packages package.json's ``workspaces`` names that have a test script."""
+        globs = workspace_globs(root)
+        if not globs:
+            return []
+        found = manifest_dirs(root, ("package.json",))
+        return [
+            d for d in found if matches_globs(d, globs) and package_scripts(root / d).get("test")
+        ]
+
+    @classmethod
+    def module_command(cls, command: str) -> str:
+        return "npm test"
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         reporter = f"{self.inject_dir or PLUGIN_DIR}/{REPORTER}"
@@ -162,6 +185,18 @@ def _relative(file: str, tree: Path) -> str:
         return Path(file).resolve().relative_to(tree.resolve()).as_posix()
     except (ValueError, OSError):
         return file
+
+
+def workspace_globs(root: Path) -> list[str]:
+    """package.json's ``workspaces`` (a list, or ``{"packages": [...]}``)."""
+    try:
+        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    spaces = data.get("workspaces") if isinstance(data, dict) else None
+    if isinstance(spaces, dict):
+        spaces = spaces.get("packages")
+    return [str(g) for g in spaces] if isinstance(spaces, list) else []
 
 
 def package_scripts_at(root: Path) -> dict[str, str]:

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from selfforge.judge.runners.base import Adapter
+from selfforge.judge.runners.base import Adapter, manifest_dirs
 from selfforge.judge.runners.results import TestReport
 
 if TYPE_CHECKING:
@@ -52,6 +52,13 @@ class PyTest(Adapter):
 
         return (rule or DEFAULT).is_test_file(path)
 
+    @classmethod
+    def modules(cls, root: Path) -> list[str]:
+        """Every package below the root (a pyproject.toml, setup.py or setup.cfg) that
+        holds tests of its own: a tests/ or test/ folder, or test_*.py beside it."""
+        found = manifest_dirs(root, ("pyproject.toml", "setup.py", "setup.cfg"))
+        return [d for d in found if _has_tests(root / d)]
+
     def can_select(self) -> bool:
         return self.direct
 
@@ -63,6 +70,12 @@ class PyTest(Adapter):
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return None  # the channel's report, else unittest's output (sandbox/command.py)
+
+
+def _has_tests(folder: Path) -> bool:
+    if (folder / "tests").is_dir() or (folder / "test").is_dir():
+        return True
+    return any(folder.glob("test_*.py")) or any(folder.glob("*_test.py"))
 
 
 class Unittest(PyTest):

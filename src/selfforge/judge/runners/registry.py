@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 
 from selfforge.errors import ConfigError
 from selfforge.judge.runners import bun, cargo, gotest, junit, node, python, tap
-from selfforge.judge.runners.base import Adapter, Found, package_scripts, words
+from selfforge.judge.runners.base import Adapter, Found, Module, package_scripts, words
 from selfforge.repo.treefiles import NotReadable, read_bytes
 
 if TYPE_CHECKING:
     from selfforge.config import LoadedDirectives
+    from selfforge.judge.runners.results import TestReport
     from selfforge.judge.sandbox.check_space import CheckSpace
     from selfforge.repo.testpaths import TestRule
 
@@ -152,6 +153,61 @@ def init_found(root: Path) -> Found | None:
         if (found := adapter.detect_init(root)) is not None:
             return found
     return None
+
+
+def modules(
+    adapter: Adapter,
+    command: str,
+    tree: Path,
+    listed: str | list[str] = AUTO,
+    report: TestReport | None = None,
+) -> list[Module]:
+    """The nested modules of ``tree`` whose suites judge a change (``[checks] modules``:
+    ``listed``, "auto": the runner's own discovery, "none": none, else those folders),
+    each with the command its suite runs with in its folder and whether ``command`` at the
+    root runs it already: a workspace member (the project's files tell), or a module some
+    test of ``report`` (the base's run) lies in (the deepest module holding it)."""
+    if listed == "none":
+        return []
+    kind = type(adapter)
+    if isinstance(listed, list):
+        dirs = sorted({d.strip("/").removeprefix("./") for d in listed} - {"", "."})
+    else:
+        dirs = kind.modules(tree)
+    reached: set[str] = set()
+    for test in report.outcomes if report is not None else ():
+        place = adapter.owner(test, tree) or test.split("::", 1)[0]
+        if (home := module_of(place, dirs)) is not None:
+            reached.add(home)
+    found = []
+    for folder in dirs:
+        static = kind.covers_module(command, tree, folder)
+        covered = ""
+        if static:
+            covered = "a member of the workspace the test command runs"
+        elif static is None and folder in reached:
+            covered = "the test command runs its tests"
+        found.append(Module(folder, kind.name, kind.module_command(command), covered))
+    return found
+
+
+def init_modules(root: Path, test: str | None, runner: str, junit: str = "") -> list[Module]:
+    """What ``init`` says of nested modules: those of the runner of the test command it
+    chose, else every runner's (a project whose root has no suite)."""
+    if test:
+        return modules(detect(test, root, runner, junit), test, root)
+    found: dict[str, Module] = {}
+    for adapter in ADAPTERS:
+        for folder in adapter.modules(root):
+            command = adapter.module_command("")
+            found.setdefault(folder, Module(folder, adapter.name, command or adapter.name))
+    return sorted(found.values(), key=lambda m: m.dir)
+
+
+def module_of(path: str, dirs: list[str]) -> str | None:
+    """The deepest of ``dirs`` (module folders) that holds ``path``; None: the root's."""
+    holding = [d for d in dirs if path == d or path.startswith(d + "/")]
+    return max(holding, key=len) if holding else None
 
 
 def is_test_file(path: str, rule: TestRule | None = None) -> bool:

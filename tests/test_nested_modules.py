@@ -1,0 +1,204 @@
+"""Nested modules and workspaces: a nested ``go.mod`` (``go test ./...`` never enters
+it), a ``go.work``, npm workspaces, several Python packages. ``init`` names them,
+``doctor`` lists them and whether each one's suite runs, and ``check`` judges a change
+with the suite of every module it touches."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import check_json, cli, directives, git, make_repo
+
+HAS_GO = shutil.which("go") is not None
+needs_go = pytest.mark.skipif(not HAS_GO, reason="needs the go toolchain")
+
+ROOT_MOD = "module example.com/root\n\ngo 1.19\n"
+ROOT_GO = "package root\n\nfunc Double(a int) int {\n\treturn a * 2\n}\n"
+ROOT_TEST = """package root
+
+import "testing"
+
+func TestDouble(t *testing.T) {
+	if Double(2) != 4 {
+		t.Fatalf("Double(2) = %d", Double(2))
+	}
+}
+"""
+ARC_MOD = "module example.com/arc\n\ngo 1.19\n"
+ARC_GO = "package arc\n\nfunc Area(w, h int) int {\n\treturn w * h\n}\n"
+ARC_TEST = """package arc
+
+import "testing"
+
+func TestArea(t *testing.T) {
+	if Area(2, 3) != 6 {
+		t.Fatalf("Area(2, 3) = %d", Area(2, 3))
+	}
+}
+"""
+ARC_BUG = ARC_GO.replace("w * h", "w + h")
+ARC_MORE = ARC_GO + "\nfunc Square(s int) int {\n\treturn Area(s, s)\n}\n"
+GO_WORK = "go 1.19\n\nuse (\n\t.\n\t./arc\n)\n"
+
+
+def _go_repo(tmp_path: Path, extra: dict[str, str] | None = None, **kw: str) -> Path:
+    files = {
+        "go.mod": ROOT_MOD,
+        "root.go": ROOT_GO,
+        "root_test.go": ROOT_TEST,
+        "arc/go.mod": ARC_MOD,
+        "arc/arc.go": ARC_GO,
+        "arc/arc_test.go": ARC_TEST,
+        **(extra or {}),
+    }
+    return make_repo(tmp_path / "repo", files, directives("go test ./...", **kw))
+
+
+def _commit(repo: Path, files: dict[str, str], message: str = "change") -> None:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+def _steps(verdict: dict) -> dict[str, dict]:
+    return {s["name"]: s for s in verdict["steps"]}
+
+
+@needs_go
+def test_a_bug_in_a_nested_go_module_is_rejected_by_its_own_suite(tmp_path: Path) -> None:
+    repo = _go_repo(tmp_path)
+    _commit(repo, {"arc/arc.go": ARC_BUG}, "arc: break Area")
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "module arc" in verdict["reason"], verdict["reason"]
+    assert "example.com/arc::TestArea" in verdict["reason"], verdict["reason"]
+    steps = _steps(verdict)
+    assert "tests[arc]" in steps and "baseline:tests[arc]" in steps, list(steps)
+
+
+@needs_go
+def test_a_correct_change_in_a_nested_go_module_is_accepted(tmp_path: Path) -> None:
+    repo = _go_repo(tmp_path)
+    _commit(repo, {"arc/arc.go": ARC_MORE}, "arc: add Square")
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
+    steps = _steps(verdict)
+    assert steps["tests[arc]"]["ok"], steps["tests[arc]"]
+    assert "1 passed" in steps["tests[arc]"]["detail"], steps["tests[arc]"]
+    # the second check of another change in arc takes arc's baseline from the cache
+    _commit(repo, {"arc/extra.go": "package arc\n\nconst Unit = 1\n"}, "arc: a constant")
+    code, verdict = check_json(repo)
+    assert code == 0, verdict["reason"]
+
+
+@needs_go
+def test_a_change_outside_the_nested_module_does_not_run_its_suite(tmp_path: Path) -> None:
+    repo = _go_repo(tmp_path)
+    _commit(repo, {"root.go": ROOT_GO + "\nconst Two = 2\n"}, "root: a constant")
+    code, verdict = check_json(repo)
+    assert code == 0, verdict["reason"]
+    assert not any("[arc]" in name for name in _steps(verdict)), list(_steps(verdict))
+
+
+@needs_go
+def test_a_bug_in_a_module_of_a_go_work_is_rejected(tmp_path: Path) -> None:
+    repo = _go_repo(tmp_path, {"go.work": GO_WORK})
+    _commit(repo, {"arc/arc.go": ARC_BUG}, "arc: break Area")
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "example.com/arc::TestArea" in verdict["reason"], verdict["reason"]
+
+
+@needs_go
+def test_modules_none_turns_the_module_suites_off(tmp_path: Path) -> None:
+    repo = _go_repo(tmp_path, extra={})
+    text = (
+        (repo / "selfforge.toml").read_text().replace("[checks]\n", '[checks]\nmodules = "none"\n')
+    )
+    _commit(repo, {"selfforge.toml": text}, "directives: no module suites")
+    _commit(repo, {"arc/arc.go": ARC_BUG}, "arc: break Area")
+    code, verdict = check_json(repo)
+    assert code == 0, verdict["reason"]  # what the user asked for: the root suite alone
+
+
+@needs_go
+def test_init_and_doctor_name_the_nested_go_module(tmp_path: Path) -> None:
+    files = {
+        "go.mod": ROOT_MOD,
+        "root.go": ROOT_GO,
+        "root_test.go": ROOT_TEST,
+        "arc/go.mod": ARC_MOD,
+        "arc/arc.go": ARC_GO,
+        "arc/arc_test.go": ARC_TEST,
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    proc = cli("init", "--repo", str(repo), check=True)
+    assert "modules:" in proc.stdout and "arc" in proc.stdout, proc.stdout
+    assert "go test ./..." in proc.stdout
+    written = tomllib.loads((repo / "selfforge.toml").read_text())
+    assert written["checks"]["test"] == "go test ./..."
+    git(repo, "add", "selfforge.toml")
+    git(repo, "commit", "-qm", "directives")
+    out = cli("doctor", "--repo", str(repo), "--model", "script:none.json").stdout
+    line = next((x for x in out.splitlines() if "module arc" in x), "")
+    assert line.startswith("ok"), out
+    assert "1 passed" in line and "go test ./..." in line, out
+
+
+NODE_PKG = {"name": "p", "private": True, "workspaces": ["packages/*"]}
+
+
+def _node_pkg(name: str) -> str:
+    return json.dumps({"name": name, "version": "1.0.0", "scripts": {"test": "node --test"}})
+
+
+NODE_A = "exports.half = (n) => n / 2;\n"
+NODE_A_TEST = """const test = require('node:test');
+const assert = require('node:assert');
+const { half } = require('../index.js');
+test('half', () => { assert.strictEqual(half(4), 2); });
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_a_bug_in_an_npm_workspace_package_is_rejected(tmp_path: Path) -> None:
+    files = {
+        "package.json": json.dumps({**NODE_PKG, "scripts": {"test": "node --test test/"}}),
+        "index.js": "exports.one = () => 1;\n",
+        "test/one.test.js": NODE_A_TEST.replace("half", "one")
+        .replace("one(4), 2", "one(), 1")
+        .replace("../index.js", "../index.js"),
+        "packages/a/package.json": _node_pkg("a"),
+        "packages/a/index.js": NODE_A,
+        "packages/a/test/half.test.js": NODE_A_TEST,
+    }
+    repo = make_repo(tmp_path / "repo", files, directives("npm test"))
+    out = cli("doctor", "--repo", str(repo), "--model", "script:none.json").stdout
+    assert "module packages/a" in out, out
+    _commit(repo, {"packages/a/index.js": NODE_A.replace("n / 2", "n / 3")}, "a: break half")
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "module packages/a" in verdict["reason"] and "half" in verdict["reason"]
+
+
+PY_PROJECT = '[project]\nname = "{name}"\nversion = "0"\n'
+
+
+def test_init_and_doctor_name_several_python_packages(tmp_path: Path) -> None:
+    files = {}
+    for name in ("alpha", "beta"):
+        files[f"{name}/pyproject.toml"] = PY_PROJECT.format(name=name)
+        files[f"{name}/{name}.py"] = "def one():\n    return 1\n"
+        files[f"{name}/tests/test_{name}.py"] = (
+            f"from {name} import one\n\n\ndef test_one():\n    assert one() == 1\n"
+        )
+    repo = make_repo(tmp_path / "repo", files)
+    proc = cli("init", "--repo", str(repo), check=True)
+    assert "alpha" in proc.stdout and "beta" in proc.stdout, proc.stdout
