@@ -118,7 +118,7 @@ def _baseline(c: Candidate, j: Judge, module: Module, command: str) -> Observed:
     command and everything the root's key holds), else run now and kept."""
     d = j.directives
     checks = ModuleChecks(module.dir, command, d.checks.timeout_s)
-    digest = judge_baseline.cache_key(c.tree, c.base, checks, d.sandbox, j.space)
+    digest = judge_baseline.cache_key(j.space.repo, c.base, checks, d.sandbox, j.space)
     name = f"baseline:tests[{module.dir}]"
     if (cached := judge_baseline.load_cached(j.state_dir, digest)) is not None:
         j.record.step(name, True, "cached: " + judge_baseline.describe_cached(cached[0]))

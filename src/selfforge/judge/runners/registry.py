@@ -199,8 +199,7 @@ def init_modules(root: Path, test: str | None, runner: str, junit: str = "") -> 
     found: dict[str, Module] = {}
     for adapter in ADAPTERS:
         for folder in adapter.modules(root):
-            command = adapter.module_command("")
-            found.setdefault(folder, Module(folder, adapter.name, command or adapter.name))
+            found.setdefault(folder, Module(folder, adapter.name, adapter.module_command("")))
     return sorted(found.values(), key=lambda m: m.dir)
 
 
