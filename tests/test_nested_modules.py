@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import check_json, cli, directives, git, make_repo
+from conftest import PYTEST, check_json, cli, directives, git, make_repo
 
 HAS_GO = shutil.which("go") is not None
 needs_go = pytest.mark.skipif(not HAS_GO, reason="needs the go toolchain")
@@ -202,3 +202,46 @@ def test_init_and_doctor_name_several_python_packages(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", files)
     proc = cli("init", "--repo", str(repo), check=True)
     assert "alpha" in proc.stdout and "beta" in proc.stdout, proc.stdout
+
+
+def _py_repo(tmp_path: Path, testpaths: bool) -> Path:
+    """A Python project with a package of its own under plugins/beta (its pyproject and
+    tests); the root's pytest collects tests/ only (testpaths), or every folder."""
+    settings = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n' if testpaths else ""
+    files = {
+        "pyproject.toml": PY_PROJECT.format(name="root") + settings,
+        "root.py": "def two():\n    return 2\n",
+        "tests/test_root.py": "from root import two\n\n\ndef test_two():\n    assert two() == 2\n",
+        "plugins/beta/pyproject.toml": PY_PROJECT.format(name="beta"),
+        "plugins/beta/conftest.py": "",  # puts plugins/beta on the path for the root's run
+        "plugins/beta/beta.py": "def one():\n    return 1\n",
+        "plugins/beta/tests/test_beta.py": (
+            "from beta import one\n\n\ndef test_one():\n    assert one() == 1\n"
+        ),
+    }
+    return make_repo(tmp_path / "repo", files, directives(PYTEST))
+
+
+def test_a_bug_in_a_nested_python_package_is_rejected_by_its_own_suite(tmp_path: Path) -> None:
+    repo = _py_repo(tmp_path, testpaths=True)
+    out = cli("doctor", "--repo", str(repo), "--model", "script:none.json").stdout
+    line = next((x for x in out.splitlines() if "module plugins/beta" in x), "")
+    assert line.startswith("ok") and "1 passed" in line, out
+    _commit(repo, {"plugins/beta/beta.py": "def one():\n    return 3\n"}, "beta: break one")
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "module plugins/beta" in verdict["reason"], verdict["reason"]
+    assert "plugins/beta/tests/test_beta.py::test_one" in verdict["reason"], verdict["reason"]
+
+
+def test_a_package_the_root_suite_collects_is_not_run_twice(tmp_path: Path) -> None:
+    repo = _py_repo(tmp_path, testpaths=False)
+    out = cli("doctor", "--repo", str(repo), "--model", "script:none.json").stdout
+    line = next((x for x in out.splitlines() if "module plugins/beta" in x), "")
+    assert "run by the test command" in line, out
+    _commit(repo, {"plugins/beta/beta.py": "def one():\n    return 3\n"}, "beta: break one")
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "plugins/beta/tests/test_beta.py::test_one" in verdict["reason"], verdict["reason"]
+    names = [s["name"] for s in verdict["steps"]]
+    assert not any("[plugins/beta]" in n for n in names), names  # the root's run judged it
