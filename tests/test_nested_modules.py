@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYTEST, check_json, cli, directives, git, make_repo
+from conftest import PYTEST, check_json, cli, directives, git, make_repo, needs_cargo
 
 HAS_GO = shutil.which("go") is not None
 needs_go = pytest.mark.skipif(not HAS_GO, reason="needs the go toolchain")
@@ -245,3 +245,45 @@ def test_a_package_the_root_suite_collects_is_not_run_twice(tmp_path: Path) -> N
     assert "plugins/beta/tests/test_beta.py::test_one" in verdict["reason"], verdict["reason"]
     names = [s["name"] for s in verdict["steps"]]
     assert not any("[plugins/beta]" in n for n in names), names  # the root's run judged it
+
+
+def _crate(name: str, body: str) -> str:
+    return f"""pub fn {name}(a: i32) -> i32 {{
+    {body}
+}}
+
+#[cfg(test)]
+mod tests {{
+    #[test]
+    fn {name}_two() {{
+        assert_eq!(super::{name}(2), 4);
+    }}
+}}
+"""
+
+
+def _package(name: str) -> str:
+    return f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n'
+
+
+@pytest.mark.slow
+@needs_cargo
+def test_a_crate_outside_the_cargo_workspace_is_judged_by_its_own_suite(tmp_path: Path) -> None:
+    files = {
+        "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\nexclude = ["tools/b"]\n'
+        'resolver = "2"\n',
+        "crates/a/Cargo.toml": _package("a"),
+        "crates/a/src/lib.rs": _crate("twice", "a * 2"),
+        "tools/b/Cargo.toml": _package("b"),
+        "tools/b/src/lib.rs": _crate("square", "a * a"),
+    }
+    repo = make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
+    out = cli("doctor", "--repo", str(repo), "--model", "script:none.json").stdout
+    member = next((x for x in out.splitlines() if "module crates/a" in x), "")
+    alone = next((x for x in out.splitlines() if "module tools/b" in x), "")
+    assert "a member of the workspace" in member, out
+    assert alone.startswith("ok") and "cargo test --offline` there" in alone, out
+    _commit(repo, {"tools/b/src/lib.rs": _crate("square", "a + a + 1")}, "b: break square")
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "module tools/b" in verdict["reason"] and "square_two" in verdict["reason"]
