@@ -51,10 +51,8 @@ def touched(c: Candidate, j: Judge) -> list[Module]:
         return []
     adapter = registry.for_space(j.space, command, c.tree)
     report = j.baseline.tests
-    found = registry.modules(adapter, command, c.tree, j.directives.checks.modules, report)
-    dirs = [m.dir for m in found]
-    hit = {registry.module_of(path, dirs) for path in c.changed}
-    return [m for m in found if m.dir in hit]
+    listed = j.directives.checks.modules
+    return registry.modules(adapter, command, c.tree, listed, report, near=list(c.changed))
 
 
 def judge_modules(c: Candidate, j: Judge, declared: Declared) -> Verdict:

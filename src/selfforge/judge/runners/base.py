@@ -92,6 +92,11 @@ def manifest_dirs(root: Path, names: tuple[str, ...], depth: int = MODULE_DEPTH)
     return sorted(found)
 
 
+def skipped_folder(folder: str) -> bool:
+    """A folder no module is looked for in (hidden, an environment, vendored code)."""
+    return any(p.startswith(".") or p in SKIPPED_FOLDERS for p in folder.split("/"))
+
+
 def matches_globs(folder: str, globs: list[str]) -> bool:
     """Whether ``folder`` is one a workspace's member globs (``packages/*``) name."""
     return any(fnmatch.fnmatchcase(folder, g.strip("./").rstrip("/")) for g in globs)
@@ -155,11 +160,23 @@ class Adapter:
         """The test command ``init`` writes for this runner, from the project's files."""
         return None
 
+    # The files that mark a folder as a nested module of this runner's language (a
+    # go.mod, a Cargo.toml, a package.json, a pyproject.toml): is_module says which are.
+    module_files: tuple[str, ...] = ()
+
+    @classmethod
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """Whether ``folder`` (repo-relative, not the root) is a nested module whose test
+        suite the root's command may not run."""
+        return False
+
     @classmethod
     def modules(cls, root: Path) -> list[str]:
         """The nested modules of this runner's language below ``root`` (folders,
-        repo-relative): each has a test suite the root's command may not run."""
-        return []
+        repo-relative), found by their files within ``MODULE_DEPTH`` levels."""
+        if not cls.module_files:
+            return []
+        return [d for d in manifest_dirs(root, cls.module_files) if cls.is_module(root, d)]
 
     @classmethod
     def module_command(cls, command: str) -> str:

@@ -22,7 +22,6 @@ from selfforge.judge.runners.base import (
     Found,
     Prepared,
     add,
-    manifest_dirs,
     matches_globs,
 )
 from selfforge.judge.runners.results import DOCTESTS, WHOLE_SUITE, TestReport
@@ -91,11 +90,13 @@ class CargoTest(Adapter):
             return Found("cargo", "cargo test --offline", "Cargo.toml")
         return None
 
+    module_files = ("Cargo.toml",)
+
     @classmethod
-    def modules(cls, root: Path) -> list[str]:
-        """Every crate below the root (a Cargo.toml with a [package]): a workspace's
-        members (covered when the root's run tests the workspace) and crates of their own."""
-        return [d for d in manifest_dirs(root, ("Cargo.toml",)) if "package" in _manifest(root, d)]
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """A crate (a Cargo.toml with a [package]): a workspace's member (covered when the
+        root's run tests the workspace) or a crate of its own."""
+        return (root / folder / "Cargo.toml").is_file() and "package" in _manifest(root, folder)
 
     @classmethod
     def module_command(cls, command: str) -> str:

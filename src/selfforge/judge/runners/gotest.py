@@ -16,7 +16,7 @@ import os
 import re
 from pathlib import Path
 
-from selfforge.judge.runners.base import Adapter, Found, Prepared, add, manifest_dirs
+from selfforge.judge.runners.base import Adapter, Found, Prepared, add
 from selfforge.judge.runners.results import TestReport
 
 _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
@@ -70,12 +70,19 @@ class GoTest(Adapter):
             return Found("go", "go test ./...", "go.mod", lint="go vet ./...")
         return None
 
+    module_files = ("go.mod",)
+
+    @classmethod
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """A folder with a ``go.mod``: ``go test ./...`` stops at a nested module's
+        boundary, from a go.work's root too."""
+        return (root / folder / "go.mod").is_file()
+
     @classmethod
     def modules(cls, root: Path) -> list[str]:
-        """Every folder below the root with a ``go.mod``, and what a ``go.work`` uses:
-        ``go test ./...`` stops at a nested module's boundary, from a go.work's root too."""
-        found = set(manifest_dirs(root, ("go.mod",)))
-        found.update(d for d in _work_uses(root) if (root / d / "go.mod").is_file())
+        """Every folder below the root with a ``go.mod``, and what a ``go.work`` uses."""
+        found = set(super().modules(root))
+        found.update(d for d in _work_uses(root) if cls.is_module(root, d))
         return sorted(found)
 
     @classmethod

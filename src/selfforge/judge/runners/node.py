@@ -18,7 +18,6 @@ from selfforge.judge.runners.base import (
     Found,
     Prepared,
     add,
-    manifest_dirs,
     matches_globs,
     package_scripts,
 )
@@ -95,16 +94,17 @@ class NodeTest(Adapter):
             return Found("node", "npm test", "package.json's test script (node --test)")
         return None
 
+    module_files = ("package.json",)
+
     @classmethod
-    def modules(cls, root: Path) -> list[str]:
-        """The packages package.json's ``workspaces`` names that have a test script."""
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """A package package.json's ``workspaces`` names that has a test script."""
         globs = workspace_globs(root)
-        if not globs:
-            return []
-        found = manifest_dirs(root, ("package.json",))
-        return [
-            d for d in found if matches_globs(d, globs) and package_scripts(root / d).get("test")
-        ]
+        return (
+            bool(globs)
+            and matches_globs(folder, globs)
+            and "test" in package_scripts(root / folder)
+        )
 
     @classmethod
     def module_command(cls, command: str) -> str:

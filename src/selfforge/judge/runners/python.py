@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from selfforge.judge.runners.base import Adapter, manifest_dirs
+from selfforge.judge.runners.base import Adapter
 from selfforge.judge.runners.results import TestReport
 
 if TYPE_CHECKING:
@@ -52,12 +52,14 @@ class PyTest(Adapter):
 
         return (rule or DEFAULT).is_test_file(path)
 
+    module_files = ("pyproject.toml", "setup.py", "setup.cfg")
+
     @classmethod
-    def modules(cls, root: Path) -> list[str]:
-        """Every package below the root (a pyproject.toml, setup.py or setup.cfg) that
-        holds tests of its own: a tests/ or test/ folder, or test_*.py beside it."""
-        found = manifest_dirs(root, ("pyproject.toml", "setup.py", "setup.cfg"))
-        return [d for d in found if _has_tests(root / d)]
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """A package (a pyproject.toml, setup.py or setup.cfg) that holds tests of its
+        own: a tests/ or test/ folder, or test_*.py beside it."""
+        here = root / folder
+        return any((here / f).is_file() for f in cls.module_files) and _has_tests(here)
 
     def can_select(self) -> bool:
         return self.direct

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING
 
 from selfforge.errors import ConfigError
 from selfforge.judge.runners import bun, cargo, gotest, junit, node, python, tap
-from selfforge.judge.runners.base import Adapter, Found, Module, package_scripts, words
+from selfforge.judge.runners.base import (
+    Adapter,
+    Found,
+    Module,
+    package_scripts,
+    skipped_folder,
+    words,
+)
 from selfforge.repo.treefiles import NotReadable, read_bytes
 
 if TYPE_CHECKING:
@@ -161,25 +168,45 @@ def modules(
     tree: Path,
     listed: str | list[str] = AUTO,
     report: TestReport | None = None,
+    near: list[str] | None = None,
 ) -> list[Module]:
     """The nested modules of ``tree`` whose suites judge a change (``[checks] modules``:
-    ``listed``, "auto": the runner's own discovery, "none": none, else those folders),
-    each with the command its suite runs with in its folder and whether ``command`` at the
-    root runs it already: a workspace member (the project's files tell), or a module some
-    test of ``report`` (the base's run) lies in (the deepest module holding it)."""
+    ``listed``, "auto": the runner's own, "none": none, else those folders), each with
+    the command its suite runs with in its folder and whether ``command`` at the root
+    runs it already: a workspace member (the project's files tell), or a module some test
+    of ``report`` (the base's run) lies in (the deepest module holding it). ``near``:
+    only the modules holding these paths (a change's: their folders are asked, the tree
+    is not searched)."""
     if listed == "none":
         return []
     kind = type(adapter)
     if isinstance(listed, list):
         dirs = sorted({d.strip("/").removeprefix("./") for d in listed} - {"", "."})
+
+        def home(path: str) -> str | None:
+            return module_of(path, dirs)
+
+        if near is not None:
+            dirs = sorted({h for p in near if (h := home(p)) is not None})
     else:
-        dirs = kind.modules(tree)
+        finder = _Finder(kind, tree)
+        home = finder.deepest
+        if near is None:
+            dirs = kind.modules(tree)
+        else:
+            dirs = sorted({h for p in near if (h := home(p)) is not None})
+    if not dirs:
+        return []
     reached: set[str] = set()
-    for test in report.outcomes if report is not None else ():
-        place = adapter.owner(test, tree) or test.split("::", 1)[0]
-        if (home := module_of(place, dirs)) is not None:
-            reached.add(home)
-    found = []
+    places = (
+        {adapter.owner(t, tree) or t.split("::", 1)[0] for t in report.outcomes}
+        if report
+        else set()
+    )
+    for place in places:
+        if (found := home(place)) is not None:
+            reached.add(found)
+    found_modules = []
     for folder in dirs:
         static = kind.covers_module(command, tree, folder)
         covered = ""
@@ -187,8 +214,28 @@ def modules(
             covered = "a member of the workspace the test command runs"
         elif static is None and folder in reached:
             covered = "the test command runs its tests"
-        found.append(Module(folder, kind.name, kind.module_command(command), covered))
-    return found
+        found_modules.append(Module(folder, kind.name, kind.module_command(command), covered))
+    return found_modules
+
+
+class _Finder:
+    """The deepest module holding a path, by asking its folders (each asked once)."""
+
+    def __init__(self, kind: type[Adapter], tree: Path) -> None:
+        self.kind, self.tree = kind, tree
+        self.known: dict[str, bool] = {}
+
+    def deepest(self, path: str) -> str | None:
+        parts = path.strip("/").split("/")
+        for n in range(len(parts), 0, -1):
+            folder = "/".join(parts[:n])
+            if folder in (".", "") or skipped_folder(folder):
+                continue
+            if folder not in self.known:
+                self.known[folder] = self.kind.is_module(self.tree, folder)
+            if self.known[folder]:
+                return folder
+        return None
 
 
 def init_modules(root: Path, test: str | None, runner: str, junit: str = "") -> list[Module]:
