@@ -71,38 +71,33 @@ def _steps(verdict: dict) -> dict[str, dict]:
     return {s["name"]: s for s in verdict["steps"]}
 
 
+def _branch(repo: Path, name: str, files: dict[str, str]) -> None:
+    """A branch ``name`` off main holding one commit of ``files``; main checked out."""
+    git(repo, "checkout", "-qb", name, "main")
+    _commit(repo, files, name)
+    git(repo, "checkout", "-q", "main")
+
+
 @needs_go
-def test_a_bug_in_a_nested_go_module_is_rejected_by_its_own_suite(tmp_path: Path) -> None:
+def test_a_nested_go_module_judges_the_changes_that_touch_it(tmp_path: Path) -> None:
     repo = _go_repo(tmp_path)
-    _commit(repo, {"arc/arc.go": ARC_BUG}, "arc: break Area")
-    code, verdict = check_json(repo)
+    _branch(repo, "bug", {"arc/arc.go": ARC_BUG})
+    _branch(repo, "good", {"arc/arc.go": ARC_MORE})
+    _branch(repo, "outside", {"root.go": ROOT_GO + "\nconst Two = 2\n"})
+    # a bug arc's own test catches: `go test ./...` at the root never enters arc
+    code, verdict = check_json(repo, "bug")
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "module arc" in verdict["reason"], verdict["reason"]
     assert "example.com/arc::TestArea" in verdict["reason"], verdict["reason"]
     steps = _steps(verdict)
     assert "tests[arc]" in steps and "baseline:tests[arc]" in steps, list(steps)
-
-
-@needs_go
-def test_a_correct_change_in_a_nested_go_module_is_accepted(tmp_path: Path) -> None:
-    repo = _go_repo(tmp_path)
-    _commit(repo, {"arc/arc.go": ARC_MORE}, "arc: add Square")
-    code, verdict = check_json(repo)
+    # a correct change in arc: accepted, arc's baseline now from the cache
+    code, verdict = check_json(repo, "good")
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
     steps = _steps(verdict)
-    assert steps["tests[arc]"]["passed"] and steps["baseline:tests[arc]"]["passed"], steps
-    # the same change checked again: arc's baseline comes from the cache, its suite runs
-    code, verdict = check_json(repo)
-    assert code == 0, verdict["reason"]
-    steps = _steps(verdict)
-    assert "tests[arc]" in steps and "baseline:tests[arc]" not in steps, list(steps)
-
-
-@needs_go
-def test_a_change_outside_the_nested_module_does_not_run_its_suite(tmp_path: Path) -> None:
-    repo = _go_repo(tmp_path)
-    _commit(repo, {"root.go": ROOT_GO + "\nconst Two = 2\n"}, "root: a constant")
-    code, verdict = check_json(repo)
+    assert steps["tests[arc]"]["passed"] and "baseline:tests[arc]" not in steps, steps
+    # a change outside arc: arc's suite does not run
+    code, verdict = check_json(repo, "outside")
     assert code == 0, verdict["reason"]
     assert not any("[arc]" in name for name in _steps(verdict)), list(_steps(verdict))
 

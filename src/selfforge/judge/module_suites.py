@@ -59,19 +59,24 @@ def judge_modules(c: Candidate, j: Judge, declared: Declared) -> Verdict:
     """Each touched module's suite judges the change as the root's judges it; the first
     that refuses is the verdict (its reason names the module)."""
     review: list[str] = []
+    judged: contract.Judged | None = None  # made once, for the first module that runs
     for module in touched(c, j):
         name = f"tests[{module.dir}]"
         if module.covered:
             j.record.step(name, True, f"run by the test command: {module.covered}")
             continue
-        verdict = _judge_one(c, j, module, declared)
+        if judged is None:
+            judged = contract.judged_commit(c.tree, c.base, c.commit, c.changed, j.rule)
+        verdict = _judge_one(c, j, module, judged, declared)
         if not verdict.ok:
             return replace(verdict, reason=f"module {module.dir}: {verdict.reason}")
         review.extend(verdict.review)
     return PASS.noting(review)
 
 
-def _judge_one(c: Candidate, j: Judge, module: Module, declared: Declared) -> Verdict:
+def _judge_one(
+    c: Candidate, j: Judge, module: Module, judged: contract.Judged, declared: Declared
+) -> Verdict:
     command = f"cd {shlex.quote(module.dir)} && {module.command}"
     adapter = registry.detect(module.command, c.tree / module.dir, j.space.runner, j.space.junit)
     jm = replace(j, space=dataclasses.replace(j.space, adapter=adapter))
@@ -84,7 +89,6 @@ def _judge_one(c: Candidate, j: Judge, module: Module, declared: Declared) -> Ve
         j.record.step(name, True, f"not judged: its suite ran {said} on the base")
         return PASS
     jm = replace(jm, baseline=base)
-    judged = contract.judged_commit(c.tree, c.base, c.commit, c.changed, j.rule)
     result, report = run_test_command(c, jm, name, command, commit=judged.commit)
     seen = Observed(tests=report, tests_result=result, own_tests=report)
     if adapter.reruns() and report is not None and gates.run_gate(result, report).ok:

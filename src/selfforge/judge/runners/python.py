@@ -61,6 +61,14 @@ class PyTest(Adapter):
         here = root / folder
         return any((here / f).is_file() for f in cls.module_files) and _has_tests(here)
 
+    @classmethod
+    def module_command(cls, command: str) -> str:
+        """The test command itself when it starts pytest or unittest; a wrapper's
+        (``make test``, tox, nox) is the root's own: plain pytest instead."""
+        if is_pytest(command) or re.search(r"\s-m\s+(pytest|unittest)\b", f" {command} "):
+            return command
+        return "python -m pytest -q"
+
     def can_select(self) -> bool:
         return self.direct
 
