@@ -43,10 +43,19 @@ func TestArea(t *testing.T) {
 """
 ARC_BUG = ARC_GO.replace("w * h", "w + h")
 ARC_MORE = ARC_GO + "\nfunc Square(s int) int {\n\treturn Area(s, s)\n}\n"
+SQUARE_TEST = """
+func TestSquare(t *testing.T) {
+	if Square(3) != 9 {
+		t.Fatalf("Square(3) = %d", Square(3))
+	}
+}
+"""
 GO_WORK = "go 1.19\n\nuse (\n\t.\n\t./arc\n)\n"
 
 
-def _go_repo(tmp_path: Path, extra: dict[str, str] | None = None, **kw: str) -> Path:
+def _go_repo(
+    tmp_path: Path, extra: dict[str, str] | None = None, test: str = "go test ./..."
+) -> Path:
     files = {
         "go.mod": ROOT_MOD,
         "root.go": ROOT_GO,
@@ -56,7 +65,7 @@ def _go_repo(tmp_path: Path, extra: dict[str, str] | None = None, **kw: str) -> 
         "arc/arc_test.go": ARC_TEST,
         **(extra or {}),
     }
-    return make_repo(tmp_path / "repo", files, directives("go test ./...", **kw))
+    return make_repo(tmp_path / "repo", files, directives(test))
 
 
 def _commit(repo: Path, files: dict[str, str], message: str = "change") -> None:
@@ -82,7 +91,9 @@ def _branch(repo: Path, name: str, files: dict[str, str]) -> None:
 def test_a_nested_go_module_judges_the_changes_that_touch_it(tmp_path: Path) -> None:
     repo = _go_repo(tmp_path)
     _branch(repo, "bug", {"arc/arc.go": ARC_BUG})
-    _branch(repo, "good", {"arc/arc.go": ARC_MORE})
+    _branch(repo, "good", {"arc/arc.go": ARC_MORE, "arc/arc_test.go": ARC_TEST + SQUARE_TEST})
+    cheat = ARC_TEST.replace("!= 6", "!= 5")  # the test rewritten to the bug's output
+    _branch(repo, "cheat", {"arc/arc.go": ARC_BUG, "arc/arc_test.go": cheat})
     _branch(repo, "outside", {"root.go": ROOT_GO + "\nconst Two = 2\n"})
     # a bug arc's own test catches: `go test ./...` at the root never enters arc
     code, verdict = check_json(repo, "bug")
@@ -91,11 +102,17 @@ def test_a_nested_go_module_judges_the_changes_that_touch_it(tmp_path: Path) -> 
     assert "example.com/arc::TestArea" in verdict["reason"], verdict["reason"]
     steps = _steps(verdict)
     assert "tests[arc]" in steps and "baseline:tests[arc]" in steps, list(steps)
-    # a correct change in arc: accepted, arc's baseline now from the cache
+    # the same bug with arc's test rewritten to expect it: the base's test judges it
+    code, verdict = check_json(repo, "cheat")
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "example.com/arc::TestArea" in verdict["reason"], verdict["reason"]
+    # a correct change in arc with a test of its own: accepted, arc's baseline now from
+    # the cache, and the change's own suite run in arc
     code, verdict = check_json(repo, "good")
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
     steps = _steps(verdict)
     assert steps["tests[arc]"]["passed"] and "baseline:tests[arc]" not in steps, steps
+    assert steps["tests:new[arc]"]["passed"], steps
     # a change outside arc: arc's suite does not run
     code, verdict = check_json(repo, "outside")
     assert code == 0, verdict["reason"]
@@ -103,12 +120,20 @@ def test_a_nested_go_module_judges_the_changes_that_touch_it(tmp_path: Path) -> 
 
 
 @needs_go
-def test_a_bug_in_a_module_of_a_go_work_is_rejected(tmp_path: Path) -> None:
-    repo = _go_repo(tmp_path, {"go.work": GO_WORK})
+@pytest.mark.parametrize(
+    "command", ["go test ./...", "go test example.com/root/... example.com/arc/..."]
+)
+def test_a_bug_in_a_module_of_a_go_work_is_rejected_once(tmp_path: Path, command: str) -> None:
+    """From a go.work's root, `go test ./...` still stops at arc: arc's own suite judges;
+    a command that names arc's packages runs them itself: no second run."""
+    repo = _go_repo(tmp_path, {"go.work": GO_WORK}, test=command)
     _commit(repo, {"arc/arc.go": ARC_BUG}, "arc: break Area")
     code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "example.com/arc::TestArea" in verdict["reason"], verdict["reason"]
+    module_run = "tests[arc]" in _steps(verdict)
+    assert module_run == command.endswith("./..."), list(_steps(verdict))
+    assert ("module arc" in verdict["reason"]) == module_run, verdict["reason"]
 
 
 @needs_go
