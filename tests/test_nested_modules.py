@@ -247,11 +247,21 @@ def test_a_bug_in_a_nested_python_package_is_rejected_by_its_own_suite(tmp_path:
     out = cli("doctor", "--repo", str(repo), "--model", "script:none.json").stdout
     line = next((x for x in out.splitlines() if "module plugins/beta" in x), "")
     assert line.startswith("ok") and "1 passed" in line, out
-    _commit(repo, {"plugins/beta/beta.py": "def one():\n    return 3\n"}, "beta: break one")
-    code, verdict = check_json(repo)
+    _branch(repo, "bug", {"plugins/beta/beta.py": "def one():\n    return 3\n"})
+    code, verdict = check_json(repo, "bug")
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "module plugins/beta" in verdict["reason"], verdict["reason"]
     assert "plugins/beta/tests/test_beta.py::test_one" in verdict["reason"], verdict["reason"]
+    # a package the change adds, whose own test fails: no base to compare with, it must pass
+    gamma = {
+        "plugins/gamma/pyproject.toml": PY_PROJECT.format(name="gamma"),
+        "plugins/gamma/tests/test_gamma.py": "def test_three():\n    assert 1 + 1 == 3\n",
+    }
+    _branch(repo, "new", gamma)
+    code, verdict = check_json(repo, "new")
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "module plugins/gamma" in verdict["reason"], verdict["reason"]
+    assert "a module the change adds" in verdict["reason"], verdict["reason"]
 
 
 def test_a_package_the_root_suite_collects_is_not_run_twice(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ def _judge_one(
     adapter = registry.detect(module.command, c.tree / module.dir, j.space.runner, j.space.junit)
     jm = replace(j, space=dataclasses.replace(j.space, adapter=adapter))
     name = f"tests[{module.dir}]"
-    if not git.ok("cat-file", "-e", f"{c.base}:{module.dir}", cwd=c.tree):
+    if not _at_base(c, module, registry.by_name(module.runner).module_files):
         return _new_module(c, jm, name, command)
     base = _baseline(c, jm, module, command)
     if base.tests is None or not (base.tests.collected or base.tests.collect_errors):
@@ -113,6 +113,13 @@ def _judge_one(
         shown = ", ".join(sorted(excused)[:10])
         verdict = verdict.noting(["declares a change of tested behaviour: " + shown])
     return verdict
+
+
+def _at_base(c: Candidate, module: Module, markers: tuple[str, ...]) -> bool:
+    """Whether the module was one on the base: its folder there, with its runner's
+    marker (a go.mod, a Cargo.toml, ...); a folder the change makes a module is new."""
+    wanted = [f"{module.dir}/{m}" for m in markers] or [module.dir]
+    return any(git.ok("cat-file", "-e", f"{c.base}:{w}", cwd=c.tree) for w in wanted)
 
 
 def _baseline(c: Candidate, j: Judge, module: Module, command: str) -> Observed:
