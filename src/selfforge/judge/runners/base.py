@@ -99,7 +99,7 @@ def skipped_folder(folder: str) -> bool:
 
 def matches_globs(folder: str, globs: list[str]) -> bool:
     """Whether ``folder`` is one a workspace's member globs (``packages/*``) name."""
-    return any(fnmatch.fnmatchcase(folder, g.strip("./").rstrip("/")) for g in globs)
+    return any(fnmatch.fnmatchcase(folder, g.removeprefix("./").strip("/")) for g in globs)
 
 
 class Adapter:
