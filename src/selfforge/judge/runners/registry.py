@@ -198,11 +198,10 @@ def modules(
     if not dirs:
         return []
     reached: set[str] = set()
-    places = (
-        {adapter.owner(t, tree) or t.split("::", 1)[0] for t in report.outcomes}
-        if report
-        else set()
-    )
+    # a test's place is told by the first part of its id (its file, package, target):
+    # one test asked per part
+    one_each = {t.split("::", 1)[0]: t for t in (report.outcomes if report else ())}
+    places = {adapter.owner(t, tree) or part for part, t in one_each.items()}
     for place in places:
         if (found := home(place)) is not None:
             reached.add(found)
