@@ -317,3 +317,15 @@ def test_a_crate_outside_the_cargo_workspace_is_judged_by_its_own_suite(tmp_path
     code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "module tools/b" in verdict["reason"] and "square_two" in verdict["reason"]
+
+
+def test_a_module_folder_outside_the_repository_is_refused_naming_the_line(
+    tmp_path: Path,
+) -> None:
+    text = directives(PYTEST).replace("[checks]\n", '[checks]\nmodules = ["../elsewhere"]\n')
+    repo = make_repo(tmp_path / "repo", {"test_x.py": "def test_x():\n    pass\n"}, text)
+    proc = cli("check", "--repo", str(repo))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    said = proc.stdout + proc.stderr
+    assert "selfforge.toml:" in said and "'../elsewhere' is no folder inside the repository" in said
+    assert "Traceback" not in said
