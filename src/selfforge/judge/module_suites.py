@@ -116,10 +116,18 @@ def _judge_one(
 
 
 def _at_base(c: Candidate, module: Module, markers: tuple[str, ...]) -> bool:
-    """Whether the module was one on the base: its folder there, with its runner's
-    marker (a go.mod, a Cargo.toml, ...); a folder the change makes a module is new."""
-    wanted = [f"{module.dir}/{m}" for m in markers] or [module.dir]
-    return any(git.ok("cat-file", "-e", f"{c.base}:{w}", cwd=c.tree) for w in wanted)
+    """Whether the module was one on the base: its folder there, and, when the change
+    leaves it a runner's marker (a go.mod, a Cargo.toml, ...), that marker there too (a
+    folder the change makes a module is new; a folder [checks] modules names, without
+    a marker, is as old as the folder)."""
+
+    def there(path: str) -> bool:
+        return git.ok("cat-file", "-e", f"{c.base}:{path}", cwd=c.tree)
+
+    if not there(module.dir):
+        return False
+    marked = [m for m in markers if (c.tree / module.dir / m).is_file()]
+    return not marked or any(there(f"{module.dir}/{m}") for m in marked)
 
 
 def _baseline(c: Candidate, j: Judge, module: Module, command: str) -> Observed:
