@@ -252,6 +252,16 @@ def test_a_bug_in_a_nested_python_package_is_rejected_by_its_own_suite(tmp_path:
     assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
     assert "module plugins/beta" in verdict["reason"], verdict["reason"]
     assert "plugins/beta/tests/test_beta.py::test_one" in verdict["reason"], verdict["reason"]
+    # the same bug with beta's tests deleted: beta was a module on the base, its base
+    # tests judge the change
+    _branch(repo, "gone", {"plugins/beta/beta.py": "def one():\n    return 3\n"})
+    git(repo, "checkout", "-q", "gone")
+    git(repo, "rm", "-rq", "plugins/beta/tests")
+    git(repo, "commit", "-qm", "beta: no tests")
+    git(repo, "checkout", "-q", "main")
+    code, verdict = check_json(repo, "gone")
+    assert (code, verdict["verdict"]) == (1, "rejected"), verdict["reason"]
+    assert "test_one" in verdict["reason"], verdict["reason"]
     # a package the change adds, whose own test fails: no base to compare with, it must pass
     gamma = {
         "plugins/gamma/pyproject.toml": PY_PROJECT.format(name="gamma"),

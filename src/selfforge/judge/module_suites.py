@@ -27,7 +27,7 @@ from selfforge.judge import contract, gates
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.runners import registry
 from selfforge.judge.runners.base import Module
-from selfforge.judge.suite_runs import mark_flaky, run_test_command, summary_text
+from selfforge.judge.suite_runs import mark_flaky, restore, run_test_command, summary_text
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
 from selfforge.repo import git
 
@@ -51,8 +51,19 @@ def touched(c: Candidate, j: Judge) -> list[Module]:
         return []
     adapter = registry.for_space(j.space, command, c.tree)
     report = j.baseline.tests
-    listed = j.directives.checks.modules
-    return registry.modules(adapter, command, c.tree, listed, report, near=list(c.changed))
+    listed, near = j.directives.checks.modules, list(c.changed)
+    found = registry.modules(adapter, command, c.tree, listed, report, near=near)
+    if any(status[:1] in ("D", "R") for status in c.changed.values()):
+        # a change that deletes files may unmake a module (its tests gone): the modules
+        # of the base count too
+        restore(c.tree, c.base)
+        try:
+            before = registry.modules(adapter, command, c.tree, listed, report, near=near)
+        finally:
+            restore(c.tree, c.commit)
+        known = {m.dir for m in found}
+        found += [m for m in before if m.dir not in known]
+    return found
 
 
 def judge_modules(c: Candidate, j: Judge, declared: Declared) -> Verdict:
