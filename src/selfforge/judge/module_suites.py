@@ -12,7 +12,8 @@ does: the base's run first (kept in the baseline cache, keyed by the module), th
 judged commit's (the contract's: the base's tests on the change's code), the flaky
 reruns, the same regression gates, then the change's own suite. Steps are journaled as
 ``baseline:tests[DIR]``, ``tests[DIR]``, ``tests:new[DIR]``. A module whose suite runs no
-test on the base is said, not judged; a module the change adds must pass whole.
+test on the base is said, not judged; a module the change adds must pass whole; a change
+that deletes files counts the base's modules too (its tests gone, a package is still one).
 """
 
 from __future__ import annotations
