@@ -59,6 +59,21 @@ class Checks(_Section):
     timeout_s: float = Field(default=300, gt=0)
     reruns: int = Field(default=1, ge=0)  # reruns of changed outcomes, to tell flaky tests
     env: list[str] = Field(default_factory=list)  # variables passed into checks (never keys)
+    # nested modules and workspace members judged with their own suites: "auto" (found
+    # by the runner: go.mod, crates, npm workspaces, Python packages), "none", or folders
+    modules: Literal["auto", "none"] | list[str] = "auto"
+
+    @field_validator("modules")
+    @classmethod
+    def _module_folders(cls, value: str | list[str]) -> str | list[str]:
+        for folder in value if isinstance(value, list) else ():
+            parts = folder.replace("\\", "/").split("/")
+            if not folder.strip() or folder.startswith("/") or ".." in parts:
+                raise ValueError(
+                    f"{folder!r} is no folder inside the repository; name module folders "
+                    'relative to its root ("arc", "packages/a"), or say "auto" or "none"'
+                )
+        return value
 
     @field_validator("env")
     @classmethod
@@ -346,6 +361,7 @@ def render_default(
     runner: str = "auto",
     junit: str | None = None,
     commented: bool = False,
+    modules: list[str] | None = None,
 ) -> str:
     """The commented selfforge.toml that ``selfforge init`` writes; ``commented``: the
     test command (and its runner) did not run here, so it is written as a comment."""
@@ -361,4 +377,5 @@ def render_default(
         runner=runner,
         junit=junit,
         off="# " if commented else "",
+        modules=modules or [],
     )

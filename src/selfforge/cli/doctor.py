@@ -6,6 +6,7 @@ and the sandbox check commands run in. Each finding that fails carries its fix.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import shlex
 import shutil
@@ -151,24 +152,70 @@ def program_missing(kind: str, command: str, root: Path) -> Finding | None:
 
 def check_tests(
     command: str, root: Path, timeout_s: float, directives: Any | None = None
-) -> Finding:
+) -> list[Finding]:
     """Run the test command once, exactly as the baseline does (the same probe, in the
-    sandbox): can it judge a candidate here, how many tests, how long."""
+    sandbox): can it judge a candidate here, how many tests, how long; then each nested
+    module's suite the command does not run (``check_modules``)."""
     from selfforge.judge.baseline import probe_tests
     from selfforge.judge.sandbox.command import anchor_command
 
     space = _space("test", command, root, directives)
     if isinstance(space, Finding):
-        return space
+        return [space]
     with worktree_of_head(root) as (tree, head):
         found = probe_tests(anchor_command(command, root), tree, timeout_s, space, head=head)
         advice = suite_advice.of_probe(found, command, root, tree)
+        listed = directives.checks.modules if directives is not None else "auto"
+        modules = check_modules(command, root, (tree, head), timeout_s, space, found.report, listed)
     if advice is not None:  # a suite that cannot collect cannot judge: a failure
-        return Finding("fail", "test check", advice.said, advice.fix)
+        return [Finding("fail", "test check", advice.said, advice.fix), *modules]
     summary = f"`{command}`: {found.describe()}"
     if found.warning:
-        return Finding("warn", "test check", summary, found.warning)
-    return Finding("ok", "test check", summary + " (a regression is judged against these)")
+        return [Finding("warn", "test check", summary, found.warning), *modules]
+    ok = Finding("ok", "test check", summary + " (a regression is judged against these)")
+    return [ok, *modules]
+
+
+def check_modules(
+    command: str,
+    root: Path,
+    at: tuple[Path, str | None],
+    timeout_s: float,
+    space: Any,
+    report: Any,
+    listed: str | list[str] = "auto",
+) -> list[Finding]:
+    """The nested modules ``[checks] modules`` judges (judge/module_suites.py), one line
+    each: run by the test command itself, or its own suite run once here, in its folder."""
+    from selfforge.judge.baseline import probe_tests
+    from selfforge.judge.runners import registry
+    from selfforge.judge.sandbox.command import anchor_command
+
+    tree, head = at
+    adapter = space.adapter or registry.detect(command, tree, space.runner, space.junit)
+    found = []
+    for module in registry.modules(adapter, command, tree, listed, report):
+        what = f"module {module.dir}"
+        if not (tree / module.dir).is_dir():
+            fix = "fix [checks] modules in selfforge.toml"
+            found.append(Finding("warn", what, "no such folder at HEAD", fix))
+            continue
+        if module.covered:
+            found.append(Finding("ok", what, f"run by the test command: {module.covered}"))
+            continue
+        own = anchor_command(module.command, root)
+        run = f"cd {shlex.quote(module.dir)} && {own}"
+        there = registry.detect(module.command, tree / module.dir, space.runner, space.junit)
+        space_there = dataclasses.replace(space, adapter=there)
+        probe = probe_tests(run, tree, timeout_s, space_there, head=head)
+        advice = suite_advice.of_probe(probe, run, root, tree)
+        if advice is not None:
+            said = f"its suite (`{module.command}` there) cannot judge a change: {advice.said}"
+            found.append(Finding("warn", what, said, advice.fix))
+            continue
+        summary = f"`{module.command}` there: {probe.describe()} (judges a change it touches)"
+        found.append(Finding("warn" if probe.warning else "ok", what, summary, probe.warning or ""))
+    return found
 
 
 def _space(kind: str, command: str, root: Path, directives: Any | None) -> Any:

@@ -15,7 +15,14 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from selfforge.judge import broken_base, contract, gates, lint_beside_tests, missing_deps
+from selfforge.judge import (
+    broken_base,
+    contract,
+    gates,
+    lint_beside_tests,
+    missing_deps,
+    module_suites,
+)
 from selfforge.judge import criterion as criteria
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.decision import decide
@@ -257,6 +264,11 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     return replace(progress.noting(review), observed=seen)
 
 
+def check_modules(c: Candidate, j: Judge) -> Verdict:
+    """The suites of the nested modules the change touches (judge/module_suites.py)."""
+    return module_suites.judge_modules(c, j, _declared)
+
+
 def _missing_dependencies(c: Candidate, j: Judge, verdict: Verdict, output: str) -> Verdict:
     """A person's dependency change whose tests fail only for want of what it added: a
     person reviews it (judge/missing_deps.py); any other failure stays a rejection."""
@@ -349,6 +361,7 @@ PIPELINE: tuple[Stage, ...] = (
     check_lint,
     critique,
     check_tests,
+    check_modules,
     review,
     smoke,
 )

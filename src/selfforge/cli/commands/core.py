@@ -50,14 +50,38 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
     trial = choose_test(found, root)
     found.use(trial.chosen or trial.first)  # none ran: the first, written commented out
     goals = ["All tests pass", "No lint errors"] if found.lint else ["All tests pass"]
+    modules = registry.init_modules(root, found.test, found.results, found.junit or "")
     text = render_default(
-        found.test, found.lint, goals, found.results, found.junit, commented=trial.none_ran
+        found.test,
+        found.lint,
+        goals,
+        found.results,
+        found.junit,
+        commented=trial.none_ran,
+        modules=[m.dir for m in modules],
     )
     target.write_text(text, encoding="utf-8")
-    _say_init(target, found, trial, excluded)
+    _say_init(target, found, trial, excluded, modules)
 
 
-def _say_init(target: Path, found: Any, trial: Any, excluded: list[str]) -> None:
+def _say_modules(modules: list[Any], judged: bool) -> None:
+    """The nested modules found: each judged with its own suite when a change touches it
+    (or run by the test command itself: a workspace's member); without a test command,
+    what each is, judged once [checks] test is set."""
+    for i, module in enumerate(modules):
+        label = "  modules:    " if i == 0 else "              "
+        if module.covered:
+            how = module.covered
+        elif judged:
+            how = f"its own suite: `{module.command}` there, when a change touches it"
+        else:
+            how = f"a {module.runner} module; judged once [checks] test is set"
+        console.print(f"{label}{escape(module.dir)}  [dim]({escape(how)})[/]")
+
+
+def _say_init(
+    target: Path, found: Any, trial: Any, excluded: list[str], modules: list[Any]
+) -> None:
     from selfforge.cli.demo import invocation
     from selfforge.config import DIRECTIVES_FILE
     from selfforge.judge.runners import registry
@@ -89,6 +113,7 @@ def _say_init(target: Path, found: Any, trial: Any, excluded: list[str]) -> None
         out(f"  lint:       {escape(found.lint)}  [dim]({escape(found.lint_source)})[/]")
     else:
         out(escape("  lint:       (no lint tool installed for this project: set [checks] lint)"))
+    _say_modules(modules, bool(found.test) and not trial.none_ran)
     if excluded:
         out(f"  excluded:   {escape(' '.join(excluded))}  [dim](in .git/info/exclude)[/]")
     me = invocation()

@@ -167,7 +167,7 @@ def _check_directives(root: Path) -> tuple[Any, list[Finding]]:
             )
         )
     elif checks.test:
-        found.append(check_tests(checks.test, root, checks.timeout_s, loaded.directives))
+        found += check_tests(checks.test, root, checks.timeout_s, loaded.directives)
     else:
         found.append(
             Finding(

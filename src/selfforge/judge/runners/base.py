@@ -11,7 +11,9 @@ runner's name."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -48,6 +50,56 @@ class Found:
     junit: str | None = None
     lint: str | None = None
     results: str = "auto"  # [checks] runner: who reads the per-test results
+
+
+@dataclass(frozen=True)
+class Module:
+    """A nested module or workspace member: a folder below the root with a project of its
+    own (a ``go.mod``, a crate, a workspace package, a Python package with its tests),
+    and the test command its suite runs with there as the working directory."""
+
+    dir: str  # repo-relative, posix, never "."
+    runner: str  # the adapter's name
+    command: str  # run with ``dir`` as the working directory
+    # who runs its suite already: "" (nobody: it gets a suite run of its own), else why
+    # the test command itself runs it (a workspace member, tests the base's run reached)
+    covered: str = ""
+
+
+# Folders never searched for nested modules: environments, caches, vendored code, a
+# runner's fixtures.
+SKIPPED_FOLDERS = frozenset(
+    {"node_modules", "vendor", "target", "testdata", "__pycache__", "venv", "build", "dist"}
+)
+MODULE_DEPTH = 4  # how deep below the root a module's manifest is looked for
+
+
+def manifest_dirs(root: Path, names: tuple[str, ...], depth: int = MODULE_DEPTH) -> list[str]:
+    """The folders below ``root`` (not the root itself; repo-relative, posix, sorted)
+    that hold one of the files ``names``: hidden folders, environments and vendored code
+    left out."""
+    found: list[str] = []
+    top = len(root.parts)
+    for here, dirs, files in os.walk(root):
+        level = len(Path(here).parts) - top
+        dirs[:] = (
+            sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+            if level < depth
+            else []
+        )
+        if level and any(n in files for n in names):
+            found.append(Path(here).relative_to(root).as_posix())
+    return sorted(found)
+
+
+def skipped_folder(folder: str) -> bool:
+    """A folder no module is looked for in (hidden, an environment, vendored code)."""
+    return any(p.startswith(".") or p in SKIPPED_FOLDERS for p in folder.split("/"))
+
+
+def matches_globs(folder: str, globs: list[str]) -> bool:
+    """Whether ``folder`` is one a workspace's member globs (``packages/*``) name."""
+    return any(fnmatch.fnmatchcase(folder, g.removeprefix("./").strip("/")) for g in globs)
 
 
 class Adapter:
@@ -106,6 +158,37 @@ class Adapter:
     @classmethod
     def detect_init(cls, root: Path) -> Found | None:
         """The test command ``init`` writes for this runner, from the project's files."""
+        return None
+
+    # The files that mark a folder as a nested module of this runner's language (a
+    # go.mod, a Cargo.toml, a package.json, a pyproject.toml): is_module says which are.
+    module_files: tuple[str, ...] = ()
+
+    @classmethod
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """Whether ``folder`` (repo-relative, not the root) is a nested module whose test
+        suite the root's command may not run."""
+        return False
+
+    @classmethod
+    def modules(cls, root: Path) -> list[str]:
+        """The nested modules of this runner's language below ``root`` (folders,
+        repo-relative), found by their files within ``MODULE_DEPTH`` levels."""
+        if not cls.module_files:
+            return []
+        return [d for d in manifest_dirs(root, cls.module_files) if cls.is_module(root, d)]
+
+    @classmethod
+    def module_command(cls, command: str) -> str:
+        """The test command a nested module's suite runs with, in its folder: the
+        runner's own per-module form, or the root's ``command`` itself."""
+        return command
+
+    @classmethod
+    def covers_module(cls, command: str, root: Path, folder: str) -> bool | None:
+        """Whether ``command`` run at the root runs ``folder``'s suite too (a workspace
+        member): True or False when the project's files tell; None: told by which tests
+        the base's run reported."""
         return None
 
     @classmethod

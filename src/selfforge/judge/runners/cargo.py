@@ -14,9 +14,16 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import tomllib
 from pathlib import Path, PurePosixPath
 
-from selfforge.judge.runners.base import Adapter, Found, Prepared, add
+from selfforge.judge.runners.base import (
+    Adapter,
+    Found,
+    Prepared,
+    add,
+    matches_globs,
+)
 from selfforge.judge.runners.results import DOCTESTS, WHOLE_SUITE, TestReport
 
 _RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)(?: \(|$)", re.M)
@@ -83,6 +90,33 @@ class CargoTest(Adapter):
             return Found("cargo", "cargo test --offline", "Cargo.toml")
         return None
 
+    module_files = ("Cargo.toml",)
+
+    @classmethod
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """A crate (a Cargo.toml with a [package]): a workspace's member (covered when the
+        root's run tests the workspace) or a crate of its own."""
+        return (root / folder / "Cargo.toml").is_file() and "package" in _manifest(root, folder)
+
+    @classmethod
+    def module_command(cls, command: str) -> str:
+        return "cargo test --offline"
+
+    @classmethod
+    def covers_module(cls, command: str, root: Path, folder: str) -> bool | None:
+        """A member of the root's [workspace] is tested by a run at the root when the
+        root is a virtual manifest or the command says --workspace (--all); a crate that
+        is no member never is."""
+        top = _manifest(root, ".")
+        workspace = top.get("workspace")
+        if not isinstance(workspace, dict):
+            return False
+        members = [str(m) for m in workspace.get("members") or []]
+        excluded = [str(m) for m in workspace.get("exclude") or []]
+        member = matches_globs(folder, members) and not matches_globs(folder, excluded)
+        whole = "package" not in top or bool(re.search(r"\s--(workspace|all)\b", f" {command} "))
+        return member and whole
+
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         flags = "" if "--no-fail-fast" in command else " --no-fail-fast"
         command = re.sub(
@@ -137,6 +171,14 @@ def _selection(only: list[str], has_args: bool) -> str:
 
 
 _DOCTEST_RANK = re.compile(r" \(example \d+\)$")
+
+
+def _manifest(root: Path, folder: str) -> dict:
+    """A Cargo.toml's tables ({} when unreadable)."""
+    try:
+        return tomllib.loads((root / folder / "Cargo.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def _homes() -> tuple[Path, Path]:

@@ -70,6 +70,25 @@ class GoTest(Adapter):
             return Found("go", "go test ./...", "go.mod", lint="go vet ./...")
         return None
 
+    module_files = ("go.mod",)
+
+    @classmethod
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """A folder with a ``go.mod``: ``go test ./...`` stops at a nested module's
+        boundary, from a go.work's root too."""
+        return (root / folder / "go.mod").is_file()
+
+    @classmethod
+    def modules(cls, root: Path) -> list[str]:
+        """Every folder below the root with a ``go.mod``, and what a ``go.work`` uses."""
+        found = set(super().modules(root))
+        found.update(d for d in _work_uses(root) if cls.is_module(root, d))
+        return sorted(found)
+
+    @classmethod
+    def module_command(cls, command: str) -> str:
+        return "go test ./..."
+
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         flags = ["-json", "-count=1"]
         names = sorted({t.split("::", 1)[1].split("/")[0] for t in only or [] if "::" in t})
@@ -109,6 +128,23 @@ class GoTest(Adapter):
 
 
 _MODULE_LINE = re.compile(r"^module\s+(\S+)", re.M)
+_USE = re.compile(r"^\s*(?:use\s*\(([^)]*)\)|use\s+(\S+))", re.M)
+
+
+def _work_uses(root: Path) -> list[str]:
+    """The folders a ``go.work`` at the root uses (repo-relative, posix; not the root)."""
+    try:
+        text = (root / "go.work").read_text(encoding="utf-8", errors="replace")[:65536]
+    except OSError:
+        return []
+    found = []
+    for block, single in _USE.findall(text):
+        for line in (block or single).splitlines():
+            word = line.split("//", 1)[0].strip().strip('"')
+            folder = Path(word).as_posix().removeprefix("./") if word else ""
+            if folder and folder != "." and not folder.startswith(("/", "..")):
+                found.append(folder)
+    return found
 
 
 def _modules(tree: Path) -> list[tuple[str, str]]:

@@ -13,7 +13,14 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from selfforge.judge.runners.base import Adapter, Found, Prepared, add, package_scripts
+from selfforge.judge.runners.base import (
+    Adapter,
+    Found,
+    Prepared,
+    add,
+    matches_globs,
+    package_scripts,
+)
 from selfforge.judge.runners.results import NODE_REPORTER, PLUGIN_DIR, TestReport
 
 if TYPE_CHECKING:
@@ -86,6 +93,22 @@ class NodeTest(Adapter):
         if cls.runs(package_scripts_at(root).get("test", "")):
             return Found("node", "npm test", "package.json's test script (node --test)")
         return None
+
+    module_files = ("package.json",)
+
+    @classmethod
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """A package package.json's ``workspaces`` names that has a test script."""
+        globs = workspace_globs(root)
+        return (
+            bool(globs)
+            and matches_globs(folder, globs)
+            and "test" in package_scripts(root / folder)
+        )
+
+    @classmethod
+    def module_command(cls, command: str) -> str:
+        return "npm test"
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         reporter = f"{self.inject_dir or PLUGIN_DIR}/{REPORTER}"
@@ -162,6 +185,18 @@ def _relative(file: str, tree: Path) -> str:
         return Path(file).resolve().relative_to(tree.resolve()).as_posix()
     except (ValueError, OSError):
         return file
+
+
+def workspace_globs(root: Path) -> list[str]:
+    """package.json's ``workspaces`` (a list, or ``{"packages": [...]}``)."""
+    try:
+        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    spaces = data.get("workspaces") if isinstance(data, dict) else None
+    if isinstance(spaces, dict):
+        spaces = spaces.get("packages")
+    return [str(g) for g in spaces] if isinstance(spaces, list) else []
 
 
 def package_scripts_at(root: Path) -> dict[str, str]:

@@ -52,6 +52,23 @@ class PyTest(Adapter):
 
         return (rule or DEFAULT).is_test_file(path)
 
+    module_files = ("pyproject.toml", "setup.py", "setup.cfg")
+
+    @classmethod
+    def is_module(cls, root: Path, folder: str) -> bool:
+        """A package (a pyproject.toml, setup.py or setup.cfg) that holds tests of its
+        own: a tests/ or test/ folder, or test_*.py beside it."""
+        here = root / folder
+        return any((here / f).is_file() for f in cls.module_files) and _has_tests(here)
+
+    @classmethod
+    def module_command(cls, command: str) -> str:
+        """The test command itself when it starts pytest or unittest; a wrapper's
+        (``make test``, tox, nox) is the root's own: plain pytest instead."""
+        if is_pytest(command) or re.search(r"\s-m\s+(pytest|unittest)\b", f" {command} "):
+            return command
+        return "python -m pytest -q"
+
     def can_select(self) -> bool:
         return self.direct
 
@@ -63,6 +80,12 @@ class PyTest(Adapter):
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return None  # the channel's report, else unittest's output (sandbox/command.py)
+
+
+def _has_tests(folder: Path) -> bool:
+    if (folder / "tests").is_dir() or (folder / "test").is_dir():
+        return True
+    return any(folder.glob("test_*.py")) or any(folder.glob("*_test.py"))
 
 
 class Unittest(PyTest):

@@ -17,11 +17,19 @@ from typing import TYPE_CHECKING
 
 from selfforge.errors import ConfigError
 from selfforge.judge.runners import bun, cargo, gotest, junit, node, python, tap
-from selfforge.judge.runners.base import Adapter, Found, package_scripts, words
+from selfforge.judge.runners.base import (
+    Adapter,
+    Found,
+    Module,
+    package_scripts,
+    skipped_folder,
+    words,
+)
 from selfforge.repo.treefiles import NotReadable, read_bytes
 
 if TYPE_CHECKING:
     from selfforge.config import LoadedDirectives
+    from selfforge.judge.runners.results import TestReport
     from selfforge.judge.sandbox.check_space import CheckSpace
     from selfforge.repo.testpaths import TestRule
 
@@ -152,6 +160,99 @@ def init_found(root: Path) -> Found | None:
         if (found := adapter.detect_init(root)) is not None:
             return found
     return None
+
+
+def modules(
+    adapter: Adapter,
+    command: str,
+    tree: Path,
+    listed: str | list[str] = AUTO,
+    report: TestReport | None = None,
+    near: list[str] | None = None,
+) -> list[Module]:
+    """The nested modules of ``tree`` whose suites judge a change (``[checks] modules``:
+    ``listed``, "auto": the runner's own, "none": none, else those folders), each with
+    the command its suite runs with in its folder and whether ``command`` at the root
+    runs it already: a workspace member (the project's files tell), or a module some test
+    of ``report`` (the base's run) lies in (the deepest module holding it). ``near``:
+    only the modules holding these paths (a change's: their folders are asked, the tree
+    is not searched)."""
+    if listed == "none":
+        return []
+    kind = type(adapter)
+    if isinstance(listed, list):
+        dirs = sorted({d.strip("/").removeprefix("./") for d in listed} - {"", "."})
+
+        def home(path: str) -> str | None:
+            return module_of(path, dirs)
+
+        if near is not None:
+            dirs = sorted({h for p in near if (h := home(p)) is not None})
+    else:
+        finder = _Finder(kind, tree)
+        home = finder.deepest
+        if near is None:
+            dirs = kind.modules(tree)
+        else:
+            dirs = sorted({h for p in near if (h := home(p)) is not None})
+    if not dirs:
+        return []
+    reached: set[str] = set()
+    # a test's place is told by the first part of its id (its file, package, target):
+    # one test asked per part
+    one_each = {t.split("::", 1)[0]: t for t in (report.outcomes if report else ())}
+    places = {adapter.owner(t, tree) or part for part, t in one_each.items()}
+    for place in places:
+        if (found := home(place)) is not None:
+            reached.add(found)
+    found_modules = []
+    for folder in dirs:
+        static = kind.covers_module(command, tree, folder)
+        covered = ""
+        if static:
+            covered = "a member of the workspace the test command runs"
+        elif static is None and folder in reached:
+            covered = "the test command runs its tests"
+        found_modules.append(Module(folder, kind.name, kind.module_command(command), covered))
+    return found_modules
+
+
+class _Finder:
+    """The deepest module holding a path, by asking its folders (each asked once)."""
+
+    def __init__(self, kind: type[Adapter], tree: Path) -> None:
+        self.kind, self.tree = kind, tree
+        self.known: dict[str, bool] = {}
+
+    def deepest(self, path: str) -> str | None:
+        parts = path.strip("/").split("/")
+        for n in range(len(parts), 0, -1):
+            folder = "/".join(parts[:n])
+            if folder in (".", "") or skipped_folder(folder):
+                continue
+            if folder not in self.known:
+                self.known[folder] = self.kind.is_module(self.tree, folder)
+            if self.known[folder]:
+                return folder
+        return None
+
+
+def init_modules(root: Path, test: str | None, runner: str, junit: str = "") -> list[Module]:
+    """What ``init`` says of nested modules: those of the runner of the test command it
+    chose, else every runner's (a project whose root has no suite)."""
+    if test:
+        return modules(detect(test, root, runner, junit), test, root)
+    found: dict[str, Module] = {}
+    for adapter in ADAPTERS:
+        for folder in adapter.modules(root):
+            found.setdefault(folder, Module(folder, adapter.name, adapter.module_command("")))
+    return sorted(found.values(), key=lambda m: m.dir)
+
+
+def module_of(path: str, dirs: list[str]) -> str | None:
+    """The deepest of ``dirs`` (module folders) that holds ``path``; None: the root's."""
+    holding = [d for d in dirs if path == d or path.startswith(d + "/")]
+    return max(holding, key=len) if holding else None
 
 
 def is_test_file(path: str, rule: TestRule | None = None) -> bool:
