@@ -233,6 +233,12 @@ def can_run_ahead(command: str, root: Path, base: str) -> bool:
     return True
 
 
+# A person's commit (``check``) is mostly right: a first pass only saves time when it
+# rejects, and costs a process start, a collection and the blast radius when it does not.
+# On a suite shorter than this, those cost more than an early rejection could save.
+PERSON_FIRST_PASS_S = 10.0
+
+
 def focused_tests(
     c: Candidate, j: Judge, new_tests: list[str], adapter: Adapter | None = None
 ) -> list[str]:
@@ -246,6 +252,8 @@ def focused_tests(
     if base is not None and not total and adapter is not None and j.baseline.tests_result:
         total = j.baseline.tests_result.duration_s  # libtest times no single test
     if base is None or total <= 2.0:  # a suite this quick gains nothing from a first pass
+        return []
+    if j.person and total < PERSON_FIRST_PASS_S:
         return []
     radius = blast_radius(c.tree, list(c.changed), state_dir=j.state_dir)
     if adapter is not None:
