@@ -35,6 +35,12 @@ repository's selfforge.toml (selfforge's own: its lint, roles, protected paths a
 smoke run of a candidate selfforge) and sets only the test command, one cycle and no
 repairs.
 
+selfforge runs with its bytecode written, as an installed selfforge has it:
+PYTHONDONTWRITEBYTECODE, where set, is dropped for its commands (with it, every command
+compiled selfforge's ~140 modules anew: the largest part of a sub-second suite's fixed
+cost in a profile on this machine). The load average at the end is printed: on a shared
+machine it moves every figure.
+
 The plain run must pass: a command that fails at collection (a src layout whose package
 is also installed, without PYTHONPATH=src) would time an error, not the suite.
 """
@@ -145,10 +151,15 @@ def plain(clone: Path, test_cmd: str, runs: int) -> float:
     return statistics.median(times)
 
 
+def selfforge_env() -> dict[str, str]:
+    """The environment of selfforge's commands: bytecode written, as when installed."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def start_resident(scratch: Path) -> dict[str, str]:
     """A resident selfforge in a folder of the bench's own; the environment that uses it."""
     folder = scratch / "resident"
-    env = {**os.environ, "SELFFORGE_RESIDENT_DIR": str(folder)}
+    env = {**selfforge_env(), "SELFFORGE_RESIDENT_DIR": str(folder)}
     start = [sys.executable, "-m", "selfforge", "resident", "start", "--idle", "1h"]
     subprocess.run(start, env=env, check=True, capture_output=True)
     return env
@@ -170,7 +181,7 @@ def judged(
     command = [sys.executable, "-m", "selfforge", "run", "--repo", str(clone), "--json"]
     command += ["--task", f"Add bench comment {n}", "--model", f"script:{script}"]
     started = time.monotonic()
-    proc = subprocess.run(command, capture_output=True, text=True, env=env)
+    proc = subprocess.run(command, capture_output=True, text=True, env=env or selfforge_env())
     took = time.monotonic() - started
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     summary = next((e for e in events if e["event"] == "summary"), {})
@@ -199,7 +210,10 @@ def checked(
     command = [sys.executable, "-m", "selfforge", "check", "--repo", str(clone), "--json"]
     started = time.monotonic()
     proc = subprocess.run(
-        [*command, "--patch", str(patch)], capture_output=True, text=True, env=env
+        [*command, "--patch", str(patch)],
+        capture_output=True,
+        text=True,
+        env=env or selfforge_env(),
     )
     took = time.monotonic() - started
     if proc.returncode != 0:  # a rejected change is no sample: say why
@@ -218,7 +232,7 @@ def sample(
     elif kind in ("moved", "check-cold", "check-cold-1"):
         user_commit(clone, n)
     if kind == "check-cold-1":
-        return checked(clone, path, n, scratch, {**(env or os.environ), "SELFFORGE_JOBS": "1"})
+        return checked(clone, path, n, scratch, {**(env or selfforge_env()), "SELFFORGE_JOBS": "1"})
     if kind.startswith("check"):
         return checked(clone, path, n, scratch, env)
     return judged(clone, path, n, scratch, env)

@@ -15,8 +15,10 @@ from conftest import (
     FIX_ADD_BREAK_SUB,
     PYTEST,
     TEST_CALC,
+    check_json,
     cli,
     directives,
+    git,
     journal_test_runs,
     log_json,
     make_repo,
@@ -88,3 +90,27 @@ def test_reruns_are_only_of_the_tests_whose_outcome_changed(tmp_path: Path, scri
         ("tests:rerun", {"passed": 1}),  # the candidate's tree
         ("tests:rerun", {"failed": 1}),  # the base's
     ]
+
+
+def test_a_persons_check_of_a_short_suite_runs_no_first_pass(tmp_path: Path) -> None:
+    """`check` judges a person's commit, right far more often than a model's proposal:
+    on a suite under 10 s the first pass would only add a process start, a collection and
+    the blast radius to every accepted commit, so the suite runs once. A regression is
+    still refused by that one run. (Warm checks: a cold one runs the suite ahead anyway.)"""
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC, "slow.py": SLOW, "test_slow.py": TEST_SLOW}
+    repo = make_repo(tmp_path / "repo", files, directives(PYTEST))
+    base = git(repo, "rev-parse", "HEAD").strip()
+    fixed = CALC.replace("return a - b", "return a + b", 1)
+    (repo / "calc.py").write_text(fixed)
+    git(repo, "commit", "-qam", "fix add")
+    check_json(repo, "HEAD")  # cold: the base's baseline measured and cached
+    code, out = check_json(repo, "HEAD")
+    assert (code, out["verdict"]) == (0, "accepted"), out["reason"]
+    assert [s["name"] for s in out["steps"] if str(s["name"]).startswith("tests")] == ["tests"]
+    git(repo, "checkout", "-q", "-b", "other", base)  # the same base, its baseline cached
+    (repo / "calc.py").write_text(fixed.replace("return a - b", "return a * b"))
+    git(repo, "commit", "-qam", "break sub")
+    code, out = check_json(repo, "HEAD")
+    assert (code, out["verdict"]) == (1, "rejected"), out["reason"]
+    assert "test_calc.py::test_sub: passed → failed" in out["reason"]
+    assert [s["name"] for s in out["steps"] if str(s["name"]).startswith("tests")] == ["tests"]

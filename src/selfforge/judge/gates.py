@@ -97,7 +97,7 @@ def tests_gate(
         return Verdict(False, reason, reason + "; do not remove or deselect tests.")
     if any(cand.outcome(t) in ("failed", "error") for t in excused):
         return PASS  # the declared tests' own failures explain the exit code
-    return exit_code_gate(baseline, result)
+    return exit_code_gate(baseline, result, cand, flaky)
 
 
 def hidden_failure_gate(base: TestReport, cand: TestReport, excused: set[str]) -> Verdict:
@@ -169,10 +169,19 @@ def is_worse(was: str, now: str | None) -> bool:
     return was in ("skipped", "xfailed", "xpassed") and now in ("failed", "error")
 
 
-def exit_code_gate(baseline: Observed, result: CommandResult) -> Verdict:
-    """A suite that exited 0 must still exit 0, even when no test explains why not."""
+def exit_code_gate(
+    baseline: Observed,
+    result: CommandResult,
+    cand: TestReport | None = None,
+    flaky: set[str] | frozenset[str] = frozenset(),
+) -> Verdict:
+    """A suite that exited 0 must still exit 0, even when no test explains why not. A
+    failure exit that flaky tests explain (every test that failed is one: its outcome
+    changed between runs) decides nothing, as those tests decide nothing."""
     before = baseline.tests_result.exit_code if baseline.tests_result is not None else None
     if before != 0 or result.exit_code in (0, None):
+        return PASS
+    if cand is not None and cand.failing and cand.failing <= set(flaky):
         return PASS
     reason = (
         f"the test command exited {result.exit_code} where it exited 0 before the change "
@@ -230,20 +239,18 @@ def own_suite_gate(
             reason = f"the change's own tests fail (exit {result.exit_code})"
             return Verdict(False, reason, f"{reason}:\n{result.output}")
         return verdict
-    base = baseline.tests.outcomes
     failing, hidden, dropped = [], [], []
-    alias = realign(list(judged.outcomes), list(own.outcomes))  # ids that embed the time
-    for t in sorted(set(own.outcomes) - set(alias.values()) | set(judged.outcomes)):
-        if t in flaky:
-            continue
-        mine, there, was = own.outcome(alias.get(t, t)), judged.outcome(t), base.get(t)
-        still_failing = was in _FAILING and there in _FAILING
-        if mine in _FAILING and not still_failing:
+    for t, kind in _own_suite_findings(baseline.tests, judged, own, flaky, declared):
+        mine, there = own.outcome(t), judged.outcome(t)
+        if kind == "failing":
+            mine = own.outcome(_own_id(judged, own, t))
             failing.append(f"{t}: {mine}" + (f" ({own.messages[t]})" if t in own.messages else ""))
-        elif still_failing and mine not in _FAILING and mine is not None and t not in declared:
+        elif kind == "hidden":
+            mine = own.outcome(_own_id(judged, own, t))
             why = judged.messages.get(t, there)
             hidden.append(f"{t}: its base version still fails ({why}); the change's is {mine}")
-        elif there == "passed" and mine in ("skipped", "xfailed", None) and not person:
+        elif not person:
+            mine = own.outcome(_own_id(judged, own, t))
             dropped.append(f"{t}: passes, and the change makes it {mine or 'gone'}")
     if failing:
         reason = f"{len(failing)} test(s) fail in the change's own suite: " + "; ".join(failing[:3])
@@ -259,6 +266,48 @@ def own_suite_gate(
         reason = "integrity: the change skips or removes tests that pass: " + "; ".join(dropped[:3])
         return Verdict(False, reason, reason + "; do not skip or delete existing tests.", dropped)
     return PASS
+
+
+def _own_suite_findings(
+    base: TestReport,
+    judged: TestReport,
+    own: TestReport,
+    flaky: frozenset[str] | set[str],
+    declared: frozenset[str] = frozenset(),
+) -> list[tuple[str, str]]:
+    """What the change's own suite shows, per test (``own_suite_gate``; the judged run's
+    id): ``failing`` (it fails there and did not fail on the base already), ``hidden``
+    (its base version still fails, the change's does not), ``dropped`` (it passes on the
+    judged tree, the change skips or removes it)."""
+    alias = realign(list(judged.outcomes), list(own.outcomes))  # ids that embed the time
+    found = []
+    for t in sorted(set(own.outcomes) - set(alias.values()) | set(judged.outcomes)):
+        if t in flaky or alias.get(t, t) in flaky:
+            continue
+        mine, there, was = own.outcome(alias.get(t, t)), judged.outcome(t), base.outcomes.get(t)
+        still_failing = was in _FAILING and there in _FAILING
+        if mine in _FAILING and not still_failing:
+            found.append((t, "failing"))
+        elif still_failing and mine not in _FAILING and mine is not None and t not in declared:
+            found.append((t, "hidden"))
+        elif there == "passed" and mine in ("skipped", "xfailed", None):
+            found.append((t, "dropped"))
+    return found
+
+
+def _own_id(judged: TestReport, own: TestReport, test: str) -> str:
+    return realign(list(judged.outcomes), list(own.outcomes)).get(test, test)
+
+
+def own_suite_suspects(
+    base: TestReport, judged: TestReport, own: TestReport, flaky: set[str]
+) -> tuple[list[str], list[str]]:
+    """The tests of the change's own suite that would reject it, to be rerun before they
+    decide: those failing there (own ids) and those whose failing base version it hides
+    (judged ids)."""
+    found = _own_suite_findings(base, judged, own, flaky)
+    failing = [_own_id(judged, own, t) for t, k in found if k == "failing"]
+    return failing, [t for t, k in found if k == "hidden"]
 
 
 def describe_state(baseline: Observed) -> str:

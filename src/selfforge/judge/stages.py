@@ -36,6 +36,7 @@ from selfforge.judge.suite_runs import (
     focused_tests,
     focused_verdict,
     mark_flaky,
+    own_suite_flaky,
     ran_ahead,
     run_test_command,
     shown,
@@ -208,6 +209,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     adapter = registry.for_space(j.space, command, c.tree)  # detected once for the run
     new_tests = registry.added_test_files(c.changed, j.rule, adapter)
     focused: list[str] = []
+    flaky: set[str] = set()  # found by the focused pass's reruns
     if adapter.can_select() and not ran_ahead(c, command, judged.commit):  # it has run
         focused = focused_tests(c, j, new_tests, adapter)
     if focused:
@@ -215,6 +217,10 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             c, j, "tests:affected", command, only=focused, commit=judged.commit
         )
         verdict = focused_verdict(j.baseline, report, result)
+        if not verdict.ok and report is not None and adapter.reruns():
+            # one failing run is no verdict: the suite decides once its reruns are in
+            flaky = mark_flaky(c, j, command, report, commit=judged.commit)
+            verdict = focused_verdict(j.baseline, report, result, flaky)
         j.record.step("tests:affected", verdict.ok, summary_text(report, result), result=result)
         if not verdict.ok:
             return _missing_dependencies(c, j, verdict, result.output).noting(review)
@@ -222,7 +228,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
     # the change's own suite is this run, unless the tests:new run differs
     seen = Observed(tests=report, tests_result=result, own_tests=report)
     if adapter.reruns() and report is not None and gates.run_gate(result, report).ok:
-        seen.flaky = mark_flaky(c, j, command, report, commit=judged.commit)
+        seen.flaky = flaky | mark_flaky(c, j, command, report, commit=judged.commit)
     declared = _declared(c, j)
     verdict = gates.tests_gate(j.baseline, seen, c.criterion, excused=declared, diff=c.diff)
     if verdict.ok and c.criterion.kind == "whole":  # the base does not build
@@ -235,6 +241,9 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         # tests, new and changed ones in.
         own_result, own = run_test_command(c, j, "tests:new", command)
         seen.own_tests = own
+        if adapter.reruns() and own is not None and report is not None:
+            known = j.baseline.flaky | seen.flaky
+            seen.flaky |= own_suite_flaky(c, j, command, report, own, judged.commit, known)
         verdict = gates.own_suite_gate(
             j.baseline,
             report,

@@ -233,6 +233,12 @@ def can_run_ahead(command: str, root: Path, base: str) -> bool:
     return True
 
 
+# A person's commit (``check``) is mostly right: a first pass only saves time when it
+# rejects, and costs a process start, a collection and the blast radius when it does not.
+# On a suite shorter than this, those cost more than an early rejection could save.
+PERSON_FIRST_PASS_S = 10.0
+
+
 def focused_tests(
     c: Candidate, j: Judge, new_tests: list[str], adapter: Adapter | None = None
 ) -> list[str]:
@@ -246,6 +252,8 @@ def focused_tests(
     if base is not None and not total and adapter is not None and j.baseline.tests_result:
         total = j.baseline.tests_result.duration_s  # libtest times no single test
     if base is None or total <= 2.0:  # a suite this quick gains nothing from a first pass
+        return []
+    if j.person and total < PERSON_FIRST_PASS_S:
         return []
     radius = blast_radius(c.tree, list(c.changed), state_dir=j.state_dir)
     if adapter is not None:
@@ -269,13 +277,16 @@ def focused_tests(
 
 
 def focused_verdict(
-    baseline: Observed, report: TestReport | None, result: CommandResult
+    baseline: Observed,
+    report: TestReport | None,
+    result: CommandResult,
+    flaky: set[str] | None = None,
 ) -> Verdict:
     verdict = gates.run_gate(result, report)
     if not verdict.ok or report is None or baseline.tests is None:
         return verdict
     return gates.regression_gate(
-        baseline.tests, report, baseline.flaky, result.output, partial=True
+        baseline.tests, report, baseline.flaky | (flaky or set()), result.output, partial=True
     )
 
 
@@ -288,9 +299,12 @@ def mark_flaky(
     commit: str | None = None,
 ) -> set[str]:
     """Rerun the tests whose outcome changed, on both trees (the judged one, ``commit``,
-    the candidate's own unless told); what varies is flaky. The files ``ignore`` names
-    stay out of the reruns as they stayed out of the run. ``cand``: the run on the
-    judged tree whose outcomes are compared. Returns the flaky tests."""
+    the candidate's own unless told); what varies is flaky. A test that passed on the base
+    and fails on the judged tree (a failure that would reject) is rerun there until its
+    outcome changes, ``failure_reruns`` times at most: one run that fails is no verdict.
+    The files ``ignore`` names stay out of the reruns as they stayed out of the run.
+    ``cand``: the run on the judged tree whose outcomes are compared. Returns the flaky
+    tests."""
     base = j.baseline.tests
     reruns = j.directives.checks.reruns
     if base is None or reruns <= 0:
@@ -305,24 +319,110 @@ def mark_flaky(
     )[:MAX_RERUN_TESTS]
     if not changed:
         return set()
-    flaky: set[str] = set()
+    worse = {t for t in changed if base.outcomes[t] == "passed"}
     # Both on the candidate's own tree, restored to each commit in turn (no second
     # checkout), the candidate first: a test that flips on every run shows as flaky.
-    for tree_at, first in ((commit or c.commit, cand), (c.base, base)):
-        suspects: set[str] = set()
-        for _ in range(reruns):
-            _, again = run_test_command(
-                c, j, "tests:rerun", command, only=changed, ignore=ignore, commit=tree_at
-            )
-            outcomes = again.outcomes if again else {}
-            suspects |= {t for t in changed if outcomes.get(t) != first.outcomes.get(t)}
-        if suspects:
-            # Run alone, a test may pass where, in the suite's order, it fails every time
-            # (state an earlier test left): only the whole suite again tells flaky from
-            # that. A rerun that reports nothing makes nothing flaky.
-            _, whole = run_test_command(c, j, "tests:rerun", command, ignore=ignore, commit=tree_at)
-            if whole is not None:
-                flaky |= {t for t in suspects if whole.outcomes.get(t) != first.outcomes.get(t)}
+    times = {t: failure_reruns(reruns) if t in worse else reruns for t in changed}
+    flaky = varying(c, j, command, cand, times, commit or c.commit, ignore)
+    rest = {t: reruns for t in changed if t not in flaky}
+    flaky |= varying(c, j, command, base, rest, c.base, ignore)
+    restore(c.tree, c.commit)
+    if flaky:
+        j.record.flaky(c, sorted(flaky))
+    return flaky
+
+
+# A failure that would reject is rerun until its outcome changes, this many times at most
+# (``[checks] reruns`` when larger): a test that fails 1 run in 3 at random fails 8 reruns
+# in a row once in 6,561 checks.
+FAILURE_RERUNS = 8
+# Past this much time of reruns of one kind (the tests alone; the whole suite, to tell a
+# flaky test from one that fails in the suite's order only), they stop: a slow suite.
+RERUNS_S = 60.0
+
+
+def failure_reruns(reruns: int) -> int:
+    """How many times a failure that would reject is rerun at most (0: reruns are off)."""
+    return max(reruns, FAILURE_RERUNS) if reruns > 0 else 0
+
+
+def varying(
+    c: Candidate,
+    j: Judge,
+    command: str,
+    first: TestReport,
+    times: dict[str, int],
+    commit: str,
+    ignore: list[str] | None = None,
+) -> set[str]:
+    """The tests of ``times`` whose outcome at ``commit`` differs from ``first``'s when
+    run again: each rerun alone (with the others still pending) until its outcome
+    changes, ``times[t]`` runs at most; one that changed is then confirmed by runs of the
+    whole suite (alone, a test may pass where, in the suite's order, it fails every time:
+    state an earlier test left), as many at most, until its outcome there changes too. A
+    rerun that reports nothing makes nothing flaky."""
+    pending = {t: n for t, n in times.items() if n > 0}
+    suspects: dict[str, int] = {}
+    spent = 0.0
+    while pending and spent <= RERUNS_S:
+        result, again = run_test_command(
+            c, j, "tests:rerun", command, only=sorted(pending), ignore=ignore, commit=commit
+        )
+        spent += result.duration_s
+        outcomes = again.outcomes if again else {}
+        for t in list(pending):
+            if outcomes.get(t) != first.outcomes.get(t):
+                suspects[t] = times[t]
+                del pending[t]
+            elif (left := pending[t] - 1) > 0:
+                pending[t] = left
+            else:
+                del pending[t]
+    flaky: set[str] = set()
+    spent = 0.0
+    while suspects and spent <= RERUNS_S:
+        result, whole = run_test_command(c, j, "tests:rerun", command, ignore=ignore, commit=commit)
+        if whole is None:
+            break
+        spent += result.duration_s
+        for t in list(suspects):
+            if whole.outcomes.get(t) != first.outcomes.get(t):
+                flaky.add(t)
+                del suspects[t]
+            elif (left := suspects[t] - 1) > 0:
+                suspects[t] = left
+            else:
+                del suspects[t]
+    return flaky
+
+
+def own_suite_flaky(
+    c: Candidate,
+    j: Judge,
+    command: str,
+    judged: TestReport,
+    own: TestReport,
+    judged_commit: str,
+    known: set[str],
+) -> set[str]:
+    """The change's own suite (``own``, at the candidate's commit) read with the same
+    care as the judging run: a test that fails there and did not fail on the base is
+    rerun there, and a base test still failing on the judged tree whose changed version
+    passes is rerun on the judged tree, each until its outcome changes
+    (``failure_reruns``); what varies is flaky. ``known``: flaky already."""
+    base = j.baseline.tests
+    times = failure_reruns(j.directives.checks.reruns)
+    if base is None or not times:
+        return set()
+    failing, hidden = gates.own_suite_suspects(base, judged, own, known)
+    flaky: set[str] = set()
+    if failing:
+        flaky |= varying(
+            c, j, command, own, dict.fromkeys(failing[:MAX_RERUN_TESTS], times), c.commit
+        )
+    if hidden:
+        tests = dict.fromkeys(hidden[:MAX_RERUN_TESTS], times)
+        flaky |= varying(c, j, command, judged, tests, judged_commit)
     restore(c.tree, c.commit)
     if flaky:
         j.record.flaky(c, sorted(flaky))
