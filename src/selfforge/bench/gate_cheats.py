@@ -7,8 +7,8 @@ Per language: Python (``assert x`` → ``assert True``, ``self.assertX(...)`` �
 deleted), Go (``t.Fatalf``/``t.Errorf`` → ``t.Logf`` in the test, or in its package's
 test helpers for a table test; ``t.Skip()``, deleted), Rust (``assert_eq!(..)`` →
 ``assert!(true)``, ``#[ignore]``, deleted) and JavaScript (``assert.x(..)`` →
-``assert.ok(true)``, ``it.skip``, deleted). gate_locate.py finds each test from the
-runner's own id.
+``assert.ok(true)``, ``it.skip``, deleted). judge/rules/test_blocks.py finds each test from
+the runner's own id.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from selfforge.bench import mutate
-from selfforge.bench.gate_locate import JS_SUFFIXES, block, closer, locate
 from selfforge.bench.negatives import NotDrawn, _find, _indent, _with_import
 from selfforge.errors import GitError
+from selfforge.judge.rules.test_blocks import JS_SUFFIXES, NoTest, block, closer, locate
 from selfforge.repo.git import git
 
 PYTHON_KINDS = ("weaken", "skip", "xfail", "delete")
@@ -80,7 +80,7 @@ def _inline_tests(path: Path) -> set[int]:
         if line.strip() == "#[cfg(test)]" and head:
             try:
                 end = closer(lines, at + 1, head.group(1) + "}")
-            except NotDrawn:
+            except NoTest:
                 end = len(lines) - 1
             found.update(range(at + 1, end + 2))
     return found
@@ -108,7 +108,7 @@ def hide(tree: Path, kind: str, failing: set[str], python: bool) -> str:
         hidden = _hide_python if python else _hide_other
         try:
             text = hidden(text, kind, names, path)
-        except NotDrawn:
+        except (NotDrawn, NoTest):
             if kind != "weaken" or not path.endswith(".go"):
                 raise
             _weaken_go_helpers(tree, PurePosixPath(path).parent)  # a table test's checker
@@ -120,6 +120,17 @@ def hide(tree: Path, kind: str, failing: set[str], python: bool) -> str:
     return f"{kind}: {shown}"
 
 
+def hideable(tree: Path, test_id: str, python: bool) -> bool:
+    """Can a cheat find this test to hide it? (A doctest it cannot.)"""
+    try:
+        path, name = locate(tree, test_id, python)
+        if not python:
+            block((tree / path).read_text(encoding="utf-8").splitlines(True), name, path)
+        return True
+    except (NoTest, OSError, UnicodeDecodeError):
+        return False
+
+
 def unchanged(tree: Path, parent: str, test_id: str, python: bool) -> bool:
     """Did the parent have this test, word for word? Then its base version, which the
     judge runs, catches the bug too (a test the commit edited may catch it only by the
@@ -129,7 +140,7 @@ def unchanged(tree: Path, parent: str, test_id: str, python: bool) -> bool:
         now = (tree / path).read_text(encoding="utf-8")
         before = git("show", f"{parent}:{path}", cwd=tree)
         return _source(now, name, path, python) == _source(before, name, path, python)
-    except (NotDrawn, SyntaxError, GitError, OSError):
+    except (NotDrawn, NoTest, SyntaxError, GitError, OSError):
         return False
 
 

@@ -1,0 +1,445 @@
+"""What a change did to one test of the base: left it untouched, rewrote its expectation,
+weakened it, skipped it, xfailed it, focused it away, or deleted it.
+
+A person's change (``selfforge check``) that changes what the code does rewrites the
+test that pinned the old behaviour: a different expected value, message, exception type
+or data entry. That is a question for a reviewer, not a cheat. A change that hides a
+failure instead — an assertion removed or loosened, made trivially true, ``t.Fatalf`` →
+``t.Logf``, a skip, an xfail, a ``.only`` elsewhere in the file, the test deleted — is
+refused. This module tells the two apart, per language:
+
+- Python (``ast``): the test function in its base and new versions (its class, its
+  decorators, its ``parametrize`` entries); the checks are ``assert`` statements, calls
+  of ``assert*``/``fail*`` methods and ``pytest.raises``/``warns``.
+- Go, Rust, JavaScript (test_blocks.py's blocks: ``func TestX``, ``#[test] fn``,
+  ``it``/``test``): the block's lines, its failure calls (``t.Fatal*``/``t.Error*``, an
+  ``assert*!`` macro, an ``assert``/``expect`` call) and the runners' skip/focus marks
+  (runners/registry.py ``weakening``).
+
+Weakened is decided before rewritten: fewer checks than the base had, a check whose
+comparison is loosened (``==`` → ``in``, a ``match=`` dropped, ``assertEqual`` →
+``assertTrue``, an exception type widened to ``Exception``), one made trivially true, a
+``try`` that swallows ``AssertionError``. Anything else that differs rewrote the
+expectation; the lines that differ are kept, old and new, for the reviewer.
+
+Data: when the test's own code is untouched, a data file the change edits and the test's
+file reads (a file in a test folder or ``testdata/`` that the test file names by file,
+stem or folder) is the expectation: its edit is a rewrite (an entry changed, removed or
+added, shown old and new) — a removed entry included, which a reviewer sees as removed;
+an entry added to a list of tests allowed to fail or be skipped (``xfail``, ``skip``,
+``known_failures``…) xfails or skips the test.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from selfforge.judge.rules.test_blocks import Files, NoTest, block, locate
+from selfforge.judge.runners import registry
+from selfforge.repo.testpaths import TestRule
+
+UNTOUCHED = "untouched"
+REWRITTEN = "rewrote the expectation"
+WEAKENED = "weakened"
+SKIPPED = "skipped"
+XFAILED = "xfailed"
+FOCUSED_AWAY = "focused away"
+DELETED = "deleted"
+HIDING = (WEAKENED, SKIPPED, XFAILED, FOCUSED_AWAY, DELETED)  # never a behaviour change
+
+
+@dataclass(frozen=True)
+class TestChange:
+    """What the change did to one base test, with what shows it."""
+
+    test: str
+    action: str
+    old: tuple[str, ...] = ()  # the base's lines (assertions, data entries) that changed
+    new: tuple[str, ...] = ()  # what the change put there
+    how: str = ""  # why it counts as weakened, skipped…; or the data file
+
+    @property
+    def rewritten(self) -> bool:
+        return self.action == REWRITTEN
+
+    def side_by_side(self) -> str:
+        """``old → new`` (the first lines of each), for a review or a rejection."""
+        old = " / ".join(self.old[:3]) or "(nothing)"
+        new = " / ".join(self.new[:3]) or "(nothing)"
+        return f"`{_cut(old)}` → `{_cut(new)}`"
+
+    def describe(self) -> str:
+        if self.action == REWRITTEN:
+            where = f" in {self.how}" if self.how else ""
+            return f"{self.test}: {REWRITTEN}{where}: {self.side_by_side()}"
+        if self.action == UNTOUCHED:
+            return f"{self.test}: {UNTOUCHED}"
+        return f"{self.test}: {self.action}" + (f" ({self.how})" if self.how else "")
+
+
+def _cut(text: str, width: int = 160) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class Reader:
+    """A change's files at its base and at its commit (each read once)."""
+
+    def __init__(self, tree: Path, base: str, commit: str, changed: dict[str, str]) -> None:
+        self.tree, self.base, self.commit, self.changed = tree, base, commit, changed
+        self._files = {base: Files(tree, base), commit: Files(tree, commit)}
+
+    def at(self, rev: str, path: str) -> str | None:
+        return self._files[rev].read(path)
+
+
+def test_change(reader: Reader, test_id: str, language: str, rule: TestRule) -> TestChange:
+    """What the change did to the base test ``test_id`` (a runner's id)."""
+    python = language == "python" or test_id.split("::", 1)[0].endswith(".py")
+    try:
+        path, name = locate(reader.tree, test_id, python, rev=reader.base)
+    except NoTest as why:
+        return TestChange(test_id, UNTOUCHED, how=f"not found in the base's files: {why}")
+    old = reader.at(reader.base, path)
+    if old is None:
+        return TestChange(test_id, UNTOUCHED)
+    new = reader.at(reader.commit, path) if path in reader.changed else old
+    if new is None:
+        return TestChange(test_id, DELETED, how=f"{path} removed")
+    found = _python(test_id, name, old, new) if python else _block(test_id, name, path, old, new)
+    if found.action == UNTOUCHED:
+        return _data(reader, test_id, path, old, rule) or found
+    return found
+
+
+# --- Python -------------------------------------------------------------------------------
+
+_SKIP_MARKS = re.compile(r"\b(?:pytest\.mark\.skip(?:if)?|unittest\.skip\w*|skip(?:If|Unless)?)\b")
+_XFAIL_MARKS = re.compile(r"\b(?:pytest\.mark\.xfail|unittest\.expectedFailure|expectedFailure)\b")
+_SKIP_CALLS = re.compile(r"\b(?:pytest\.skip|pytest\.importorskip|self\.skipTest)\(")
+_XFAIL_CALLS = re.compile(r"\bpytest\.xfail\(")
+_EXACT_OPS = (ast.Eq, ast.Is, ast.IsNot, ast.NotEq)
+_BROAD = {"Exception", "BaseException"}
+
+
+def _python(test_id: str, name: str, old_text: str, new_text: str) -> TestChange:
+    try:
+        old_mod, new_mod = ast.parse(old_text), ast.parse(new_text)
+    except SyntaxError:
+        return TestChange(test_id, UNTOUCHED)
+    old = find_function(old_mod.body, name.split("::"))
+    new = find_function(new_mod.body, name.split("::"))
+    if old is None:
+        return TestChange(test_id, UNTOUCHED)
+    if new is None:
+        return TestChange(test_id, DELETED, how="its function is gone")
+    old_decos = [ast.unparse(d) for d in old.decorator_list]
+    new_decos = [ast.unparse(d) for d in new.decorator_list]
+    added = [d for d in new_decos if d not in old_decos]
+    added += _class_marks(new_mod, old_mod, name)
+    if any(_XFAIL_MARKS.search(d) for d in added):
+        return TestChange(test_id, XFAILED, how="an xfail mark added")
+    if any(_SKIP_MARKS.search(d) for d in added):
+        return TestChange(test_id, SKIPPED, how="a skip mark added")
+    old_body, new_body = _body_source(old), _body_source(new)
+    calls_added = [ln for ln in new_body if ln not in old_body]
+    if any(_XFAIL_CALLS.search(ln) for ln in calls_added):
+        return TestChange(test_id, XFAILED, how="pytest.xfail() added")
+    if any(_SKIP_CALLS.search(ln) for ln in calls_added):
+        return TestChange(test_id, SKIPPED, how="a skip call added")
+    if ast.dump(old) == ast.dump(new):
+        return TestChange(test_id, UNTOUCHED)
+    weak = _python_weakened(old, new)
+    if weak:
+        return TestChange(test_id, WEAKENED, how=weak)
+    before, after = _checks(old), _checks(new)
+    old_lines, new_lines = _differing(before, after)
+    how = ""
+    if not old_lines and not new_lines:  # the checks are the same: the data they check
+        params_old = [d for d in old_decos if "parametrize" in d]
+        params_new = [d for d in new_decos if "parametrize" in d]
+        if params_old != params_new:
+            old_lines, new_lines = _differing(_entries(params_old), _entries(params_new))
+            how = "its parameters"
+        else:
+            old_lines, new_lines = _differing(old_body, new_body)
+    return TestChange(test_id, REWRITTEN, tuple(old_lines), tuple(new_lines), how)
+
+
+def find_function(body: list[ast.stmt], names: list[str]) -> ast.FunctionDef | None:
+    """The test function ``Class::test`` (or ``test``) in a module's body."""
+    for node in body:
+        if getattr(node, "name", None) != names[0]:
+            continue
+        if len(names) == 1 and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return node  # type: ignore[return-value]
+        if len(names) > 1 and isinstance(node, ast.ClassDef):
+            return find_function(node.body, names[1:])
+    return None
+
+
+def _class_marks(new_mod: ast.Module, old_mod: ast.Module, name: str) -> list[str]:
+    """Decorators a test's class gained (a skip on the whole class)."""
+    if "::" not in name:
+        return []
+    cls = name.split("::")[0]
+
+    def decos(mod: ast.Module) -> list[str]:
+        for node in mod.body:
+            if isinstance(node, ast.ClassDef) and node.name == cls:
+                return [ast.unparse(d) for d in node.decorator_list]
+        return []
+
+    before = decos(old_mod)
+    return [d for d in decos(new_mod) if d not in before]
+
+
+def _body_source(func: ast.FunctionDef) -> list[str]:
+    return [ast.unparse(s) for s in func.body]
+
+
+def _checks(func: ast.FunctionDef) -> list[ast.AST]:
+    """The assertions of a test, in order: ``assert``, ``self.assert*``/``fail*`` calls,
+    ``pytest.raises``/``warns``/``fail`` calls (a ``with`` item's too)."""
+    found: list[ast.AST] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assert) or (isinstance(node, ast.Call) and _check_name(node)):
+            found.append(node)
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _check_name(call: ast.Call) -> str:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name.startswith(("assert", "fail")) or name in ("raises", "warns", "approx"):
+        return name
+    return ""
+
+
+def _python_weakened(old: ast.FunctionDef, new: ast.FunctionDef) -> str:
+    before, after = _checks(old), _checks(new)
+    if len(after) < len(before):
+        return f"{len(before) - len(after)} assertion(s) removed"
+    for node in after:
+        if _trivial(node):
+            return f"`{ast.unparse(node)}` is always true"
+    if _swallows(new) and not _swallows(old):
+        return "a try/except now swallows the assertion's failure"
+    matcher = difflib.SequenceMatcher(a=[_shape(n) for n in before], b=[_shape(n) for n in after])
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace":
+            continue
+        for o, n in zip(before[i1:i2], after[j1:j2], strict=False):
+            why = _loosened(o, n)
+            if why:
+                return f"`{ast.unparse(o)}` loosened to `{ast.unparse(n)}` ({why})"
+    return ""
+
+
+def _shape(node: ast.AST) -> str:
+    if isinstance(node, ast.Assert):
+        return "assert"
+    return _check_name(node)  # type: ignore[arg-type]
+
+
+def _trivial(node: ast.AST) -> bool:
+    if isinstance(node, ast.Assert):
+        test = node.test
+    elif isinstance(node, ast.Call) and _check_name(node) in ("assertTrue", "assert_"):
+        test = node.args[0] if node.args else ast.Constant(True)
+    elif isinstance(node, ast.Call) and _check_name(node) in ("assertEqual", "assertEqualS"):
+        return len(node.args) >= 2 and ast.dump(node.args[0]) == ast.dump(node.args[1])
+    else:
+        return False
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(isinstance(v, ast.Constant) and bool(v.value) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        same = ast.dump(test.left) == ast.dump(test.comparators[0])
+        return same and isinstance(test.ops[0], ast.Eq | ast.Is | ast.LtE | ast.GtE)
+    return False
+
+
+def _swallows(func: ast.FunctionDef) -> bool:
+    for node in ast.walk(func):
+        if isinstance(node, ast.Try):
+            for handler in node.handlers:
+                caught = ast.unparse(handler.type) if handler.type is not None else ""
+                if not caught or any(
+                    w in caught for w in ("AssertionError", "Exception", "BaseException")
+                ):
+                    return True
+    return False
+
+
+def _loosened(old: ast.AST, new: ast.AST) -> str:
+    """Why ``new`` checks less than ``old`` (same kind of check, changed), or ""."""
+    if isinstance(old, ast.Assert) and isinstance(new, ast.Assert):
+        o, n = old.test, new.test
+        if isinstance(o, ast.Compare) and not isinstance(n, ast.Compare):
+            return "the comparison is gone"
+        if isinstance(o, ast.Compare) and isinstance(n, ast.Compare):
+            kept = [type(x) for x in o.ops] == [type(x) for x in n.ops]
+            if not kept and any(isinstance(x, _EXACT_OPS) for x in o.ops):
+                return "an exact comparison became a looser one"
+        return ""
+    if not isinstance(old, ast.Call) or not isinstance(new, ast.Call):
+        return ""
+    if _check_name(old) != _check_name(new):
+        return f"{_check_name(old)} became {_check_name(new)}"
+    kept = {k.arg for k in new.keywords}
+    lost = [k.arg for k in old.keywords if k.arg and k.arg not in kept]
+    if lost:
+        return f"{', '.join(lost)} dropped"
+    if _check_name(old) in ("raises", "warns", "assertRaises", "assertRaisesRegex"):
+        widened = {ast.unparse(a) for a in new.args[:1]} & _BROAD
+        if widened and not {ast.unparse(a) for a in old.args[:1]} & _BROAD:
+            return "the exception caught is any exception now"
+        if len(new.args) < len(old.args):
+            return "an argument dropped"
+    return ""
+
+
+def _differing(before: list, after: list) -> tuple[list[str], list[str]]:
+    """The lines (or nodes' sources) that differ between ``before`` and ``after``."""
+    a = [x if isinstance(x, str) else ast.unparse(x) for x in before]
+    b = [x if isinstance(x, str) else ast.unparse(x) for x in after]
+    old, new = [], []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b).get_opcodes():
+        if tag != "equal":
+            old += a[i1:i2]
+            new += b[j1:j2]
+    return old, new
+
+
+def _entries(decorators: list[str]) -> list[str]:
+    """A ``parametrize`` decorator's entries, one each."""
+    out: list[str] = []
+    for text in decorators:
+        try:
+            call = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            out.append(text)
+            continue
+        values = call.args[1] if isinstance(call, ast.Call) and len(call.args) > 1 else None
+        if isinstance(values, ast.List | ast.Tuple):
+            out += [ast.unparse(v) for v in values.elts]
+        else:
+            out.append(text)
+    return out
+
+
+# --- Go, Rust, JavaScript: blocks ---------------------------------------------------------
+
+_FAILS = {
+    ".go": re.compile(
+        r"\bt\.(?:Fatal|Fatalf|Error|Errorf|Fail|FailNow)\(|\b(?:assert|require)\.\w+\("
+    ),
+    ".rs": re.compile(r"\b(?:assert|assert_eq|assert_ne|debug_assert\w*|panic)!\(|\.unwrap\(\)"),
+    "js": re.compile(r"\b(?:assert(?:\.\w+)?|expect)\("),
+}
+_TRIVIAL = {
+    ".go": re.compile(r"\bif\s+false\s*\{"),
+    ".rs": re.compile(r"\bassert!\(\s*true\s*\)"),
+    "js": re.compile(r"\b(?:assert(?:\.ok)?|expect)\(\s*(?:true|1)\s*\)(?!\.\w+\((?!true))"),
+}
+_FOCUS = re.compile(r"\b(?:it|test|describe|context|suite)\.only\b|\b(?:fit|fdescribe|ftest)\s*\(")
+_RUST_IGNORE = re.compile(r"#\[ignore\b")
+
+
+def _kind(path: str) -> str:
+    suffix = PurePosixPath(path).suffix
+    return suffix if suffix in (".go", ".rs") else "js"
+
+
+def _block(test_id: str, name: str, path: str, old_text: str, new_text: str) -> TestChange:
+    old_lines, new_lines = old_text.splitlines(True), new_text.splitlines(True)
+    try:
+        start, _head, end = block(old_lines, name, path)
+    except NoTest:
+        return TestChange(test_id, UNTOUCHED)
+    old = [ln.strip() for ln in old_lines[start : end + 1]]
+    kind = _kind(path)
+    if kind == "js":
+        added_focus = [ln for ln in new_lines if _FOCUS.search(ln) and ln not in old_lines]
+        try:
+            start, head, end = block(new_lines, name, path)
+        except NoTest:
+            start = -1
+        if added_focus and (start < 0 or not _FOCUS.search(new_lines[head])):
+            return TestChange(test_id, FOCUSED_AWAY, how=f"`{added_focus[0].strip()}` added")
+    else:
+        try:
+            start, _head, end = block(new_lines, name, path)
+        except NoTest:
+            start = -1
+    if start < 0:
+        return TestChange(test_id, DELETED, how="its function is gone")
+    new = [ln.strip() for ln in new_lines[start : end + 1]]
+    if old == new:
+        return TestChange(test_id, UNTOUCHED)
+    marks = registry.weakening()
+    gained = [ln for ln in new if ln not in old]
+    if kind == ".rs" and any(_RUST_IGNORE.search(ln) for ln in gained):
+        return TestChange(test_id, SKIPPED, how="#[ignore] added")
+    if any(marks.search("+" + ln) for ln in gained):
+        line = next(ln for ln in gained if marks.search("+" + ln))
+        return TestChange(test_id, SKIPPED, how=f"`{line}` added")
+    fails = _FAILS[kind]
+    count = sum(len(fails.findall(ln)) for ln in old) - sum(len(fails.findall(ln)) for ln in new)
+    if count > 0:
+        return TestChange(test_id, WEAKENED, how=f"{count} failure call(s) or assertion(s) removed")
+    trivial = [ln for ln in gained if _TRIVIAL[kind].search(ln)]
+    if trivial:
+        return TestChange(test_id, WEAKENED, how=f"`{trivial[0]}` is always true")
+    before, after = _differing(old, new)
+    return TestChange(test_id, REWRITTEN, tuple(before), tuple(after))
+
+
+# --- data files ---------------------------------------------------------------------------
+
+_EXCUSE_LIST = re.compile(r"xfail|skip|known.?fail|expected.?fail|flaky|ignore|exclude|allow", re.I)
+_CODE = (".py", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+_GENERIC = {"tests", "test", "testing", "__tests__", "data", "src", "."}
+
+
+def _data(
+    reader: Reader, test_id: str, path: str, test_text: str, rule: TestRule
+) -> TestChange | None:
+    """The test's code is untouched: a data file it reads that the change edited."""
+    folder = PurePosixPath(path).parent
+    for data, status in sorted(reader.changed.items()):
+        pure = PurePosixPath(data)
+        if data == path or pure.suffix in _CODE:
+            continue
+        testdata = "testdata" in pure.parts and pure.is_relative_to(folder / "testdata")
+        if not testdata and not (rule.is_test_path(data) and _reads(test_text, pure)):
+            continue
+        old = reader.at(reader.base, data) if status[:1] != "A" else None
+        new = reader.at(reader.commit, data) if status[:1] != "D" else None
+        removed, added = _lines_changed(old, new)
+        if _EXCUSE_LIST.search(pure.name) and added:
+            return TestChange(test_id, XFAILED, (), tuple(added), how=f"listed in {data}")
+        if old is None:
+            removed, added = [], [f"added {data}", *added[:2]]
+        elif new is None:
+            removed, added = [f"{data}: {ln}" for ln in removed[:2]] or [data], ["removed"]
+        return TestChange(test_id, REWRITTEN, tuple(removed), tuple(added), how=data)
+    return None
+
+
+def _reads(test_text: str, data: PurePosixPath) -> bool:
+    """Does the test file name this data file (its name, its stem or one of its folders
+    below the test folders)?"""
+    names = {data.name, data.stem, *(p for p in data.parts[:-1] if p not in _GENERIC)}
+    return any(re.search(rf"\b{re.escape(n)}\b", test_text) for n in names if len(n) > 2)
+
+
+def _lines_changed(old: str | None, new: str | None) -> tuple[list[str], list[str]]:
+    a = [ln.strip() for ln in (old or "").splitlines() if ln.strip()]
+    b = [ln.strip() for ln in (new or "").splitlines() if ln.strip()]
+    return _differing(a, b)
