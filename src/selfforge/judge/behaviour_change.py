@@ -44,6 +44,8 @@ class Intent:
     rewritten: frozenset[str] = frozenset()  # failing base tests whose expectation it rewrote
     unbuilt: dict[str, str] = field(default_factory=dict)  # module → its tests' build error
     unbuilt_tests: frozenset[str] = frozenset()  # the base's tests in those modules
+    build_errors: dict[str, str] = field(default_factory=dict)  # every module that broke
+    tests_only: frozenset[str] = frozenset()  # of those, the ones where a test file fails
 
     @property
     def excused(self) -> frozenset[str]:
@@ -55,6 +57,7 @@ class Intent:
         """A rejection naming what the change did to the failing tests it edited."""
         if verdict.ok:
             return verdict
+        verdict = self._built(verdict)
         named = [
             ch.describe()
             for t, ch in sorted(self.changes.items())
@@ -65,6 +68,22 @@ class Intent:
         note = "; the change " + "; ".join(named[:3])
         return replace(verdict, reason=verdict.reason + note, feedback=verdict.feedback + note)
 
+    def _built(self, verdict: Verdict) -> Verdict:
+        """A module whose code builds and whose base tests do not build against it is
+        said so, with the first error — not "the package does not build"."""
+        for module, error in self.build_errors.items():
+            if not verdict.reason.startswith(f"the change makes {module} fail to import"):
+                continue
+            if module in self.tests_only:
+                reason = (
+                    f"the base's tests of {module} do not build against the change's code: "
+                    f"{error} (a change that alters an API updates the tests that use it)"
+                )
+            else:
+                reason = f"the change makes {module} fail to build: {error}"
+            return replace(verdict, reason=reason, feedback=f"{reason}\n\n{verdict.feedback}")
+        return verdict
+
 
 def read(
     c: Candidate,
@@ -74,24 +93,24 @@ def read(
     output: str,
     *,
     partial: bool = False,
+    declared: frozenset[str] = frozenset(),
 ) -> Intent:
     """What the change did to each base test that fails (or no longer builds) on its code
     in the judged run ``report``; for a person's change only. ``partial``: the run ran
-    only some tests."""
+    only some tests; ``declared``: tests the change declares (reviewed as such)."""
     base = j.baseline.tests
     if not j.person or report is None or base is None:
         return Intent()
     reader = Reader(c.tree, c.base, c.commit, c.changed)
-    unbuilt = {
-        m: _build_error(m, report, adapter, output)
-        for m in sorted(set(report.collect_errors) - set(base.collect_errors))
-        if _edits_tests_of(c, j, adapter, m)
-    }
+    broke = sorted(set(report.collect_errors) - set(base.collect_errors))
+    errors = {m: _build_error(m, report, adapter, output) for m in broke}
+    tests_only = frozenset(m for m, e in errors.items() if _in_test_file(e, j, adapter))
+    unbuilt = {m: errors[m] for m in broke if _edits_tests_of(c, j, adapter, m)}
     unbuilt_tests = frozenset(t for t in base.outcomes if t.split("::", 1)[0] in unbuilt)
     regressed = [
         t
         for t, was in sorted(base.outcomes.items())
-        if t not in j.baseline.flaky
+        if t not in j.baseline.flaky | declared  # a declared test: declared_review
         and t not in unbuilt_tests
         and (not partial or t in report.outcomes)
         and is_worse(was, report.outcome(t))
@@ -103,7 +122,13 @@ def read(
     hiding = [t for t in unbuilt_tests if changes[t].action in HIDING]
     if hiding:  # an API change does not excuse a test it hides
         unbuilt, unbuilt_tests = {}, frozenset()
-    return Intent(changes, rewritten, unbuilt, unbuilt_tests)
+    return Intent(changes, rewritten, unbuilt, unbuilt_tests, errors, tests_only)
+
+
+def _in_test_file(error: str, j: Judge, adapter: Adapter) -> bool:
+    """Is a build error's first location a test file (``./m_test.go:6:11: …``)?"""
+    path = error.split(":", 1)[0].removeprefix("./")
+    return bool(adapter.build_error) and adapter.test_file(path, j.rule)
 
 
 def _edits_tests_of(c: Candidate, j: Judge, adapter: Adapter, module: str) -> bool:

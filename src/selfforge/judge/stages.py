@@ -207,6 +207,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         review.append(item)
     adapter = registry.for_space(j.space, command, c.tree)  # detected once for the run
     new_tests = registry.added_test_files(c.changed, j.rule, adapter)
+    declared = _declared(c, j, adapter)
     focused: list[str] = []
     if adapter.can_select() and not ran_ahead(c, command, judged.commit):  # it has run
         focused = focused_tests(c, j, new_tests, adapter)
@@ -216,20 +217,20 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         )
         verdict = focused_verdict(j.baseline, report, result)
         j.record.step("tests:affected", verdict.ok, summary_text(report, result), result=result)
-        intent = behaviour_change.read(c, j, report, adapter, result.output, partial=True)
-        if not verdict.ok and not _excused(j, report, result.output, intent.excused):
-            verdict = intent.annotate(verdict)
-            return _missing_dependencies(c, j, verdict, result.output).noting(review)
+        if not verdict.ok:  # unless all it shows is for a person to review: the full run
+            intent = behaviour_change.read(c, j, report, adapter, result.output, partial=True)
+            if not _excused(j, report, result.output, declared | intent.excused):
+                verdict = intent.annotate(verdict)
+                return _missing_dependencies(c, j, verdict, result.output).noting(review)
     result, report = run_test_command(c, j, "tests", command, commit=judged.commit)
     # the change's own suite is this run, unless the tests:new run differs
     seen = Observed(tests=report, tests_result=result, own_tests=report)
     if adapter.reruns() and report is not None and gates.run_gate(result, report).ok:
         seen.flaky = mark_flaky(c, j, command, report, commit=judged.commit)
-    declared = _declared(c, j, adapter)
     # a person's change that rewrote the expectation of a test that fails on its code, or
     # updated tests that no longer build against it: a reviewer's question, once its own
     # suite passes them (judge/behaviour_change.py)
-    intent = behaviour_change.read(c, j, report, adapter, result.output)
+    intent = behaviour_change.read(c, j, report, adapter, result.output, declared=declared)
     excused = declared | intent.excused
     verdict = gates.tests_gate(j.baseline, seen, c.criterion, excused=excused, diff=c.diff)
     if verdict.ok and c.criterion.kind == "whole":  # the base does not build

@@ -111,8 +111,28 @@ def test_change(reader: Reader, test_id: str, language: str, rule: TestRule) -> 
         return TestChange(test_id, DELETED, how=f"{path} removed")
     found = _python(test_id, name, old, new) if python else _block(test_id, name, path, old, new)
     if found.action == UNTOUCHED:
-        return _data(reader, test_id, path, old, rule) or found
+        own = test_id + "\n" + _own_source(name, path, old, python)
+        return _data(reader, test_id, path, own, rule) or found
     return found
+
+
+def _own_source(name: str, path: str, text: str, python: bool) -> str:
+    """The test's own text (a Python function with its decorators, a block), what tells
+    which data it reads."""
+    if python:
+        try:
+            func = find_function(ast.parse(text).body, name.split("::"))
+        except SyntaxError:
+            return ""
+        if func is None:
+            return ""
+        return "\n".join([*(ast.unparse(d) for d in func.decorator_list), ast.unparse(func)])
+    lines = text.splitlines(True)
+    try:
+        start, _head, end = block(lines, name, path)
+    except NoTest:
+        return ""
+    return "".join(lines[start : end + 1])
 
 
 # --- Python -------------------------------------------------------------------------------
@@ -230,7 +250,7 @@ def _python_weakened(old: ast.FunctionDef, new: ast.FunctionDef) -> str:
         return "a try/except now swallows the assertion's failure"
     matcher = difflib.SequenceMatcher(a=[_shape(n) for n in before], b=[_shape(n) for n in after])
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "replace":
+        if tag not in ("replace", "equal"):  # equal: the same kind of check, maybe changed
             continue
         for o, n in zip(before[i1:i2], after[j1:j2], strict=False):
             why = _loosened(o, n)
@@ -404,20 +424,21 @@ def _block(test_id: str, name: str, path: str, old_text: str, new_text: str) -> 
 
 _EXCUSE_LIST = re.compile(r"xfail|skip|known.?fail|expected.?fail|flaky|ignore|exclude|allow", re.I)
 _CODE = (".py", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
-_GENERIC = {"tests", "test", "testing", "__tests__", "data", "src", "."}
+_GENERIC = {"tests", "test", "testing", "__tests__", "data", "src", "fixtures", "."}
 
 
 def _data(
     reader: Reader, test_id: str, path: str, test_text: str, rule: TestRule
 ) -> TestChange | None:
-    """The test's code is untouched: a data file it reads that the change edited."""
+    """The test's code is untouched: a data file it reads (its id, its function or block
+    names the file, its stem or its folder) that the change edited."""
     folder = PurePosixPath(path).parent
     for data, status in sorted(reader.changed.items()):
         pure = PurePosixPath(data)
         if data == path or pure.suffix in _CODE:
             continue
-        testdata = "testdata" in pure.parts and pure.is_relative_to(folder / "testdata")
-        if not testdata and not (rule.is_test_path(data) and _reads(test_text, pure)):
+        testdata = pure.is_relative_to(folder / "testdata")
+        if not (testdata or rule.is_test_path(data)) or not _reads(test_text, pure):
             continue
         old = reader.at(reader.base, data) if status[:1] != "A" else None
         new = reader.at(reader.commit, data) if status[:1] != "D" else None
@@ -436,7 +457,7 @@ def _reads(test_text: str, data: PurePosixPath) -> bool:
     """Does the test file name this data file (its name, its stem or one of its folders
     below the test folders)?"""
     names = {data.name, data.stem, *(p for p in data.parts[:-1] if p not in _GENERIC)}
-    return any(re.search(rf"\b{re.escape(n)}\b", test_text) for n in names if len(n) > 2)
+    return any(re.search(rf"\b{re.escape(n)}\b", test_text, re.I) for n in names if len(n) > 2)
 
 
 def _lines_changed(old: str | None, new: str | None) -> tuple[list[str], list[str]]:
