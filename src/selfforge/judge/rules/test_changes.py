@@ -362,6 +362,16 @@ _FAILS = {
     ".rs": re.compile(r"\b(?:assert|assert_eq|assert_ne|debug_assert\w*|panic)!\(|\.unwrap\(\)"),
     "js": re.compile(r"\b(?:assert(?:\.\w+)?|expect)\("),
 }
+_GO_FAIL = re.compile(r"^t\.(?:Fatal|Fatalf|Error|Errorf|Fail|FailNow)\($")
+
+
+def _calls(kind: str, lines: list[str]) -> list[str]:
+    """The block's failure calls and assertions, in order (Go's ``t.Fatal*``/``t.Error*``
+    as one: each fails the test)."""
+    found = [m.group(0) for ln in lines for m in _FAILS[kind].finditer(ln)]
+    return ["t.Fatal(" if _GO_FAIL.match(c) else c for c in found]
+
+
 _TRIVIAL = {
     ".go": re.compile(r"\bif\s+false\s*\{"),
     ".rs": re.compile(r"\bassert!\(\s*true\s*\)"),
@@ -409,10 +419,13 @@ def _block(test_id: str, name: str, path: str, old_text: str, new_text: str) -> 
     if any(marks.search("+" + ln) for ln in gained):
         line = next(ln for ln in gained if marks.search("+" + ln))
         return TestChange(test_id, SKIPPED, how=f"`{line}` added")
-    fails = _FAILS[kind]
-    count = sum(len(fails.findall(ln)) for ln in old) - sum(len(fails.findall(ln)) for ln in new)
+    before_calls, after_calls = _calls(kind, old), _calls(kind, new)
+    count = len(before_calls) - len(after_calls)
     if count > 0:
         return TestChange(test_id, WEAKENED, how=f"{count} failure call(s) or assertion(s) removed")
+    for was, now in zip(before_calls, after_calls, strict=False):
+        if was != now:  # assert_eq! → assert!, strictEqual → ok, Fatalf → Logf
+            return TestChange(test_id, WEAKENED, how=f"`{was}` became `{now}`")
     trivial = [ln for ln in gained if _TRIVIAL[kind].search(ln)]
     if trivial:
         return TestChange(test_id, WEAKENED, how=f"`{trivial[0]}` is always true")
