@@ -108,6 +108,26 @@ def test_an_expected_failure_entry_removed_for_input_now_accepted_needs_review(
     assert "tests: 4 before, 3 after" in item
 
 
+def test_a_new_member_in_an_expected_table_of_the_module_needs_review(tmp_path: Path) -> None:
+    """The test is untouched; the table it compares with, at the top of its module, has a
+    new entry (a new enum member that appears in a logged dict)."""
+    code = (
+        "COLOURS = ('red', 'green')\n\n\ndef logged():\n    return {c: len(c) for c in COLOURS}\n"
+    )
+    test = (
+        "from colours import logged\n\nEXPECTED = {'red': 3, 'green': 5}\n\n\n"
+        "def test_logged():\n    assert logged() == EXPECTED\n"
+    )
+    repo = make_repo(tmp_path / "r", {"colours.py": code, "test_colours.py": test}, directives())
+    sha = _branch(repo, "blue", "Blue", {
+        "colours.py": code.replace("'green')", "'green', 'blue')"),
+        "test_colours.py": test.replace("'green': 5}", "'green': 5, 'blue': 4}"),
+    })  # fmt: skip
+    code_, verdict = check_json(repo, sha)
+    assert (code_, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
+    assert "rewrote in its EXPECTED: `(nothing)` → `'blue': 4`" in verdict["review"][0]
+
+
 WEAKENED = {
     # the match dropped: a looser assertion, not a new expectation
     "weakened": NEW_MESSAGE.replace(', match="no leading zeros: 0012"', ""),

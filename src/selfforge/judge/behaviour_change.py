@@ -173,7 +173,7 @@ def confirm(
     bad = []
     for t in sorted(intent.rewritten | intent.unbuilt_tests):
         mine = own.outcome(t)
-        gone_with_data = mine is None and t in intent.rewritten and bool(intent.changes[t].how)
+        gone_with_data = mine is None and t in intent.rewritten and intent.changes[t].data
         if mine != "passed" and not gone_with_data:
             bad.append(f"{t}: {mine or 'gone'} in the change's own suite")
     bad += [

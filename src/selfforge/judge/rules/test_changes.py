@@ -60,7 +60,8 @@ class TestChange:
     action: str
     old: tuple[str, ...] = ()  # the base's lines (assertions, data entries) that changed
     new: tuple[str, ...] = ()  # what the change put there
-    how: str = ""  # why it counts as weakened, skipped…; or the data file
+    how: str = ""  # why it counts as weakened, skipped…; or where the expectation is
+    data: bool = False  # rewritten in its data or parameters: the case may be gone now
 
     @property
     def rewritten(self) -> bool:
@@ -170,8 +171,12 @@ def _python(test_id: str, name: str, old_text: str, new_text: str) -> TestChange
         return TestChange(test_id, XFAILED, how="pytest.xfail() added")
     if any(_SKIP_CALLS.search(ln) for ln in calls_added):
         return TestChange(test_id, SKIPPED, how="a skip call added")
+    marks = _module_marks(new_mod, old_mod)
+    if marks:
+        kind = XFAILED if _XFAIL_MARKS.search(marks) else SKIPPED
+        return TestChange(test_id, kind, how=f"`{marks}` added")
     if ast.dump(old) == ast.dump(new):
-        return TestChange(test_id, UNTOUCHED)
+        return _python_helpers(test_id, old, old_mod, new_mod)
     weak = _python_weakened(old, new)
     if weak:
         return TestChange(test_id, WEAKENED, how=weak)
@@ -186,7 +191,7 @@ def _python(test_id: str, name: str, old_text: str, new_text: str) -> TestChange
             how = "its parameters"
         else:
             old_lines, new_lines = _differing(old_body, new_body)
-    return TestChange(test_id, REWRITTEN, tuple(old_lines), tuple(new_lines), how)
+    return TestChange(test_id, REWRITTEN, tuple(old_lines), tuple(new_lines), how, bool(how))
 
 
 def find_function(body: list[ast.stmt], names: list[str]) -> ast.FunctionDef | None:
@@ -199,6 +204,74 @@ def find_function(body: list[ast.stmt], names: list[str]) -> ast.FunctionDef | N
         if len(names) > 1 and isinstance(node, ast.ClassDef):
             return find_function(node.body, names[1:])
     return None
+
+
+def _module_marks(new_mod: ast.Module, old_mod: ast.Module) -> str:
+    """A ``pytestmark`` the module gained that skips or xfails its tests."""
+
+    def marks(mod: ast.Module) -> set[str]:
+        found = set()
+        for node in mod.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+            ):
+                found.add(ast.unparse(node))
+        return found
+
+    gained = sorted(marks(new_mod) - marks(old_mod))
+    hit = [m for m in gained if _SKIP_MARKS.search(m) or _XFAIL_MARKS.search(m)]
+    return hit[0] if hit else ""
+
+
+def _python_helpers(
+    test_id: str, func: ast.FunctionDef, old_mod: ast.Module, new_mod: ast.Module
+) -> TestChange:
+    """The test's function is untouched: what it uses from its module (an expected
+    table, a helper that asserts, a fixture) may have changed."""
+    used = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)}
+    used |= {a.arg for a in func.args.args}
+    before, after = _top_level(old_mod), _top_level(new_mod)
+    for name in sorted(used & set(before)):
+        was, now = before[name], after.get(name)
+        if now is None or ast.dump(was) == ast.dump(now):
+            continue
+        if isinstance(was, ast.FunctionDef | ast.AsyncFunctionDef) and isinstance(
+            now, ast.FunctionDef | ast.AsyncFunctionDef
+        ):
+            weak = _python_weakened(was, now)  # type: ignore[arg-type]
+            if weak:
+                return TestChange(test_id, WEAKENED, how=f"its helper {name}: {weak}")
+            old_lines, new_lines = _differing(_body_source(was), _body_source(now))  # type: ignore[arg-type]
+        else:
+            old_lines, new_lines = _differing(_elements(was), _elements(now))
+        return TestChange(test_id, REWRITTEN, tuple(old_lines), tuple(new_lines), f"its {name}")
+    return TestChange(test_id, UNTOUCHED)
+
+
+def _top_level(mod: ast.Module) -> dict[str, ast.stmt]:
+    found: dict[str, ast.stmt] = {}
+    for node in mod.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = node
+    return found
+
+
+def _elements(node: ast.stmt) -> list[str]:
+    """An assignment's value entry by entry (a dict's items, a list's elements)."""
+    value = getattr(node, "value", None)
+    if isinstance(value, ast.Dict):
+        return [
+            f"{ast.unparse(k) if k is not None else '**'}: {ast.unparse(v)}"
+            for k, v in zip(value.keys, value.values, strict=False)
+        ]
+    if isinstance(value, ast.List | ast.Tuple | ast.Set):
+        return [ast.unparse(e) for e in value.elts]
+    return [ast.unparse(node)]
 
 
 def _class_marks(new_mod: ast.Module, old_mod: ast.Module, name: str) -> list[str]:
@@ -411,7 +484,7 @@ def _block(test_id: str, name: str, path: str, old_text: str, new_text: str) -> 
         return TestChange(test_id, DELETED, how="its function is gone")
     new = [ln.strip() for ln in new_lines[start : end + 1]]
     if old == new:
-        return TestChange(test_id, UNTOUCHED)
+        return _block_helpers(test_id, name, kind, old, old_lines, new_lines)
     marks = registry.weakening()
     gained = [ln for ln in new if ln not in old]
     if kind == ".rs" and any(_RUST_IGNORE.search(ln) for ln in gained):
@@ -431,6 +504,52 @@ def _block(test_id: str, name: str, path: str, old_text: str, new_text: str) -> 
         return TestChange(test_id, WEAKENED, how=f"`{trivial[0]}` is always true")
     before, after = _differing(old, new)
     return TestChange(test_id, REWRITTEN, tuple(before), tuple(after))
+
+
+_TOP = {
+    ".go": re.compile(r"^(?:func(?: \([^)]*\))?|var|const|type)\s+(\w+)"),
+    "js": re.compile(r"^(?:export\s+)?(?:const|let|var|function|class|async function)\s+(\w+)"),
+}
+
+
+def _declarations(lines: list[str], kind: str) -> dict[str, list[str]]:
+    """A file's top-level declarations by name, each its lines (gofmt's and the usual JS
+    layout: a declaration starts at column 0)."""
+    top = _TOP.get(kind)
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in lines:
+        if line[:1].strip():
+            m = top.match(line) if top is not None else None
+            current = found.setdefault(m.group(1), []) if m else None
+        if current is not None:
+            current.append(line.strip())
+    return found
+
+
+def _block_helpers(
+    test_id: str, name: str, kind: str, test: list[str], old_lines: list[str], new_lines: list[str]
+) -> TestChange:
+    """The test's block is untouched: a table or helper of its file that it names may
+    have changed (a Go table test's cases, its checker)."""
+    if old_lines == new_lines:
+        return TestChange(test_id, UNTOUCHED)
+    before, after = _declarations(old_lines, kind), _declarations(new_lines, kind)
+    text = "\n".join(test)
+    for helper in sorted(before):
+        was, now = before[helper], after.get(helper)
+        if helper == name or now is None or was == now:
+            continue
+        if not re.search(rf"\b{re.escape(helper)}\b", text):
+            continue
+        was_calls, now_calls = _calls(kind, was), _calls(kind, now)
+        if len(now_calls) < len(was_calls) or any(
+            a != b for a, b in zip(was_calls, now_calls, strict=False)
+        ):
+            return TestChange(test_id, WEAKENED, how=f"its helper {helper} checks less")
+        old, new = _differing(was, now)
+        return TestChange(test_id, REWRITTEN, tuple(old), tuple(new), f"its {helper}")
+    return TestChange(test_id, UNTOUCHED)
 
 
 # --- data files ---------------------------------------------------------------------------
@@ -462,7 +581,7 @@ def _data(
             removed, added = [], [f"added {data}", *added[:2]]
         elif new is None:
             removed, added = [f"{data}: {ln}" for ln in removed[:2]] or [data], ["removed"]
-        return TestChange(test_id, REWRITTEN, tuple(removed), tuple(added), how=data)
+        return TestChange(test_id, REWRITTEN, tuple(removed), tuple(added), data, True)
     return None
 
 
