@@ -65,7 +65,7 @@ class Intent:
         ]
         if not named:
             return verdict
-        note = "; the change " + "; ".join(named[:3])
+        note = " — what the change did to it: " + "; ".join(named[:3])
         return replace(verdict, reason=verdict.reason + note, feedback=verdict.feedback + note)
 
     def _built(self, verdict: Verdict) -> Verdict:
@@ -122,7 +122,8 @@ def read(
     hiding = [t for t in unbuilt_tests if changes[t].action in HIDING]
     if hiding:  # an API change does not excuse a test it hides
         unbuilt, unbuilt_tests = {}, frozenset()
-    return Intent(changes, rewritten, unbuilt, unbuilt_tests, errors, tests_only)
+    built = errors if adapter.build_error else {}  # a toolchain that says where it broke
+    return Intent(changes, rewritten, unbuilt, unbuilt_tests, built, tests_only)
 
 
 def _in_test_file(error: str, j: Judge, adapter: Adapter) -> bool:
