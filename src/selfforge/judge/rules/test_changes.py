@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -122,7 +123,7 @@ def _own_source(name: str, path: str, text: str, python: bool) -> str:
     which data it reads."""
     if python:
         try:
-            func = find_function(ast.parse(text).body, name.split("::"))
+            func = find_function(_parse(text).body, name.split("::"))
         except SyntaxError:
             return ""
         if func is None:
@@ -148,7 +149,7 @@ _BROAD = {"Exception", "BaseException"}
 
 def _python(test_id: str, name: str, old_text: str, new_text: str) -> TestChange:
     try:
-        old_mod, new_mod = ast.parse(old_text), ast.parse(new_text)
+        old_mod, new_mod = _parse(old_text), _parse(new_text)
     except SyntaxError:
         return TestChange(test_id, UNTOUCHED)
     old = find_function(old_mod.body, name.split("::"))
@@ -192,6 +193,12 @@ def _python(test_id: str, name: str, old_text: str, new_text: str) -> TestChange
         else:
             old_lines, new_lines = _differing(old_body, new_body)
     return TestChange(test_id, REWRITTEN, tuple(old_lines), tuple(new_lines), how, bool(how))
+
+
+@functools.lru_cache(maxsize=16)
+def _parse(text: str) -> ast.Module:
+    """A test file's tree, parsed once for all of its tests (never changed by a reader)."""
+    return ast.parse(text)
 
 
 def find_function(body: list[ast.stmt], names: list[str]) -> ast.FunctionDef | None:
