@@ -20,6 +20,7 @@ before and after.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -141,11 +142,29 @@ def _edits_tests_of(c: Candidate, j: Judge, adapter: Adapter, module: str) -> bo
 def _build_error(module: str, report: TestReport, adapter: Adapter, output: str) -> str:
     """The first build error of ``module``'s tests, in the toolchain's words."""
     if adapter.build_error:
+        output = _build_output(output)
         header = re.search(rf"(?m)^# {re.escape(module)}(?:\s|$)", output)
         rest = output[header.end() :] if header else output
         if m := re.search(adapter.build_error, rest, re.M):
             return m.group(0).strip()
     return report.collect_errors.get(module, "")
+
+
+def _build_output(output: str) -> str:
+    """The toolchain's build output as plain lines: newer Go prints it as ``-json``
+    events (``"Action":"build-output"``), older Go as text."""
+    lines = []
+    for line in output.splitlines():
+        if line.startswith("{") and '"build-output"' in line:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and isinstance(event.get("Output"), str):
+                lines.append(event["Output"].rstrip("\n"))
+        else:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def symbol(error: str, adapter: Adapter) -> str:
