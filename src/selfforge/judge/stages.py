@@ -254,10 +254,11 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         )
         if verdict.ok and c.criterion.kind == "whole":
             verdict = broken_base.own_gate(report, own, own_result)
-        if verdict.ok and j.baseline.tests is not None and report is not None:
-            verdict = behaviour_change.confirm(intent, j.baseline.tests, report, own, adapter)
-            review.extend(verdict.review)
         j.record.step("tests:new", verdict.ok, summary_text(own, own_result), result=own_result)
+    base = j.baseline.tests
+    if verdict.ok and base is not None and report is not None:  # what a person reviews
+        verdict = behaviour_change.confirm(intent, base, report, seen.own_tests, adapter)
+        review.extend(verdict.review)
     if not verdict.ok:
         outputs = [r.output for r in (result, own_result) if r is not None]
         verdict = intent.annotate(verdict)
