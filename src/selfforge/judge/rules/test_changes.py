@@ -442,6 +442,21 @@ _FAILS = {
     ".rs": re.compile(r"\b(?:assert|assert_eq|assert_ne|debug_assert\w*|panic)!\(|\.unwrap\(\)"),
     "js": re.compile(r"\b(?:assert(?:\.\w+)?|expect)\("),
 }
+_EQUALITY = re.compile(r"===|!==|==|!=")
+
+
+def _flipped(old: list[str], new: list[str]) -> str:
+    """A changed line whose equality tests changed (``if got != want`` → ``if got ==
+    99``): what guards a failure call no longer checks the same thing."""
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new).get_opcodes():
+        if tag != "replace":
+            continue
+        for was, now in zip(old[i1:i2], new[j1:j2], strict=False):
+            if _EQUALITY.findall(was) != _EQUALITY.findall(now):
+                return f"`{was}` became `{now}`: its comparison changed"
+    return ""
+
+
 _GO_FAIL = re.compile(r"^t\.(?:Fatal|Fatalf|Error|Errorf|Fail|FailNow)\($")
 
 
@@ -509,6 +524,9 @@ def _block(test_id: str, name: str, path: str, old_text: str, new_text: str) -> 
     trivial = [ln for ln in gained if _TRIVIAL[kind].search(ln)]
     if trivial:
         return TestChange(test_id, WEAKENED, how=f"`{trivial[0]}` is always true")
+    flipped = _flipped(old, new)
+    if flipped:
+        return TestChange(test_id, WEAKENED, how=flipped)
     before, after = _differing(old, new)
     return TestChange(test_id, REWRITTEN, tuple(before), tuple(after))
 
