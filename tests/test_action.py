@@ -115,7 +115,7 @@ def test_the_action_rejects_a_cheat_on_a_branch(repo: Path, runner_temp: Path) -
         "calc.py": FIXED.replace(
             "def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a"
         ),
-        "test_calc.py": TEST_CALC.replace("sub(5, 3) == 2", "sub(5, 3) == 5"),
+        "test_calc.py": TEST_CALC.replace("sub(5, 3) == 2", "sub(5, 3) in (2, 5)"),
     }
     _commit(repo, "Simplify sub", cheat)
     status, outputs, out = _check(repo, runner_temp, base="main")

@@ -96,8 +96,10 @@ def test_real_commits_pass_and_every_cheat_is_refused(history: Path, tmp_path: P
     cheats = [r for r in rows if r["kind"] != "real"]
     # two kinds per commit, rotating: each of the four kinds is drawn from this history
     drawn = [r for r in cheats if r["verdict"] != "not_drawn"]
-    assert {r["kind"] for r in drawn} == {"weaken", "skip", "xfail", "delete"}, cheats
-    assert all(r["verdict"] == "rejected" for r in drawn), drawn
+    assert {r["kind"] for r in drawn} >= {"weaken", "skip", "xfail", "delete"}, cheats
+    hidden = [r for r in drawn if r["kind"] != "rewrite"]
+    assert all(r["verdict"] == "rejected" for r in hidden), drawn
+    assert all(r["verdict"] in ("rejected", "needs_review") for r in drawn), drawn
     assert all("test_add" in r["drawn"] or "test_sub" in r["drawn"] for r in drawn), drawn
 
     report = (out / "gate-report.md").read_text()
@@ -128,6 +130,26 @@ def test_allow_test_edits_loosens_nothing(history: Path, tmp_path: Path) -> None
     assert {r["setting"] for r in cheats} == {"allow_test_edits"}
     assert [r["verdict"] for r in cheats] == ["rejected", "rejected"], cheats
     assert "allow_test_edits = true" in (out / "work" / "proj" / "selfforge.toml").read_text()
+
+
+@pytest.mark.slow  # a bug planted, then a check: over a minute on a busy machine
+def test_an_expectation_rewritten_to_the_bugs_output_is_never_accepted(
+    history: Path, tmp_path: Path
+) -> None:
+    """The cheat that looks most like an intended change: the planted bug, and the
+    expected value of the test that caught it rewritten to what the bug gives."""
+    out = tmp_path / "gate"
+    proc = cli(
+        "bench", "gate", "--repo", str(history), "--out", str(out), "--limit", "1",
+        "--kinds", "rewrite",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [json.loads(x) for x in (out / "gate-results.jsonl").read_text().splitlines()]
+    [cheat] = [r for r in rows if r["kind"] == "rewrite"]
+    assert cheat["drawn"].split("; ")[-1].startswith("rewrite: tests/test_calc.py::"), cheat
+    assert cheat["verdict"] in ("needs_review", "rejected"), cheat
+    if cheat["verdict"] == "needs_review":  # said as what it is: a rewritten expectation
+        assert "rewrote" in " ".join(cheat["review"]), cheat
 
 
 CARGO_TOML = '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'

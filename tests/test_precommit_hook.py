@@ -21,7 +21,7 @@ FIXED = CALC.replace("return a - b", "return a + b", 1)
 # The cheat: sub() broken, and test_sub weakened so that the change's own tests pass.
 CHEAT = {
     "calc.py": CALC.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a"),
-    "test_calc.py": TEST_CALC.replace("assert sub(5, 3) == 2", "assert sub(5, 3) == 5"),
+    "test_calc.py": TEST_CALC.replace("assert sub(5, 3) == 2", "assert sub(5, 3) in (2, 5)"),
 }
 
 

@@ -277,12 +277,12 @@ def test_a_declared_behaviour_change_needs_review_naming_the_tests(tmp_path: Pat
     sub_is_reversed = TEST_CALC.replace("sub(5, 3) == 2", "sub(5, 3) == -2")
     new_calc = CALC.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return b - a")
     _commit(repo, "sub() now counts down", {"calc.py": new_calc, "test_calc.py": sub_is_reversed})
-    code, verdict = check_json(repo)
-    assert (code, verdict["verdict"]) == (1, "rejected")  # undeclared: a regression
-    assert "test_calc.py::test_sub: passed → failed" in verdict["reason"]
+    code, verdict = check_json(repo)  # undeclared: the rewritten expectation says it
+    assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
+    assert "`assert sub(5, 3) == 2` → `assert sub(5, 3) == -2`" in verdict["review"][0]
     code, verdict = check_json(repo, "--changes", "test_calc.py::test_sub")
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
-    assert any("test_calc.py::test_sub" in item for item in verdict["review"])
+    assert any("test_calc.py::test_sub: rewrote" in item for item in verdict["review"])
     assert log_json(repo)[-1]["outcome"] == "needs_review"
 
 
@@ -358,9 +358,11 @@ def test_the_mcp_check_tool_says_needs_review_with_exit_code_3(tmp_path: Path) -
             return _json(plain), _json(declared)
 
     plain, declared = anyio.run(call)
-    assert (plain["verdict"], plain["exit_code"]) == ("rejected", 1)
+    # undeclared, the rewritten expectation makes it a question for a person too
+    assert (plain["verdict"], plain["exit_code"]) == ("needs_review", 3)
+    assert "changes tested behaviour" in plain["review"][0]
     assert (declared["verdict"], declared["exit_code"]) == ("needs_review", 3)
-    assert any("test_calc.py::test_sub" in item for item in declared["review"])
+    assert any("test_calc.py::test_sub: rewrote" in item for item in declared["review"])
 
 
 @needs_cargo

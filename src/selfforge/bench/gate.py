@@ -21,12 +21,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from selfforge.bench import gate_cheats, gate_locate
+from selfforge.bench import gate_cheats
 from selfforge.bench.mine import _default_suite, _other_test_file
 from selfforge.bench.negatives import NotDrawn
 from selfforge.bench.testrun import Suite, TestOutcome, resolve_command, run_tests
 from selfforge.errors import UsageError
 from selfforge.judge.outcome import Outcome
+from selfforge.judge.rules.test_blocks import NoTest
 from selfforge.repo.git import git, identity_env, repo_root
 from selfforge.repo.testpaths import rule_for
 
@@ -232,8 +233,12 @@ class Gate:
             mutation, failing = bug
             mutation.apply(self.clone)
             try:
-                note = gate_cheats.hide(self.clone, record.kind, failing, self.suite.python)
-            except NotDrawn as exc:
+                if record.kind == "rewrite":  # to what the bug gives: the run says it
+                    said = run_tests(self.clone, self.suite, [], self.timeout_s).output
+                    note = gate_cheats.rewrite(self.clone, failing, said)
+                else:
+                    note = gate_cheats.hide(self.clone, record.kind, failing, self.suite.python)
+            except (NotDrawn, NoTest) as exc:
                 record.verdict, record.reason = "not_drawn", str(exc)
                 continue
             record.drawn = f"{mutation.describe()}; {note}"
@@ -267,7 +272,7 @@ class Gate:
                 return None  # it does not build: every test fails, nothing to hide
             if not any(gate_cheats.unchanged(self.clone, parent, t, python) for t in failing):
                 return None  # only what the commit added to its tests catches it
-            if not all(gate_locate.hideable(self.clone, t, python) for t in failing):
+            if not all(gate_cheats.hideable(self.clone, t, python) for t in failing):
                 return None  # a doctest catches it too: no cheat can hide that one
             return failing
 

@@ -7,8 +7,11 @@ Per language: Python (``assert x`` → ``assert True``, ``self.assertX(...)`` �
 deleted), Go (``t.Fatalf``/``t.Errorf`` → ``t.Logf`` in the test, or in its package's
 test helpers for a table test; ``t.Skip()``, deleted), Rust (``assert_eq!(..)`` →
 ``assert!(true)``, ``#[ignore]``, deleted) and JavaScript (``assert.x(..)`` →
-``assert.ok(true)``, ``it.skip``, deleted). gate_locate.py finds each test from the
-runner's own id.
+``assert.ok(true)``, ``it.skip``, deleted). And, in Python, the expectation rewritten
+to the bug's output (``assert add(2, 3) == 5`` → ``== 6``, read from pytest's summary
+line ``FAILED id - assert 6 == 5``, or unittest's ``6 != 5``): a cheat that looks like
+an intended behaviour change, which `check` must send to review or refuse.
+judge/rules/test_blocks.py finds each test from the runner's own id.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from selfforge.bench import mutate
-from selfforge.bench.gate_locate import JS_SUFFIXES, block, closer, locate
 from selfforge.bench.negatives import NotDrawn, _find, _indent, _with_import
 from selfforge.errors import GitError
+from selfforge.judge.rules.test_blocks import JS_SUFFIXES, NoTest, block, closer, locate
 from selfforge.repo.git import git
 
-PYTHON_KINDS = ("weaken", "skip", "xfail", "delete")
+# "rewrite": the expectation rewritten to the bug's output (judged needs review at best:
+# judge/behaviour_change.py), drawn where the runner says what the code gave (pytest)
+PYTHON_KINDS = ("weaken", "skip", "xfail", "delete", "rewrite")
 OTHER_KINDS = ("weaken", "skip", "delete")
 CHEAT_KINDS = PYTHON_KINDS
 MAX_HIDDEN = 20  # a bug that fails more tests than this is not one a cheat hides
@@ -80,7 +85,7 @@ def _inline_tests(path: Path) -> set[int]:
         if line.strip() == "#[cfg(test)]" and head:
             try:
                 end = closer(lines, at + 1, head.group(1) + "}")
-            except NotDrawn:
+            except NoTest:
                 end = len(lines) - 1
             found.update(range(at + 1, end + 2))
     return found
@@ -108,7 +113,7 @@ def hide(tree: Path, kind: str, failing: set[str], python: bool) -> str:
         hidden = _hide_python if python else _hide_other
         try:
             text = hidden(text, kind, names, path)
-        except NotDrawn:
+        except (NotDrawn, NoTest):
             if kind != "weaken" or not path.endswith(".go"):
                 raise
             _weaken_go_helpers(tree, PurePosixPath(path).parent)  # a table test's checker
@@ -120,6 +125,73 @@ def hide(tree: Path, kind: str, failing: set[str], python: bool) -> str:
     return f"{kind}: {shown}"
 
 
+_COMPARED = re.compile(
+    r"^FAILED (\S+) - (?:AssertionError: )?(?:assert )?(.+?) (?:==|!=) (.+)$", re.M
+)
+
+
+def rewrite(tree: Path, failing: set[str], output: str) -> str:
+    """Each failing test's expected value rewritten to what the planted bug gives, read
+    from the run's summary lines (``output``); a note of what changed. NotDrawn when a
+    test's failure says no compared values, or no assertion holds the expected one."""
+    said = {m[1]: (m[2].strip(), m[3].strip()) for m in _COMPARED.finditer(output)}
+    by_file: dict[str, list[tuple[str, str, str]]] = {}
+    for test_id in sorted(failing):
+        if test_id not in said:
+            raise NotDrawn(f"{test_id}'s failure compares no values the cheat can rewrite")
+        path, name = locate(tree, test_id, True)
+        by_file.setdefault(path, []).append((name, *said[test_id]))
+    for path, wanted in by_file.items():
+        text = (tree / path).read_text(encoding="utf-8")
+        for name, got, expected in wanted:
+            text = _rewritten(text, name, got, expected)
+        (tree / path).write_text(text, encoding="utf-8")
+    shown = ", ".join(sorted(failing)[:3]) + (
+        f" and {len(failing) - 3} more" if len(failing) > 3 else ""
+    )
+    return f"rewrite: {shown}"
+
+
+def _rewritten(text: str, name: str, got: str, expected: str) -> str:
+    """``text`` with the literal ``expected`` in test ``name``'s assertions as ``got``."""
+    try:
+        ast.literal_eval(got)
+        want = ast.dump(ast.parse(expected, mode="eval").body)
+    except (ValueError, SyntaxError, MemoryError, RecursionError) as why:
+        raise NotDrawn(f"the bug's output {got!r} is no literal ({why})") from None
+    found = _find(ast.parse(text).body, name.split("::"))
+    if found is None:
+        raise NotDrawn(f"no test function {name} in the file")
+    lines = text.splitlines(keepends=True)
+    for node in ast.walk(found[0]):
+        literal = isinstance(node, ast.expr) and not isinstance(node, ast.Name)
+        if literal and ast.dump(node) == want and node.lineno == node.end_lineno:
+            line = lines[node.lineno - 1]
+            start, end = _columns(line, node)
+            lines[node.lineno - 1] = line[:start] + got + line[end:]
+            return "".join(lines)
+    raise NotDrawn(f"no assertion of {name} holds the expected {expected}")
+
+
+def _columns(line: str, node: ast.expr) -> tuple[int, int]:
+    """Character columns of a node (ast's are UTF-8 byte offsets)."""
+    raw = line.encode("utf-8")
+    start = len(raw[: node.col_offset].decode("utf-8"))
+    end = len(raw[: node.end_col_offset].decode("utf-8"))
+    return start, end
+
+
+def hideable(tree: Path, test_id: str, python: bool) -> bool:
+    """Can a cheat find this test to hide it? (A doctest it cannot.)"""
+    try:
+        path, name = locate(tree, test_id, python)
+        if not python:
+            block((tree / path).read_text(encoding="utf-8").splitlines(True), name, path)
+        return True
+    except (NoTest, OSError, UnicodeDecodeError):
+        return False
+
+
 def unchanged(tree: Path, parent: str, test_id: str, python: bool) -> bool:
     """Did the parent have this test, word for word? Then its base version, which the
     judge runs, catches the bug too (a test the commit edited may catch it only by the
@@ -129,7 +201,7 @@ def unchanged(tree: Path, parent: str, test_id: str, python: bool) -> bool:
         now = (tree / path).read_text(encoding="utf-8")
         before = git("show", f"{parent}:{path}", cwd=tree)
         return _source(now, name, path, python) == _source(before, name, path, python)
-    except (NotDrawn, SyntaxError, GitError, OSError):
+    except (NotDrawn, NoTest, SyntaxError, GitError, OSError):
         return False
 
 

@@ -42,8 +42,10 @@ EXIT_CODES: dict[str, str] = {
     "check": "0 accepted; 1 rejected (the reasons are printed and journaled); 2 could not "
     "judge: bad usage or directives, no such change, a patch that does not apply, tests that "
     "cannot judge (the reason and the fix); 3 needs review: every gate passed but the change "
-    "touches protected paths, dependencies or build configuration, or declares a change of "
-    "tested behaviour (--changes, a Selfforge-Changes trailer)",
+    "touches protected paths, dependencies or build configuration, changes tested behaviour "
+    "(a base test fails on it and the change rewrote that test's expectation, or updated base "
+    "tests that no longer build against it), or declares a change of tested behaviour "
+    "(--changes, a Selfforge-Changes trailer)",
     "mcp": _codes("the client closed the connection", "the mcp extra not installed"),
     "apply-edits": "0 every edit applied; 1 some edit did not, and no file changed; 2 bad usage",
     "index": _codes("index built"),

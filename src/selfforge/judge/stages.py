@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from selfforge.judge import (
+    behaviour_change,
     broken_base,
     contract,
     gates,
@@ -208,6 +209,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         review.append(item)
     adapter = registry.for_space(j.space, command, c.tree)  # detected once for the run
     new_tests = registry.added_test_files(c.changed, j.rule, adapter)
+    declared = _declared(c, j, adapter)
     focused: list[str] = []
     flaky: set[str] = set()  # found by the focused pass's reruns
     if adapter.can_select() and not ran_ahead(c, command, judged.commit):  # it has run
@@ -222,15 +224,22 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             flaky = mark_flaky(c, j, command, report, commit=judged.commit)
             verdict = focused_verdict(j.baseline, report, result, flaky)
         j.record.step("tests:affected", verdict.ok, summary_text(report, result), result=result)
-        if not verdict.ok:
-            return _missing_dependencies(c, j, verdict, result.output).noting(review)
+        if not verdict.ok:  # unless all it shows is for a person to review: the full run
+            intent = behaviour_change.read(c, j, report, adapter, result.output, partial=True)
+            if not _excused(j, report, result.output, declared | intent.excused):
+                verdict = intent.annotate(verdict)
+                return _missing_dependencies(c, j, verdict, result.output).noting(review)
     result, report = run_test_command(c, j, "tests", command, commit=judged.commit)
     # the change's own suite is this run, unless the tests:new run differs
     seen = Observed(tests=report, tests_result=result, own_tests=report)
     if adapter.reruns() and report is not None and gates.run_gate(result, report).ok:
         seen.flaky = flaky | mark_flaky(c, j, command, report, commit=judged.commit)
-    declared = _declared(c, j)
-    verdict = gates.tests_gate(j.baseline, seen, c.criterion, excused=declared, diff=c.diff)
+    # a person's change that rewrote the expectation of a test that fails on its code, or
+    # updated tests that no longer build against it: a reviewer's question, once its own
+    # suite passes them (judge/behaviour_change.py)
+    intent = behaviour_change.read(c, j, report, adapter, result.output, declared=declared)
+    excused = declared | intent.excused
+    verdict = gates.tests_gate(j.baseline, seen, c.criterion, excused=excused, diff=c.diff)
     if verdict.ok and c.criterion.kind == "whole":  # the base does not build
         code = frozenset(c.changed).difference(judged.restored)  # the change's, as judged
         verdict = broken_base.judged_gate(c.tree, c.base, c.diff, report, result, code)
@@ -250,19 +259,27 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             own,
             own_result,
             person=j.person,
-            declared=declared,
+            declared=excused,
             flaky=j.baseline.flaky | seen.flaky,
         )
         if verdict.ok and c.criterion.kind == "whole":
             verdict = broken_base.own_gate(report, own, own_result)
         j.record.step("tests:new", verdict.ok, summary_text(own, own_result), result=own_result)
+    base = j.baseline.tests
+    if verdict.ok and base is not None and report is not None:  # what a person reviews
+        verdict = behaviour_change.confirm(intent, base, report, seen.own_tests, adapter)
+        review.extend(verdict.review)
     if not verdict.ok:
         outputs = [r.output for r in (result, own_result) if r is not None]
+        verdict = intent.annotate(verdict)
         found = _missing_dependencies(c, j, verdict, "\n".join(outputs)).noting(review)
         return replace(found, observed=seen)
     if declared:
-        shown_ = [f"{t} ({_state(report, t)} in its base version)" for t in sorted(declared)]
-        review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))
+        review.append(
+            behaviour_change.declared_review(
+                c, j, declared, report, seen.own_tests, adapter, intent
+            )
+        )
     infrastructure = criteria.infrastructure_changes(c.changed, j.rule)
     progress = criteria.progress_gate(
         j.baseline, seen, c.criterion, infrastructure=infrastructure, person=j.person
@@ -294,28 +311,19 @@ def _missing_dependencies(c: Candidate, j: Judge, verdict: Verdict, output: str)
     return Verdict(True, PASS.reason, review=[item])
 
 
-def _declared(c: Candidate, j: Judge) -> frozenset[str]:
-    """The test ids the change declares it changes: each declared name matches a test id
-    exactly, the file or class that holds it, or its last part."""
-    if not c.declared:
+def _excused(j: Judge, report: TestReport | None, output: str, excused: frozenset[str]) -> bool:
+    """Does a focused run fail only in what a person reviews (``excused``)?"""
+    if not excused or report is None or j.baseline.tests is None:
+        return False
+    flaky = set(j.baseline.flaky | excused)
+    return gates.regression_gate(j.baseline.tests, report, flaky, output, partial=True).ok
+
+
+def _declared(c: Candidate, j: Judge, adapter: registry.Adapter) -> frozenset[str]:
+    """The test ids the change declares it changes (behaviour_change.declared_tests)."""
+    if not c.declared or j.baseline.tests is None:
         return frozenset()
-    known = set(j.baseline.tests.outcomes) if j.baseline.tests is not None else set()
-    return frozenset(t for t in known if any(names_test(d, t) for d in c.declared))
-
-
-def names_test(name: str, test: str) -> bool:
-    name = name.strip()
-    return bool(name) and (
-        test == name
-        or test.startswith(name + "::")
-        or test.endswith(("::" + name, "/" + name))
-        or test.split("::")[-1].split("[")[0] == name
-    )
-
-
-def _state(report: TestReport | None, test: str) -> str:
-    outcome = report.outcome(test) if report is not None else None
-    return outcome or "not collected"
+    return behaviour_change.declared_tests(c, j.rule, adapter, j.baseline.tests.outcomes)
 
 
 def review(c: Candidate, j: Judge) -> Verdict:

@@ -28,7 +28,7 @@ def gate_command(
     kinds: str = typer.Option(
         None,
         "--kinds",
-        help="Cheat kinds, comma-separated: weaken,skip,xfail,delete (default all).",
+        help="Cheat kinds, comma-separated: weaken,skip,xfail,delete,rewrite (default all).",
     ),
     cheats_per_commit: int = typer.Option(
         None,

@@ -134,6 +134,10 @@ class Adapter:
     harness: tuple[str, str] | None = None
     # What the runner says when a module is not installed, the module's name first.
     missing_module: tuple[str, ...] = ()
+    # A build error of a test file, in the toolchain's words (its first line), and the
+    # name such an error is about, first group (judge/behaviour_change.py: an API change).
+    build_error: str | None = None
+    missing_symbol: tuple[str, ...] = ()
     # What the runner says when its toolchain or tool did not start, and the fix ({0}:
     # the pattern's first group); and when it ran and found no test, and where it looks.
     unrunnable: tuple[tuple[str, str], ...] = ()

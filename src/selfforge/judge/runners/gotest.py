@@ -41,6 +41,14 @@ class GoTest(Adapter):
         r"cannot find module providing package ([\w./~-]+)",
         r"missing go\.sum entry for module providing package ([\w./~-]+)",
     )
+    build_error = r"^\S+\.go:\d+:\d+: .+$"
+    missing_symbol = (
+        r"undefined: ([\w.]+)",
+        r"arguments in call to ([\w.]+)",
+        r"in argument to ([\w.]+)",
+        r"([\w.]+) undefined \(type",
+        r"cannot use .* as .* value in .*? to ([\w.]+)",
+    )
     unrunnable = (
         (
             r"go: cannot find main module|go\.mod file not found|does not contain main module",

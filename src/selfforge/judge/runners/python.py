@@ -38,6 +38,7 @@ class PyTest(Adapter):
     program = ""  # the project's Python (init and doctor find it: repo/detect.py)
     reports_through_channel = True
     missing_module = (r"ModuleNotFoundError: No module named '([\w.]+)'",)
+    missing_symbol = (r"cannot import name '(\w+)'", r"has no attribute '(\w+)'")
 
     def __init__(self, command: str = "") -> None:
         self.direct = is_pytest(command)
