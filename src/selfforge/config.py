@@ -192,9 +192,8 @@ class Measure(_Section):
     # go-bench ns/op|B/op|allocs/op (default ns/op)
     metric: str | None = None
     file: str | None = None  # "size": the built file(s), a glob relative to the tree
-    better: Literal["lower", "higher"] | None = (
-        None  # default: the kind's (lower; coverage: higher)
-    )
+    # default: the kind's (lower; coverage: higher)
+    better: Literal["lower", "higher"] | None = None
     min_change: float = Field(default=0.05, gt=0, lt=10)  # relative: 0.05 is 5 %
     unit: str | None = None  # default: the kind's (ns, bytes, %, findings, instructions)
     on_worse: Literal["review", "reject", "report"] = "review"  # what `check` makes of worse
