@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tests.conftest import cli, git, make_repo
 
 PY = sys.executable

@@ -4,6 +4,7 @@ statistics settle each measure or its budget (runs, seconds) ends."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import threading
@@ -56,13 +57,15 @@ def measure_once(
         raise MeasureError(str(exc)) from None
     roots = os.pathsep.join(str(p) for p in import_roots(side.tree))
     timeout = m.timeout_s or d.checks.timeout_s
+    env = {"PYTHONPATH": roots, "SELFFORGE_MEASURE_DIR": str(out)}
+    shown = space
+    if space.adapter is not None:  # the test runner's toolchain (cargo's, go's) shown too
+        homes = space.adapter.home_needs()
+        shown = dataclasses.replace(space, readable=(*space.readable, *homes))
+        toolchain = space.adapter.prepare(plan.command, None, str(out)).env
+        env |= {k: v for k, v in toolchain.items() if k.endswith("_HOME")}
     result = run_command(
-        keep_pythonpath(plan.command),
-        side.tree,
-        timeout,
-        space,
-        extra_env={"PYTHONPATH": roots, "SELFFORGE_MEASURE_DIR": str(out)},
-        head=side.commit,
+        keep_pythonpath(plan.command), side.tree, timeout, shown, extra_env=env, head=side.commit
     )
     where = f"measure {m.name} on {side.commit[:10]}"
     if result.timed_out:
