@@ -41,11 +41,11 @@ def test_pytest_benchmark_json(tmp_path: Path) -> None:
         "def test_total(benchmark):\n    assert benchmark(total, 2000) > 0\n\n\n"
         "def test_small(benchmark):\n    benchmark(total, 10)\n"
     )
+    run = f"{PY} -m pytest -q --benchmark-only -p pytest_benchmark.plugin"
     measures = (
-        f'[[measures]]\nname = "all"\nkind = "pytest-benchmark"\n'
-        f'command = "{PY} -m pytest -q --benchmark-only -p pytest_benchmark.plugin"\n\n'
+        f'[[measures]]\nname = "all"\nkind = "pytest-benchmark"\ncommand = "{run}"\n\n'
         f'[[measures]]\nname = "one"\nkind = "pytest-benchmark"\nkey = "test_total"\n'
-        f'metric = "min"\ncommand = "{PY} -m pytest -q --benchmark-only -p pytest_benchmark.plugin"\n'
+        f'metric = "min"\ncommand = "{run}"\n'
     )
     repo = make_repo(tmp_path / "r", {"test_bench.py": bench}, measures)
     found = _measure(repo)
