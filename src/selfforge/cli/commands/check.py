@@ -94,6 +94,10 @@ def check_command(
         console.print(f"{mark}: {escape(result.reason.removeprefix('needs review: '))}")
         for item in result.review:
             console.print(f"  - {escape(item)}")
+        if result.measured:
+            console.print("measures:")
+        for line in result.measured:
+            console.print(f"  {escape(line)}")
         console.print(
             f"[dim]journaled as attempt {result.attempt_id}: selfforge show {result.attempt_id}[/]"
         )
@@ -198,6 +202,24 @@ def _step_summary(result: CheckResult) -> None:
         *(f"| {s['name']} | {'pass' if s['passed'] else 'fail'} |" for s in result.steps),
         "",
         f"Changed: {', '.join(sorted(result.changed)) or 'nothing'}",
+        *_measures_table(result.measures),
     ]
     with open(where, "a", encoding="utf-8") as out:
         out.write("\n".join(lines) + "\n")
+
+
+def _measures_table(measures: list[dict[str, object]]) -> list[str]:
+    """The measures as a Markdown table: base, candidate, change [interval], runs, verdict."""
+    if not measures:
+        return []
+
+    def pct(value: object) -> str:
+        return f"{value:+.1%}" if isinstance(value, float) else "n/a"
+
+    rows = [
+        f"| {m['name']} | {m['base']:.4g} {m['unit']} | {m['candidate']:.4g} {m['unit']} | "
+        f"{pct(m['change'])} [{pct(m['low'])}, {pct(m['high'])}] | {m['runs']} | {m['verdict']} |"
+        for m in measures
+    ]
+    head = "| measure | base | candidate | change [interval] | runs | verdict |"
+    return ["", head, "|---|---|---|---|---|---|", *rows]
