@@ -151,6 +151,7 @@ class Comparison:
             "verdict": self.verdict,
             "runs_needed": self.runs_needed,
             "note": self.note,
+            "seconds": round(self.seconds, 3),
         }
 
     @property
@@ -182,11 +183,11 @@ def show(value: float, unit: str) -> str:
 
 
 def warm_statistics() -> None:
-    """Import scipy's statistics in a thread while the first runs go (about a second of
-    imports the comparison needs only after its first pairs)."""
+    """Import scipy's t quantile in a thread while the first runs go (imports the
+    comparison needs only after its first pairs)."""
 
     def load() -> None:
-        import scipy.stats  # noqa: F401
+        import scipy.special  # noqa: F401
 
     threading.Thread(target=load, daemon=True, name="selfforge-warm-stats").start()
 
@@ -223,7 +224,7 @@ def _compare_one(
     b: list[float] = []
     spent = 0.0
     started = time.monotonic()
-    est = stats.estimate(a, b, better, m.min_change, kinds.steady(m))
+    est = stats.estimate(a, b, better, m.min_change, kinds.steady(m), m.max_runs)
     while len(a) < m.max_runs:
         if len(a) % 2 == 0:  # A B, then B A: a drift in the machine's speed hits both
             run_a = measure_once(m, d, base, space, root)
@@ -236,7 +237,7 @@ def _compare_one(
         spent += run_a.seconds + run_b.seconds
         if on_pair is not None:
             on_pair(m, len(a))
-        est = stats.estimate(a, b, better, m.min_change, kinds.steady(m))
+        est = stats.estimate(a, b, better, m.min_change, kinds.steady(m), m.max_runs)
         if est.settled or time.monotonic() - started >= m.max_seconds:
             break
     return Comparison(
