@@ -104,7 +104,7 @@ def test_a_measure_that_prints_no_number_names_the_measure_and_the_cause(tmp_pat
     message = " ".join(proc.stderr.split())
     assert "measure speed on" in message and "printed no number" in message
     assert "no figures here" in message and "Traceback" not in proc.stderr
-    assert cli("measure", "--repo", str(repo), "-m", "nope").returncode == 2
+    assert cli("measure", "--repo", str(repo), "--measure", "nope").returncode == 2
 
 
 def test_a_real_speedup_measures_improved_with_its_interval(tmp_path: Path) -> None:

@@ -109,7 +109,7 @@ def test_go_bench_and_go_coverage(tmp_path: Path) -> None:
     assert found["cover"]["value"] == pytest.approx(100 * 4 / 5)  # Alloc's body not run
     base = git(repo, "rev-parse", "HEAD").strip()
     tip = _commit(repo, {"f.go": GO_CODE.replace("make([]int, n)", "make([]int, 2*n)")})
-    compared = _measure(repo, f"{base}..{tip}", "-m", "bytes", "-m", "cover")
+    compared = _measure(repo, f"{base}..{tip}", "--measure", "bytes", "--measure", "cover")
     assert compared["bytes"]["verdict"] == "worse" and compared["bytes"]["runs"] == 1
     assert compared["bytes"]["change"] == pytest.approx(1.0, abs=0.1)
     assert compared["cover"]["verdict"] == "unchanged" and compared["cover"]["runs"] == 1

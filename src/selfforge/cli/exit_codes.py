@@ -43,7 +43,7 @@ EXIT_CODES: dict[str, str] = {
     "judge: bad usage or directives, no such change, a patch that does not apply, tests that "
     "cannot judge (the reason and the fix); 3 needs review: every gate passed but the change "
     "touches protected paths, dependencies or build configuration, or declares a change of "
-    "tested behaviour (--changes, a Selfforge-Changes trailer)",
+    "tested behaviour (--changes, a Selfforge-Changes trailer), or a declared measure is worse",
     "measure": _codes(
         "measured (whatever the verdicts: improved, unchanged, worse or inconclusive)",
         "no measure declared, an unknown --measure, no such revision",

@@ -27,7 +27,7 @@ def measure_command(
     ),
     repo: Path = typer.Option(Path("."), "--repo", help="The git repository (default: here)."),
     names: list[str] = typer.Option(
-        None, "--measure", "-m", help="Only this measure (repeatable; default: every one)."
+        None, "--measure", help="Only this measure (repeatable; default: every one)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the values as JSON."),
     no_sandbox: bool = typer.Option(
