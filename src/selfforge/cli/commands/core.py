@@ -38,6 +38,7 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
     from selfforge.cli.initialize import choose_test, exclude_environments
     from selfforge.config import DIRECTIVES_FILE, render_default
     from selfforge.judge.runners import registry
+    from selfforge.measure.detect import commented, proposals
     from selfforge.repo.detect import detect_project
 
     root = git.repo_root(repo)
@@ -53,8 +54,15 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
     text = render_default(
         found.test, found.lint, goals, found.results, found.junit, commented=trial.none_ran
     )
-    target.write_text(text, encoding="utf-8")
+    measures = proposals(root, found.python, found.lint)
+    target.write_text(text + commented(measures), encoding="utf-8")
     _say_init(target, found, trial, excluded)
+    if measures:
+        names = ", ".join(t.split('"')[1] for t in measures)
+        console.print(
+            f"  measures:   {escape(names)} [dim](commented out in {DIRECTIVES_FILE}: "
+            "uncomment to measure; `selfforge doctor` runs each once)[/]"
+        )
 
 
 def _say_init(target: Path, found: Any, trial: Any, excluded: list[str]) -> None:
