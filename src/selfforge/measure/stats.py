@@ -8,9 +8,10 @@ the pairs' log ratios (candidate / base), turned back into a relative change: ex
 normal noise, robust to slow drift. It is looked at after every pair from the fifth on,
 and every look is a chance to be fooled by noise, so the 1 % of error is shared among
 the looks the budget allows (Bonferroni: with max_runs = 30, each interval is a 99.96 %
-one). Simulated, a no-op change on a measure with ±30 % uniform noise came out improved
-43 times in 5000 comparisons with a plain 99 % interval at every look; the shared one is
-for that. A measure whose runs do not vary on either side (a size, a count,
+one). Simulated, a no-op change on a measure with ±30 % uniform noise came out
+improved 43 times in 5000 comparisons with a plain 99 % interval at every look; with the
+shared one, 1 in 3000 (max_runs 30), 0 in 3000 (max_runs 12), 0 in 2000
+(bench/measure_noise.py). A measure whose runs do not vary on either side (a size, a count,
 instructions) is settled by one pair.
 """
 
