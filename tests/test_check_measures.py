@@ -84,5 +84,10 @@ def test_on_worse_reject_and_report(tmp_path: Path) -> None:
     assert result["verdict"] == "accepted" and result["measures"][0]["verdict"] == "worse"
 
     _commit(repo, {"test_more.py": TEST.replace("test_work", "test_more")}, "a test")
-    code, result = check_json(repo)
-    assert code == 0 and result["measures"][0]["verdict"] == "unchanged", result
+    summary = tmp_path / "summary.md"  # as under GitHub Actions: the step summary's table
+    proc = cli("check", "--repo", str(repo), env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "size: " in proc.stdout and ": unchanged" in proc.stdout
+    table = summary.read_text()
+    assert "| measure | base | candidate | change [interval] | runs | verdict |" in table
+    assert "| size | " in table and "| 1 | unchanged |" in table
