@@ -6,8 +6,8 @@ budget, `max_runs`), then runs `selfforge measure A..B --json` --repeat times (e
 process of its own, SELFFORGE_RESIDENT=0) and prints per call:
 
     wall      the whole command, process start to exit
-    runs      the measure commands' own wall time (sandbox included), summed: "seconds"
-              of each measure in the JSON
+    runs      the runs' own wall time (each: its sandbox made, the command, its number
+              read), summed: "seconds" of each measure in the JSON
     overhead  wall - runs: Python's start-up, selfforge's imports, the directives, the
               worktrees (made once, then reset), scipy's statistics, the JSON
 
