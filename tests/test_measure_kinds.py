@@ -208,3 +208,17 @@ def test_cargo_bench_through_the_cli(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"Cargo.toml": cargo, "src/lib.rs": RUST_LIB}, directives)
     found = _measure(repo)
     assert found["sum"]["value"] > 0 and found["sum"]["unit"] == "ns/iter"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_node_coverage_of_node_test(tmp_path: Path) -> None:
+    """`node --test` with Node's own coverage (--experimental-test-coverage): the "all
+    files" line of its table (f run, g not: 6 of 7 lines of the two files)."""
+    code = "function f() { return 1; }\nfunction g() { return 2; }\nmodule.exports = { f, g };\n"
+    test = (
+        "const test = require('node:test');\nconst assert = require('node:assert');\n"
+        "const { f } = require('./m.js');\ntest('f', () => { assert.strictEqual(f(), 1); });\n"
+    )
+    directives = '[checks]\ntest = "node --test"\n\n[[measures]]\nname = "cov"\nkind = "coverage"\n'
+    repo = make_repo(tmp_path / "r", {"m.js": code, "m.test.js": test}, directives)
+    assert _measure(repo)["cov"]["value"] == pytest.approx(85.71)
