@@ -21,9 +21,9 @@ BENCH = """import time
 from work import work
 
 best = float("inf")
-for _ in range(5):
+for _ in range(15):  # the best of 15 calls: steady on a busy machine
     start = time.perf_counter()
-    work(60000)
+    work(30000)
     best = min(best, time.perf_counter() - start)
 print(f"{best * 1000:.3f}")
 """
@@ -46,11 +46,13 @@ def _commit(repo: Path, files: dict[str, str], message: str) -> None:
 def test_a_benchmark_made_slower_needs_review_naming_it_worse(tmp_path: Path) -> None:
     """A commit that makes work() 1.5x slower passes every test: check exits 3, the
     measure named worse with its figures, in --json's measures and in the text."""
-    measures = f'[[measures]]\nname = "work"\ncommand = "{PY} bench.py"\nunit = "ms"\n'
+    measures = (
+        f'[[measures]]\nname = "work"\ncommand = "{PY} bench.py"\nunit = "ms"\nmax_runs = 60\n'
+    )
     repo = _repo(tmp_path, measures)
     _commit(repo, {"work.py": WORK.replace("n * 2", "n * 3")}, "work: more of it")
     code, result = check_json(repo)
-    assert code == 3, result
+    assert code == 3, result.get("measures")
     assert result["verdict"] == "needs_review"
     [work] = result["measures"]
     assert work["name"] == "work" and work["verdict"] == "worse", work
