@@ -71,7 +71,8 @@ def check_command(
     needed. The base's tests, in their base version, judge the change's code; the
     change's own tests must pass too. Exit 0 accepted, 1 rejected, 2 could not judge (the
     reason and the fix), 3 needs review (protected paths, dependencies, build
-    configuration, a declared behaviour change: every other gate passed)."""
+    configuration, a declared behaviour change, a [[measures]] measure made worse: every
+    other gate passed)."""
     from selfforge.judge.outcome import Outcome
 
     try:
