@@ -12,8 +12,10 @@ process of its own, SELFFORGE_RESIDENT=0) and prints per call:
               worktrees (made once, then reset), scipy's statistics, the JSON
 
 Target (issue 42): overhead <= 0.3 s. Also a `--no-sandbox` row, to tell the sandbox's
-own cost (inside `runs`) from selfforge's. The load average before and after is printed:
-on a shared machine it moves every figure.
+own cost (inside `runs`) from selfforge's, and a `resident` row: the command handed to a
+resident selfforge (its modules and scipy's t quantile preloaded: no Python start-up;
+`selfforge resident start` first, stopped at the end). The load average before and after
+is printed: on a shared machine it moves every figure.
 
     python bench/measure_overhead.py [--repeat 3] [--max-runs 8]
 """
@@ -63,8 +65,8 @@ def make_repo(root: Path, max_runs: int) -> tuple[Path, str, str]:
     return repo, base, git(repo, "rev-parse", "HEAD")
 
 
-def one(repo: Path, rng: str, *flags: str) -> tuple[float, float]:
-    env = {**os.environ, "SELFFORGE_RESIDENT": "0"}
+def one(repo: Path, rng: str, *flags: str, resident: bool = False) -> tuple[float, float]:
+    env = {**os.environ, "SELFFORGE_RESIDENT": "1" if resident else "0"}
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "selfforge", "measure", rng, "--repo", str(repo), "--json", *flags],
@@ -88,8 +90,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo, base, tip = make_repo(Path(tmp), args.max_runs)
         one(repo, f"{base}..{tip}")  # warm: the worktrees made, bytecode written
-        for label, flags in (("sandbox", ()), ("no sandbox", ("--no-sandbox",))):
-            rows = [one(repo, f"{base}..{tip}", *flags) for _ in range(args.repeat)]
+        start = [sys.executable, "-m", "selfforge", "resident", "start"]
+        subprocess.run(start, capture_output=True, check=False)
+        time.sleep(5)  # its preloading done
+        rows_by = {
+            "sandbox": lambda: one(repo, f"{base}..{tip}"),
+            "no sandbox": lambda: one(repo, f"{base}..{tip}", "--no-sandbox"),
+            "resident": lambda: one(repo, f"{base}..{tip}", resident=True),
+        }
+        for label, call in rows_by.items():
+            rows = [call() for _ in range(args.repeat)]
             for wall, runs in rows:
                 print(
                     f"{label:>10}: wall {wall:6.2f} s  runs {runs:6.2f} s  "
@@ -97,6 +107,8 @@ def main() -> None:
                 )
             median = statistics.median(w - r for w, r in rows)
             print(f"{label:>10}: median overhead {median:.2f} s (target <= 0.30 s)")
+    stop = [sys.executable, "-m", "selfforge", "resident", "stop"]
+    subprocess.run(stop, capture_output=True, check=False)
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 
