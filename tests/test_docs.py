@@ -62,6 +62,7 @@ def test_the_directives_example_is_accepted(tmp_path: Path) -> None:
     directives = parse_directives(example, tmp_path / "selfforge.toml")
     assert directives.goals.items[0] == "All tests pass"
     assert directives.roles.enabled[1] == "propose"
+    assert [m.name for m in directives.measures] == ["dedupe", "coverage"]
 
 
 # Counts each tier's tests at collection, before the tier's -m deselects any (tryfirst).

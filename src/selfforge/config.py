@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -179,6 +179,53 @@ class Sandbox(_Section):
         return _no_secret_names(value)
 
 
+# The built-in kinds of measure (measure/kinds.py reads each one's output): "command"
+# prints the number itself (its last number on stdout, or `key` of its JSON).
+MeasureKind = Literal[
+    "command",
+    "pytest-benchmark",
+    "go-bench",
+    "cargo-bench",
+    "coverage",
+    "lint",
+    "size",
+    "instructions",
+]
+MEASURE_KINDS: tuple[str, ...] = get_args(MeasureKind)
+
+
+class Measure(_Section):
+    """One ``[[measures]]`` table: a number a change may improve or make worse, read
+    from a command run on a worktree in the check sandbox (docs/directives.md)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
+    kind: MeasureKind = "command"
+    # what runs: for "command" required; for the other kinds a default (measure/kinds.py)
+    command: str | None = None
+    # "command": a dotted key of the JSON the command prints (else its last number);
+    # "pytest-benchmark", "go-bench", "cargo-bench": which benchmark (default: all, summed)
+    key: str | None = None
+    # which figure of the kind: pytest-benchmark min|mean|median (default median);
+    # go-bench ns/op|B/op|allocs/op (default ns/op)
+    metric: str | None = None
+    file: str | None = None  # "size": the built file(s), a glob relative to the tree
+    # default: the kind's (lower; coverage: higher)
+    better: Literal["lower", "higher"] | None = None
+    min_change: float = Field(default=0.05, gt=0, lt=10)  # relative: 0.05 is 5 %
+    unit: str | None = None  # default: the kind's (ns, bytes, %, findings, instructions)
+    on_worse: Literal["review", "reject", "report"] = "review"  # what `check` makes of worse
+    max_runs: int = Field(default=30, ge=1, le=1000)  # runs per side at most (A..B)
+    max_seconds: float = Field(default=300, gt=0)  # wall time of one A..B comparison at most
+    timeout_s: float | None = Field(default=None, gt=0)  # one run's; default [checks] timeout_s
+
+    @field_validator("command")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("the command is empty; give the command that prints the number")
+        return value
+
+
 def _no_secret_names(value: list[str]) -> list[str]:
     from selfforge.models.secrets import is_secret_name
 
@@ -200,6 +247,27 @@ class Directives(_Section):
     land: Land = Field(default_factory=Land)
     safety: Safety = Field(default_factory=Safety)
     sandbox: Sandbox = Field(default_factory=Sandbox)
+    measures: list[Measure] = Field(default_factory=list)  # [[measures]] tables
+
+    @field_validator("measures")
+    @classmethod
+    def _measures_whole(cls, value: list[Measure]) -> list[Measure]:
+        names = [m.name for m in value]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"measure name(s) {twice} used twice; give each measure its own name")
+        for m in value:
+            if m.kind == "command" and m.command is None:
+                raise ValueError(
+                    f"measure {m.name!r} has no command: give `command` (it prints the "
+                    "number) or a built-in `kind`"
+                )
+            if m.kind == "size" and not m.file:
+                raise ValueError(
+                    f"measure {m.name!r} of kind size has no `file`: name the built file "
+                    "(a glob, e.g. dist/*.whl)"
+                )
+        return value
 
     def role_enabled(self, role: str) -> bool:
         return role in self.roles.enabled
@@ -302,25 +370,56 @@ def _describe(exc: ValidationError, text: str, path: Path, prefix: tuple[str, ..
     loc = tuple(str(p) for p in err["loc"] if not isinstance(p, int))
     key = ".".join(loc)
     line = _line_of(text, (*prefix, *loc))
+    if err["loc"][:1] == ("measures",):  # an array of tables: [[measures]] number n
+        index = next((p for p in err["loc"] if isinstance(p, int)), 0)
+        key = f"measures[{index}]" + "".join(f".{p}" for p in loc[1:])
+        key = key if len(err["loc"]) > 1 else "measures"
+        line = _line_in_array(text, ".".join((*prefix, "measures")), index, loc[1:])
     where = f"{path}:{line}" if line else str(path)
     more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
     if err["type"] == "extra_forbidden":
         section = ".".join(loc[:-1]) or "top level"
+        section = f"[{section}]" if loc[:1] == ("measures",) else section
         known = _known_keys(loc[:-1])
         hint = f"; known keys there: {', '.join(known)}" if known else ""
         return f"{where}: unknown key '{key}' in [{section}]{hint}{more}"
     got = err.get("input")
-    got_text = f" (got {got!r})" if got is not None and not isinstance(got, dict) else ""
-    return f"{where}: bad value for '{key}': {err['msg']}{got_text}{more}"
+    shown = got is not None and not isinstance(got, dict | list)
+    got_text = f" (got {got!r})" if shown else ""
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{where}: bad value for '{key}': {msg}{got_text}{more}"
+
+
+def _line_in_array(text: str, table: str, index: int, key: tuple[str, ...]) -> int | None:
+    """1-based line of ``key`` in the ``index``-th ``[[table]]`` (its header's line when the
+    key is not written there, e.g. a key it lacks)."""
+    seen, header = -1, None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if re.match(r"^\[\[\s*" + re.escape(table) + r"\s*\]\]$", line):
+            seen += 1
+            if seen == index:
+                header = number
+            elif seen > index:
+                break
+        elif line.startswith("["):
+            if header is not None:
+                break
+        elif header is not None and key and re.match(rf"^{re.escape(key[0])}\s*=", line):
+            return number
+    return header
 
 
 def _known_keys(section: tuple[str, ...]) -> list[str]:
     model: Any = Directives
     for part in section:
         field = model.model_fields.get(part)
-        if field is None or not isinstance(field.annotation, type):
+        annotation = field.annotation if field is not None else None
+        if get_origin(annotation) is list:  # an array of tables: [[measures]]
+            annotation = get_args(annotation)[0]
+        if not isinstance(annotation, type):
             return []
-        model = field.annotation
+        model = annotation
     return list(model.model_fields)
 
 

@@ -393,3 +393,31 @@ def check_resident() -> Finding:
     else:
         why = "not started on CI (CI is set; SELFFORGE_RESIDENT=auto starts one anyway)"
     return Finding("ok", "resident", f"not running; {why}")
+
+
+def check_measures(root: Path, directives: Any | None) -> list[Finding]:
+    """Each declared measure run once on HEAD, as `selfforge measure` would: its value,
+    or why it gives none."""
+    from selfforge.measure.kinds import unit_of
+    from selfforge.measure.sample import MeasureError, Side, measure_once, show
+    from selfforge.run.engine import check_space
+
+    measures = list(directives.measures) if directives is not None else []
+    if not measures:
+        return []
+    try:
+        space = check_space(directives, root)
+    except SelfforgeError as exc:
+        return [Finding("fail", "measures", f"not run: {exc.message}")]
+    found = []
+    with worktree_of_head(root) as (tree, head):
+        for m in measures:
+            try:
+                run = measure_once(m, directives, Side(head or "HEAD", tree), space, root)
+            except MeasureError as exc:
+                fix = "fix the measure's command in selfforge.toml ([[measures]])"
+                found.append(Finding("fail", f"measure {m.name}", exc.message, fix))
+                continue
+            value = show(run.value, unit_of(m))
+            found.append(Finding("ok", f"measure {m.name}", f"{value} ({run.seconds:.1f} s)"))
+    return found

@@ -44,8 +44,13 @@ EXIT_CODES: dict[str, str] = {
     "cannot judge (the reason and the fix); 3 needs review: every gate passed but the change "
     "touches protected paths, dependencies or build configuration, changes tested behaviour "
     "(a base test fails on it and the change rewrote that test's expectation, or updated base "
-    "tests that no longer build against it), or declares a change of tested behaviour "
-    "(--changes, a Selfforge-Changes trailer)",
+    "tests that no longer build against it), declares a change of tested behaviour "
+    "(--changes, a Selfforge-Changes trailer), or a declared measure is worse",
+    "measure": _codes(
+        "measured (whatever the verdicts: improved, unchanged, worse or inconclusive)",
+        "no measure declared, an unknown --measure, no such revision",
+        "a measure gave no number: its command failed or printed none",
+    ),
     "mcp": _codes("the client closed the connection", "the mcp extra not installed"),
     "apply-edits": "0 every edit applied; 1 some edit did not, and no file changed; 2 bad usage",
     "index": _codes("index built"),

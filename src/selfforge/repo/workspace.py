@@ -31,7 +31,17 @@ KEEP_BRANCH_PREFIX = "selfforge/"
 # `selfforge check` (the gate for other agents) judges in its own. Every other slot
 # (parallel candidates, undo) goes when its command ends.
 # (a Go check's lint reads a checkout of its own beside its worktree: judge/lint_beside_tests.py)
-KEPT_SLOTS = frozenset({"baseline", "attempt", "check", "attempt-lint", "check-lint"})
+KEPT_SLOTS = frozenset(
+    {
+        "baseline",
+        "attempt",
+        "check",
+        "attempt-lint",
+        "check-lint",
+        "measure-base",
+        "measure-candidate",
+    }
+)
 
 
 def started(pid: int) -> str | None:

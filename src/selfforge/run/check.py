@@ -23,6 +23,9 @@ from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal.store import Journal
 from selfforge.judge.stages import Candidate, run_pipeline
 from selfforge.judge.verdict import Judgement, Outcome
+from selfforge.measure.gate import measure_change
+from selfforge.measure.sample import Comparison
+from selfforge.measure.stats import WORSE
 from selfforge.models import Model
 from selfforge.models.base import ModelError, Reply, Request
 from selfforge.repo import git
@@ -68,6 +71,10 @@ class CheckResult:
     branch: str | None = None
     commit: str | None = None
     review: list[str] = field(default_factory=list)  # what a person must look at
+    # the declared measures on base and candidate (measure/gate.py): their JSON, and a
+    # line each for people
+    measures: list[dict[str, object]] = field(default_factory=list)
+    measured: list[str] = field(default_factory=list)
 
     @property
     def accepted(self) -> bool:
@@ -98,6 +105,7 @@ class CheckResult:
             "landed": self.landed,
             "branch": self.branch,
             "commit": self.commit,
+            "measures": self.measures,
         }
 
 
@@ -260,13 +268,29 @@ def _judge(
     if judgement.outcome is Outcome.COULD_NOT_JUDGE:
         attempt.finish(attempt.result(judgement.outcome.journaled, judgement.reason))
         raise CannotJudge(f"{judgement.reason}; {change.label} does not make it build either")
+    measured: list[Comparison] = []
+    if e.d.measures and judgement.outcome is not Outcome.REJECTED:
+        judgement, measured = _measure(e, change.base, commit, judgement)
     if judgement.ok and land:
         result = _land(e, attempt, change, patch is not None, head, commit)
     else:
         kept = commit if judgement.ok else None
         result = attempt.result(judgement.outcome, judgement.reason, commit=kept)
     attempt.finish(result)
-    return _result(result, e, change, changed, judgement)
+    return _result(result, e, change, changed, judgement, measured)
+
+
+def _measure(
+    e: Engine, base: str, commit: str, judgement: Judgement
+) -> tuple[Judgement, list[Comparison]]:
+    """The declared measures on the base and the candidate, after every other gate (no
+    test run shares the cores with them), each change a step of the check."""
+    judgement, found, failed = measure_change(e.ws, e.d, e.space, base, commit, judgement)
+    for c in found:
+        e.reporter.step(f"measure {c.name}", c.verdict != WORSE, c.describe())
+    for line in failed:
+        e.reporter.step("measure", False, line)
+    return judgement, found
 
 
 def _candidate_commit(
@@ -424,6 +448,7 @@ def _result(
     change: Change,
     changed: dict[str, str],
     judgement: Judgement | None = None,
+    measured: list[Comparison] | None = None,
 ) -> CheckResult:
     """The check's answer: the attempt's outcome, and the judgement's steps and review
     items (none when nothing was judged)."""
@@ -444,6 +469,8 @@ def _result(
         branch=result.branch,
         commit=result.commit,
         review=list(judgement.review) if needs_review and judgement else [],
+        measures=[c.to_json() for c in measured or []],
+        measured=[c.describe() for c in measured or []],
     )
 
 

@@ -7,22 +7,24 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from selfforge.config import Directives, LoadedDirectives
-from selfforge.context import ContextBundle
-from selfforge.journal.store import Journal
 from selfforge.judge.runners import registry
 from selfforge.judge.sandbox import bwrap as sandbox
 from selfforge.judge.sandbox.command import CheckSpace, anchor_command
 from selfforge.judge.sandbox.limits import Limits
 from selfforge.judge.sandbox.policy import policy_ahead
-from selfforge.models import Model
-from selfforge.models.budget import Budget
 from selfforge.repo import git
 from selfforge.repo.testpaths import TestRule, rule_for
 from selfforge.repo.workspace import Workspace
-from selfforge.roles.caller import Caller
-from selfforge.ui.reporters import Reporter
+
+if TYPE_CHECKING:  # the names of a run's parts; check_space alone (measure) needs none
+    from selfforge.context import ContextBundle
+    from selfforge.journal.store import Journal
+    from selfforge.models import Model
+    from selfforge.roles.caller import Caller
+    from selfforge.ui.reporters import Reporter
 
 
 @dataclass
@@ -101,6 +103,9 @@ def make_engine(
         command = getattr(d.checks, kind)
         if command:
             setattr(d.checks, kind, anchor_command(command, ws.root))
+    from selfforge.models.budget import Budget
+    from selfforge.roles.caller import Caller
+
     caller = Caller(model, journal, Budget(d.limits.budget_usd, d.limits.budget_tokens), run_id)
     engine = Engine(
         ws,

@@ -71,7 +71,8 @@ def check_command(
     needed. The base's tests, in their base version, judge the change's code; the
     change's own tests must pass too. Exit 0 accepted, 1 rejected, 2 could not judge (the
     reason and the fix), 3 needs review (protected paths, dependencies, build
-    configuration, a declared behaviour change: every other gate passed)."""
+    configuration, a declared behaviour change, a [[measures]] measure made worse: every
+    other gate passed)."""
     from selfforge.judge.outcome import Outcome
 
     try:
@@ -94,6 +95,10 @@ def check_command(
         console.print(f"{mark}: {escape(result.reason.removeprefix('needs review: '))}")
         for item in result.review:
             console.print(f"  - {escape(item)}")
+        if result.measured:
+            console.print("measures:")
+        for line in result.measured:
+            console.print(f"  {escape(line)}")
         console.print(
             f"[dim]journaled as attempt {result.attempt_id}: selfforge show {result.attempt_id}[/]"
         )
@@ -219,6 +224,24 @@ def _step_summary(result: CheckResult) -> None:
         *(f"| {s['name']} | {'pass' if s['passed'] else 'fail'} |" for s in result.steps),
         "",
         f"Changed: {', '.join(sorted(result.changed)) or 'nothing'}",
+        *_measures_table(result.measures),
     ]
     with open(where, "a", encoding="utf-8") as out:
         out.write("\n".join(lines) + "\n")
+
+
+def _measures_table(measures: list[dict[str, object]]) -> list[str]:
+    """The measures as a Markdown table: base, candidate, change [interval], runs, verdict."""
+    if not measures:
+        return []
+
+    def pct(value: object) -> str:
+        return f"{value:+.1%}" if isinstance(value, float) else "n/a"
+
+    rows = [
+        f"| {m['name']} | {m['base']:.4g} {m['unit']} | {m['candidate']:.4g} {m['unit']} | "
+        f"{pct(m['change'])} [{pct(m['low'])}, {pct(m['high'])}] | {m['runs']} | {m['verdict']} |"
+        for m in measures
+    ]
+    head = "| measure | base | candidate | change [interval] | runs | verdict |"
+    return ["", head, "|---|---|---|---|---|---|", *rows]

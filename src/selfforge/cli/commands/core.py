@@ -38,6 +38,7 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
     from selfforge.cli.initialize import choose_test, exclude_environments
     from selfforge.config import DIRECTIVES_FILE, render_default
     from selfforge.judge.runners import registry
+    from selfforge.measure.detect import commented, proposals
     from selfforge.repo.detect import detect_project
 
     root = git.repo_root(repo)
@@ -60,8 +61,15 @@ def init(repo: Path = RepoOpt, force: bool = typer.Option(False, help="Overwrite
         commented=trial.none_ran,
         modules=[m.dir for m in modules],
     )
-    target.write_text(text, encoding="utf-8")
+    measures = proposals(root, found.python, found.lint)
+    target.write_text(text + commented(measures), encoding="utf-8")
     _say_init(target, found, trial, excluded, modules)
+    if measures:
+        names = ", ".join(t.split('"')[1] for t in measures)
+        console.print(
+            f"  measures:   {escape(names)} [dim](commented out in {DIRECTIVES_FILE}: "
+            "uncomment to measure; `selfforge doctor` runs each once)[/]"
+        )
 
 
 def _say_modules(modules: list[Any], judged: bool) -> None:

@@ -81,6 +81,7 @@ def doctor(repo: Path = RepoOpt, model: str = ModelOpt) -> None:
 def diagnose(repo: Path, model: str | None) -> list[Finding]:
     from selfforge.cli.doctor import (
         check_home,
+        check_measures,
         check_repo_state,
         check_resident,
         check_sandbox,
@@ -104,6 +105,7 @@ def diagnose(repo: Path, model: str | None) -> list[Finding]:
         findings.append(toolchain)
     if (home := check_home(root, directives)) is not None:
         findings.append(home)
+    findings += check_measures(root, directives)
     findings.append(check_resident())
     return findings
 

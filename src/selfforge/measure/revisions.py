@@ -1,0 +1,82 @@
+"""``selfforge measure [REV | A..B]``: the declared measures at one revision, or compared
+between two, each revision checked out in a worktree of its own (never the user's
+checkout), the worktrees removed at the end."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfforge.config import Directives, Measure
+from selfforge.errors import UsageError
+from selfforge.judge.sandbox.check_space import CheckSpace
+from selfforge.measure.sample import Comparison, Side, Value, compare, values_at
+from selfforge.repo import git
+from selfforge.repo.workspace import Workspace
+
+SLOTS = ("measure-base", "measure-candidate")
+
+
+@dataclass
+class Report:
+    """What ``selfforge measure`` answers: values at one revision, or comparisons."""
+
+    base: str
+    candidate: str | None = None
+    values: list[Value] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    seconds: float = 0.0  # the whole command's measuring, worktrees included
+
+    def to_json(self) -> dict[str, object]:
+        if self.candidate is None:
+            return {"revision": self.base, "measures": [v.to_json() for v in self.values]}
+        return {
+            "base": self.base,
+            "candidate": self.candidate,
+            "measures": [c.to_json() for c in self.comparisons],
+        }
+
+
+def chosen(d: Directives, names: list[str]) -> list[Measure]:
+    """The measures to run: those named (each must be declared), else all declared."""
+    declared = {m.name: m for m in d.measures}
+    if not declared:
+        raise UsageError(
+            "no measure is declared; add a [[measures]] table to selfforge.toml "
+            "(docs/directives.md, docs/guides/measured-goals.md)"
+        )
+    unknown = [n for n in names if n not in declared]
+    if unknown:
+        raise UsageError(f"no measure named {unknown[0]!r}; declared: {', '.join(declared)}")
+    return [declared[n] for n in names] if names else list(declared.values())
+
+
+def commit_of(root: Path, rev: str) -> str:
+    sha = git.git("rev-parse", "-q", "--verify", f"{rev}^{{commit}}", cwd=root, check=False)
+    if not sha.strip():
+        raise UsageError(f"no commit named {rev!r} here; give a commit, a branch or A..B")
+    return sha.strip()
+
+
+def measure(ws: Workspace, d: Directives, space: CheckSpace, rev: str, names: list[str]) -> Report:
+    """The measures at ``rev``, or compared between the two sides of ``A..B``."""
+    measures = chosen(d, names)
+    started = time.monotonic()
+    with ws.locked("selfforge measure"):
+        try:
+            if ".." in rev:
+                left, _, right = rev.partition("..")
+                a, b = commit_of(ws.root, left or "HEAD"), commit_of(ws.root, right or "HEAD")
+                base = Side(a, ws.create_worktree(SLOTS[0], a))
+                candidate = Side(b, ws.create_worktree(SLOTS[1], b))
+                found = compare(measures, d, base, candidate, space, ws.root)
+                report = Report(a, b, comparisons=found)
+            else:
+                sha = commit_of(ws.root, rev)
+                side = Side(sha, ws.create_worktree(SLOTS[0], sha))
+                report = Report(sha, values=values_at(measures, d, side, space, ws.root))
+        finally:
+            ws.remove_worktrees()
+    report.seconds = time.monotonic() - started
+    return report
