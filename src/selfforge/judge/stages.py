@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from selfforge.judge import broken_base, contract, gates, lint_beside_tests, missing_deps
+from selfforge.judge import broken_base, contract, coverage, gates, lint_beside_tests, missing_deps
 from selfforge.judge import criterion as criteria
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.decision import decide
@@ -244,6 +244,10 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         outputs = [r.output for r in (result, own_result) if r is not None]
         found = _missing_dependencies(c, j, verdict, "\n".join(outputs)).noting(review)
         return replace(found, observed=seen)
+    seen.coverage, unrun = coverage.coverage_step(
+        c, j, adapter, [report, seen.own_tests if own_result else None]
+    )
+    review += unrun  # a person's check: needs review when no test runs the changed code
     if declared:
         shown_ = [f"{t} ({_state(report, t)} in its base version)" for t in sorted(declared)]
         review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))

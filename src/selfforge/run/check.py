@@ -67,6 +67,7 @@ class CheckResult:
     branch: str | None = None
     commit: str | None = None
     review: list[str] = field(default_factory=list)  # what a person must look at
+    coverage: dict[str, object] | None = None  # the changed lines the tests ran (--json)
 
     @property
     def accepted(self) -> bool:
@@ -97,6 +98,7 @@ class CheckResult:
             "landed": self.landed,
             "branch": self.branch,
             "commit": self.commit,
+            "coverage": self.coverage,
         }
 
 
@@ -381,6 +383,7 @@ def _result(
         branch=result.branch,
         commit=result.commit,
         review=list(judgement.review) if needs_review and judgement else [],
+        coverage=judgement.coverage.to_json() if judgement and judgement.coverage else None,
     )
 
 

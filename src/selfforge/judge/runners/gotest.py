@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from selfforge.judge.runners.base import Adapter, Found, Prepared, add
+from selfforge.judge.runners.coverage import GO_PROFILE, Lines, read_go
 from selfforge.judge.runners.results import TestReport
 
 _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
@@ -36,6 +37,8 @@ class GoTest(Adapter):
     weakening = r"\bt\.Skip(?:Now|f)?\(|\btesting\.Short\(\)"
     weakening_suffixes = (".go",)
     harness = (r"^\+func TestMain\(", "a TestMain")  # it runs the tests, sets the exit code
+    coverage_tool = "go test -coverprofile"
+    coverage_suffixes = (".go",)
     missing_module = (
         r"no required module provides package ([\w./~-]+)",
         r"cannot find module providing package ([\w./~-]+)",
@@ -93,6 +96,25 @@ class GoTest(Adapter):
 
     def can_select(self) -> bool:
         return True
+
+    def coverage_env(self, out_dir: str, files: list[str], tree: Path) -> dict[str, str]:
+        """-coverprofile, -coverpkg naming only the changed files' packages (by import
+        path: a command that cd's into a folder names them alike), merged into GOFLAGS."""
+        packages = set()
+        for path in files:
+            folder = Path(path).parent.as_posix()
+            for module, where in _modules(tree):
+                if not where or folder == where or folder.startswith(where + "/"):
+                    rest = folder[len(where) :] if where else folder
+                    packages.add("/".join(p for p in (module, rest.strip("/")) if p not in "."))
+                    break
+        if not packages:
+            return {}
+        flags = f"-coverprofile={out_dir}/{GO_PROFILE} -coverpkg={','.join(sorted(packages))}"
+        return {"GOFLAGS": flags}
+
+    def read_coverage(self, out_dir: Path, files: list[str], tree: Path) -> Lines | None:
+        return read_go(out_dir, _modules(tree), files)
 
     def owner(self, test_id: str, tree: Path) -> str | None:
         """A test's package folder: its import path less the module path of the nearest

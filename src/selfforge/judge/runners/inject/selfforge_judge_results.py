@@ -8,6 +8,11 @@ go over a Unix socket to the selfforge process that runs the check: written when
 test ends, they cannot be rewritten afterwards by the code under test. It also turns off
 ``-x``/``--maxfail`` (a verdict needs the whole suite) and keeps going past modules that
 fail to collect.
+
+When the judge asks (``coverage`` in its settings), it measures which lines of the
+changed files the tests execute, with the project's own coverage.py (never installed by
+selfforge into the test process), and writes a summary per process into the folder the
+judge reads (``runners/coverage.py``); without coverage.py it says so there instead.
 """
 
 from __future__ import annotations
@@ -64,6 +69,67 @@ if not _SOCKET:
     _restore_user_addopts()
 
 _conn: socket.socket | None = None
+_COVERAGE = _CONFIG.get("coverage") or None  # {"dir": folder, "include": [files]}
+_cov = None  # the coverage.Coverage measuring this process, once started
+_cov_note = ""  # why this process measures nothing
+
+
+def _start_coverage(settings: dict | None) -> None:
+    """Measure the changed files' lines in this process, from as early as it can: the
+    plugin is imported before the project's conftest files and test modules."""
+    global _cov, _cov_note
+    if not settings or _cov is not None:
+        return
+    try:
+        import coverage
+    except ImportError:
+        _cov_note = (
+            "coverage.py is not installed in the Python that runs the tests "
+            "(pip install coverage, or add it to the project's test dependencies)"
+        )
+        return
+    try:
+        _cov = coverage.Coverage(
+            data_file=None, include=list(settings["include"]), config_file=False
+        )
+        _cov.start()
+    except Exception as error:  # a coverage.py too old, a tracer that cannot start
+        _cov, _cov_note = None, f"coverage.py could not start ({type(error).__name__})"
+
+
+def _finish_coverage(settings: dict | None) -> None:
+    """Stop measuring; write what ran of each changed file (or why nothing was)."""
+    if not settings:
+        return
+    summary: dict = {"files": {}}
+    note = _cov_note
+    if _cov is not None:
+        try:
+            current = type(_cov).current()
+        except Exception:
+            current = _cov
+        if current is not _cov:  # pytest-cov (or the tests) started a Coverage over ours
+            note = "the test run measures its own coverage (pytest-cov): not measured"
+        else:
+            with contextlib.suppress(Exception):
+                _cov.stop()
+            for name in settings["include"]:
+                try:
+                    _, statements, _, missing, _ = _cov.analysis2(name)
+                except Exception:  # not Python source coverage.py can read
+                    continue
+                ran = sorted(set(statements) - set(missing))
+                summary["files"][name] = {"statements": list(statements), "executed": ran}
+    if note:
+        summary = {"note": note}
+    with contextlib.suppress(OSError):
+        path = os.path.join(settings["dir"], f"python-{os.getpid()}.json")
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(summary, out)
+
+
+if _SOCKET:
+    _start_coverage(_COVERAGE)
 _ONLY = list(_CONFIG.get("only") or ())  # absolute test files or node ids to run alone
 _IGNORE = list(_CONFIG.get("ignore") or ())  # absolute paths left out of the run
 
@@ -96,7 +162,8 @@ def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]
     """pytest-xdist: each worker parses the original command line again; what the judge
     leaves out or selects goes to it with its other settings."""
     if _SOCKET:
-        node.workerinput["selfforge_judge"] = {"only": _ONLY, "ignore": _IGNORE}
+        judged = {"only": _ONLY, "ignore": _IGNORE, "coverage": _COVERAGE}
+        node.workerinput["selfforge_judge"] = judged
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -125,6 +192,8 @@ def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
         if judged is not None:
             _apply(config, list(judged["only"]), list(judged["ignore"]))
             config.workeroutput["selfforge_judge"] = "applied"
+            config.selfforge_coverage = judged.get("coverage")
+            _start_coverage(config.selfforge_coverage)
         return
     if not _SOCKET:
         return
@@ -284,3 +353,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:  # type: ignore[no-untype
             "collected": session.testscollected,
         }
     )
+
+
+def pytest_unconfigure(config) -> None:  # type: ignore[no-untyped-def]
+    worker = getattr(config, "workerinput", None)
+    _finish_coverage(getattr(config, "selfforge_coverage", None) if worker else _COVERAGE)
