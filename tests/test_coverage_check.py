@@ -93,3 +93,115 @@ def test_without_coverage_py_the_check_says_not_measured(tmp_path: Path) -> None
     assert code == 0, verdict
     assert verdict["coverage"]["measured"] is False
     assert "coverage.py is not installed" in verdict["coverage"]["note"]
+
+
+# --- Go -------------------------------------------------------------------------------------
+
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")
+GO_MOD = "module example.com/mathx\n\ngo 1.19\n"
+MATHX = "package mathx\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"
+MATHX_TEST = """package mathx
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if Add(2, 3) != 5 {
+		t.Fatalf("Add(2, 3) = %d", Add(2, 3))
+	}
+}
+"""
+UNCALLED_GO = "\nfunc Div(a, b int) int {\n\tif b == 0 {\n\t\treturn 0\n\t}\n\treturn a / b\n}\n"
+
+
+@pytest.fixture
+def go_repo(tmp_path: Path) -> Path:
+    files = {"go.mod": GO_MOD, "mathx.go": MATHX, "mathx_test.go": MATHX_TEST}
+    return make_repo(tmp_path / "repo", files, directives("go test ./..."))
+
+
+@needs_go
+def test_go_change_the_tests_run_is_accepted_with_its_ratio(go_repo: Path) -> None:
+    _commit(go_repo, {"mathx.go": MATHX.replace("a - b", "a + b")})
+    code, verdict = check_json(go_repo, "HEAD")
+    assert code == 0, verdict
+    assert verdict["coverage"]["tool"] == "go test -coverprofile"
+    assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)
+
+
+@needs_go
+def test_go_change_no_test_calls_needs_review(go_repo: Path) -> None:
+    _commit(go_repo, {"mathx.go": MATHX + UNCALLED_GO})
+    code, verdict = check_json(go_repo, "HEAD")
+    assert code == 3, verdict
+    assert verdict["review"] == ["no test runs the changed code: mathx.go:8-11"]
+    assert verdict["coverage"]["run"] == 0
+
+
+@needs_go
+def test_go_package_no_test_links_needs_review(go_repo: Path) -> None:
+    """A new package no test imports: go's profile never names it; its lines count."""
+    _commit(
+        go_repo, {"extra/extra.go": "package extra\n\nfunc Twice(a int) int {\n\treturn 2 * a\n}\n"}
+    )
+    code, verdict = check_json(go_repo, "HEAD")
+    assert code == 3, verdict
+    assert verdict["review"] == ["no test runs the changed code: extra/extra.go:4-5"]
+
+
+# --- Node -----------------------------------------------------------------------------------
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+PACKAGE = '{"name": "m", "version": "1.0.0", "scripts": {"test": "node --test"}}'
+MATH = "exports.add = (a, b) => a - b;\n"
+MATH_TESTS = """const test = require('node:test');
+const assert = require('node:assert');
+const { add } = require('../math.js');
+
+test('adds', () => {
+  assert.strictEqual(add(2, 3), 5);
+});
+"""
+UNCALLED_JS = (
+    "\nexports.div = function (a, b) {\n  if (b === 0) {\n    return 0;\n  }\n  return a / b;\n};\n"
+)
+
+
+@pytest.fixture
+def node_repo(tmp_path: Path) -> Path:
+    files = {"package.json": PACKAGE, "math.js": MATH, "test/math.test.js": MATH_TESTS}
+    return make_repo(tmp_path / "repo", files, directives("npm test"))
+
+
+@needs_node
+def test_node_change_the_tests_run_is_accepted_with_its_ratio(node_repo: Path) -> None:
+    _commit(node_repo, {"math.js": MATH.replace("a - b", "a + b")})
+    code, verdict = check_json(node_repo, "HEAD")
+    assert code == 0, verdict
+    assert verdict["coverage"]["tool"] == "node (V8 coverage)"
+    assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)
+
+
+@needs_node
+def test_node_change_no_test_calls_needs_review(node_repo: Path) -> None:
+    _commit(node_repo, {"math.js": MATH + UNCALLED_JS})
+    code, verdict = check_json(node_repo, "HEAD")
+    assert code == 3, verdict
+    assert verdict["review"] == ["no test runs the changed code: math.js:3-5,7"]
+
+
+# --- Rust -----------------------------------------------------------------------------------
+
+CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+LIB = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+IT = "#[test]\nfn adds() {\n    assert_eq!(adder::add(2, 3), 5);\n}\n"
+
+
+@needs_cargo
+def test_rust_check_says_coverage_was_not_measured_and_keeps_its_verdict(tmp_path: Path) -> None:
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB, "tests/it.rs": IT}
+    repo = make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
+    _commit(repo, {"src/lib.rs": LIB + "\npub fn twice(a: i32) -> i32 {\n    2 * a\n}\n"})
+    code, verdict = check_json(repo, "HEAD")
+    assert code == 0, verdict  # no test calls twice(): not measured, so nothing said of it
+    assert verdict["coverage"]["measured"] is False
+    assert verdict["coverage"]["note"].startswith("not measured for Rust")

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 from selfforge.repo import git
 
 if TYPE_CHECKING:
-    from selfforge.judge.candidate import Candidate, Judge
     from selfforge.judge.runners.base import Adapter
     from selfforge.judge.runners.coverage import Lines
     from selfforge.judge.runners.results import TestReport
+    from selfforge.judge.stage_log import Recorder
     from selfforge.repo.testpaths import TestRule
 
 NO_TEST_RUNS = "no test runs the changed code"
@@ -161,23 +161,35 @@ def assess(
     return cov
 
 
+@dataclass(frozen=True)
+class Change:
+    """The change whose code lines are measured: ``commit`` over ``base`` on ``tree``."""
+
+    tree: Path
+    base: str
+    commit: str
+    rule: TestRule | None = None
+    person: bool = False  # a person's check (needs review), not a model's proposal
+
+
 def coverage_step(
-    c: Candidate, j: Judge, adapter: Adapter, reports: list[TestReport | None]
+    change: Change, adapter: Adapter, reports: list[TestReport | None], record: Recorder
 ) -> tuple[Coverage | None, list[str]]:
     """Journal the ``tests:coverage`` step for a change whose tests passed; the
     coverage, and what a person must look at (a person's check: no test runs any of the
     changed code). A model's proposal gets the step's note only."""
-    files = code_files(c.tree, c.base, c.commit, adapter, j.rule)
-    lines = changed_lines(c.tree, c.base, c.commit, files)
-    cov = assess(adapter, c.tree, lines, [r.coverage for r in reports if r is not None])
+    tree, base, commit = change.tree, change.base, change.commit
+    files = code_files(tree, base, commit, adapter, change.rule)
+    lines = changed_lines(tree, base, commit, files)
+    cov = assess(adapter, tree, lines, [r.coverage for r in reports if r is not None])
     if cov is None:
         return None, []
     if not cov.none_run:
-        j.record.step("tests:coverage", True, cov.text())
+        record.step("tests:coverage", True, cov.text())
         return cov, []
     item = f"{NO_TEST_RUNS}: {cov.unrun()}"
-    j.record.step("tests:coverage", not j.person, f"{cov.text()}; {item}")
-    return cov, [item] if j.person else []
+    record.step("tests:coverage", not change.person, f"{cov.text()}; {item}")
+    return cov, [item] if change.person else []
 
 
 _COMMENT = ("#", "//", "/*", "*")

@@ -244,9 +244,9 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         outputs = [r.output for r in (result, own_result) if r is not None]
         found = _missing_dependencies(c, j, verdict, "\n".join(outputs)).noting(review)
         return replace(found, observed=seen)
-    seen.coverage, unrun = coverage.coverage_step(
-        c, j, adapter, [report, seen.own_tests if own_result else None]
-    )
+    change = coverage.Change(c.tree, c.base, c.commit, j.rule, j.person)
+    runs = [report, seen.own_tests if own_result else None]
+    seen.coverage, unrun = coverage.coverage_step(change, adapter, runs, j.record)
     review += unrun  # a person's check: needs review when no test runs the changed code
     if declared:
         shown_ = [f"{t} ({_state(report, t)} in its base version)" for t in sorted(declared)]

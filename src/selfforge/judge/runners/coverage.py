@@ -152,15 +152,19 @@ def _go_file(name: str, modules: list[tuple[str, str]]) -> str | None:
 # --- V8 (NODE_V8_COVERAGE) ------------------------------------------------------------------
 
 _COMMENT = re.compile(r"^\s*(//|/\*|\*|\*/)")
+_WORD = re.compile(r"\w")
 
 
 def read_v8(out_dir: Path, tree: Path, files: list[str]) -> Lines | None:
-    """The V8 coverage JSON of every node process of the run. A file's lines: each
-    non-blank line that is not only a comment is executable, and executed when a
-    character of it lies in a range V8 counted (the innermost range covering it decides:
-    a function never called is a range of count 0 inside its module's)."""
+    """The V8 coverage JSON of every node process of the run. A file's executable lines
+    hold a word character outside a comment (a lone ``}`` or ``});`` does not count). A
+    line where a function starts is that function's: run when it was called (its
+    ``exports.f = function`` or ``const f = () =>`` head runs when the module loads,
+    whatever calls it). Any other line is run when a word character of it lies in a
+    range V8 counted, the innermost range covering it deciding."""
     wanted = {(tree / f).as_uri(): f for f in files}
-    counts: dict[str, list[int]] = {}
+    hits: dict[str, list[int]] = {}
+    heads: dict[str, dict[int, int]] = {}  # function start offset → called (1) or not
     sources: dict[str, str] = {}
     read = False
     for path in _files(out_dir, "coverage-*.json"):
@@ -178,14 +182,17 @@ def read_v8(out_dir: Path, tree: Path, files: list[str]) -> Lines | None:
                     sources[rel] = (tree / rel).read_text(encoding="utf-8", errors="replace")
                 except OSError:
                     continue
-            hits = _v8_hits(sources[rel], script.get("functions"))
-            if rel in counts:
-                counts[rel] = [a or b for a, b in zip(counts[rel], hits, strict=True)]
-            else:
-                counts[rel] = hits
+            found, starts = _v8_hits(sources[rel], script.get("functions"))
+            before = hits.get(rel)
+            hits[rel] = (
+                found if before is None else [a or b for a, b in zip(before, found, strict=False)]
+            )
+            known = heads.setdefault(rel, {})
+            for offset, called in starts.items():
+                known[offset] = max(known.get(offset, 0), called)
     if not read:
         return None
-    found = Lines("node (V8 coverage)")
+    lines = Lines("node (V8 coverage)")
     for rel in files:
         source = sources.get(rel)
         if source is None:
@@ -193,34 +200,50 @@ def read_v8(out_dir: Path, tree: Path, files: list[str]) -> Lines | None:
                 source = (tree / rel).read_text(encoding="utf-8", errors="replace")
         if source is None:
             continue
-        hits = counts.get(rel)
-        found.executable[rel], found.executed[rel] = set(), set()
-        offset = 0
-        for number, text in enumerate(source.splitlines(keepends=True), start=1):
-            if text.strip() and not _COMMENT.match(text):
-                found.executable[rel].add(number)
-                if hits is not None and any(
-                    hits[i]
-                    for i in range(offset, offset + len(text))
-                    if not text[i - offset].isspace()
-                ):
-                    found.executed[rel].add(number)
-            offset += len(text)
-    return found
+        _v8_lines(lines, rel, source, hits.get(rel), heads.get(rel, {}))
+    return lines
 
 
-def _v8_hits(source: str, functions: object) -> list[int]:
-    """Per character of ``source``: 1 where the innermost range covering it ran."""
+def _v8_lines(
+    lines: Lines, rel: str, source: str, hits: list[int] | None, heads: dict[int, int]
+) -> None:
+    executable, executed = (
+        lines.executable.setdefault(rel, set()),
+        lines.executed.setdefault(rel, set()),
+    )
+    offset = 0
+    for number, text in enumerate(source.splitlines(keepends=True), start=1):
+        end = offset + len(text)
+        if _WORD.search(text) and not _COMMENT.match(text):
+            executable.add(number)
+            starting = [called for at, called in heads.items() if offset <= at < end]
+            if starting:
+                ran = any(starting)
+            else:
+                ran = hits is not None and any(
+                    hits[offset + i] for i, ch in enumerate(text) if ch.isalnum() or ch == "_"
+                )
+            if ran:
+                executed.add(number)
+        offset = end
+
+
+def _v8_hits(source: str, functions: object) -> tuple[list[int], dict[int, int]]:
+    """Per character of ``source``: 1 where the innermost range covering it ran; and
+    where each function (not the module's own) starts, with whether it was called."""
     hits = [0] * len(source)
-    ranges = []
+    ranges, starts = [], {}
     for function in functions if isinstance(functions, list) else []:
-        for r in function.get("ranges", []) if isinstance(function, dict) else []:
+        found = function.get("ranges", []) if isinstance(function, dict) else []
+        for i, r in enumerate(found if isinstance(found, list) else []):
             if not isinstance(r, dict):
                 continue
             start, end, count = r.get("startOffset"), r.get("endOffset"), r.get("count")
             if all(isinstance(v, int) for v in (start, end, count)) and 0 <= start < end:
                 ranges.append((start, -end, count))
+                if i == 0 and start > 0:
+                    starts[start] = max(starts.get(start, 0), 1 if count > 0 else 0)
     for start, neg_end, count in sorted(ranges):  # outer ranges first, inner ones over them
         end = min(-neg_end, len(source))
         hits[start:end] = [1 if count > 0 else 0] * max(end - start, 0)
-    return hits
+    return hits, starts
