@@ -3,13 +3,16 @@ tests executed (issue 41, point 3).
 
 The lines counted are the added or modified lines (``git diff -U0 base..commit``) of the
 change's code files that the runner measures (not its test files, by the runner's own
-rule), and among those only the lines the coverage tool counts as executable (blank,
-comment and declaration-only lines are the tool's to leave out). They are measured in
-the full runs of the tests stage: the base's tests on the change's code (``tests``) and
-the change's own suite (``tests:new``); a line either run executes counts as run. The
-runners measure (coverage.py through selfforge's pytest plugin, ``go test
--coverprofile``, Node's V8 coverage; Rust, unittest, Bun and JUnit-read runners: not
-measured, said); ``runners/coverage.py`` reads what they wrote.
+rule), and among those only the lines the coverage tool counts as executable (blank
+and comment lines are the tool's to leave out; a line that only declares, a ``def`` or
+``func`` header, is left out here: Python runs it on import whether or not anything
+calls the function). They are measured in one run, the full run of the change's own
+suite: ``tests`` when the change leaves the tests alone, else ``tests:new`` (its tests,
+new ones in), never the judging run of the base's tests beside it (a tracer costs; the
+suites differ only by the change's tests). The runners measure (coverage.py through
+selfforge's pytest plugin, ``go test -coverprofile``, Node's V8 coverage; Rust,
+unittest, Bun and JUnit-read runners: not measured, said); ``runners/coverage.py``
+reads what they wrote.
 
 What it decides: none of N > 0 changed executable lines executed by any test is
 **needs review** in ``check`` ("no test runs the changed code: path:lines"); in ``run``

@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 
 MAX_RERUN_TESTS = 50
 # The runs that measure which changed lines the tests execute (judge/coverage.py): the
-# full runs of the tests stage, never a focused pass or a flaky rerun.
+# full run of the change's own suite (its commit, its tests), never the judging run of the
+# base's tests where that is another (one measured run per check: a tracer costs), a
+# focused pass or a flaky rerun.
 COVERAGE_RUNS = ("tests", "tests:new")
 
 
@@ -152,11 +154,9 @@ def run_test_command(
     commit = commit or c.commit
     ran = c.ahead.pop(run_key(c.tree, commit, command, only, ignore), None) if c.ahead else None
     if ran is None:
-        measure = (
-            coverage_files(c.tree, c.base, c.commit, command, j.space)
-            if (name in COVERAGE_RUNS and not only)
-            else ()
-        )
+        # the change's own suite: the tests run, or tests:new where the two differ
+        own = name in COVERAGE_RUNS and not only and commit == c.commit
+        measure = coverage_files(c.tree, c.base, c.commit, command, j.space) if own else ()
         settings = RunSettings(j.directives.checks.timeout_s, j.space, j.record.on_start, measure)
         ran = _run_on_tree(c.tree, commit, c.commit, command, settings, only, ignore)
     result, report = ran.result, ran.report
@@ -200,8 +200,9 @@ class RunAhead:
         self._lock = threading.Lock()
         measure: tuple[str, ...] = ()
         with contextlib.suppress(git.GitError):  # a candidate's parent is its base
-            base = git.git("rev-parse", f"{back_to}^", cwd=tree).strip()
-            measure = coverage_files(tree, base, back_to, command, space)
+            if commit == back_to:  # the change's own suite (COVERAGE_RUNS)
+                base = git.git("rev-parse", f"{back_to}^", cwd=tree).strip()
+                measure = coverage_files(tree, base, back_to, command, space)
         settings = RunSettings(timeout_s, space, self._started, measure)
         work = (tree, commit, back_to, command, settings)
         self._thread = threading.Thread(

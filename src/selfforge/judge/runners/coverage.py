@@ -47,17 +47,25 @@ class Lines:
         return merged
 
 
+class TooMuch(Exception):
+    """The run wrote more coverage than the bounds: none of it is read (a part could
+    leave out the one file that shows a line ran)."""
+
+
 def _files(out_dir: Path, pattern: str) -> list[Path]:
-    """The tool's files in ``out_dir``, within the bounds (regular files only)."""
+    """The tool's files in ``out_dir`` (regular files only), all within the bounds."""
     found, total = [], 0
-    with contextlib.suppress(OSError):
-        for path in sorted(out_dir.glob(pattern))[:MAX_FILES]:
+    try:
+        paths = sorted(out_dir.glob(pattern))
+        for path in paths:
             if path.is_symlink() or not path.is_file():
                 continue
             total += path.stat().st_size
-            if total > MAX_BYTES:
-                break
             found.append(path)
+    except OSError:
+        return []
+    if total > MAX_BYTES or len(found) > MAX_FILES:
+        raise TooMuch(f"the run wrote more coverage than {MAX_BYTES >> 20} MB or {MAX_FILES} files")
     return found
 
 

@@ -99,15 +99,17 @@ class GoTest(Adapter):
 
     def coverage_env(self, out_dir: str, files: list[str], tree: Path) -> dict[str, str]:
         """-coverprofile, -coverpkg naming only the changed files' packages (by import
-        path: a command that cd's into a folder names them alike), merged into GOFLAGS."""
+        path) of the module at the tree's top, merged into GOFLAGS. A nested module's
+        files are left out (a pattern ``go test ./...`` cannot resolve must not change
+        the run): no test of this run reaches them, and they count as not run."""
+        modules = _modules(tree)
+        top = next((module for module, where in modules if not where), None)
         packages = set()
         for path in files:
             folder = Path(path).parent.as_posix()
-            for module, where in _modules(tree):
-                if not where or folder == where or folder.startswith(where + "/"):
-                    rest = folder[len(where) :] if where else folder
-                    packages.add("/".join(p for p in (module, rest.strip("/")) if p not in "."))
-                    break
+            nested = any(where and (folder + "/").startswith(where + "/") for _, where in modules)
+            if top is not None and not nested:
+                packages.add(top if folder == "." else f"{top}/{folder}")
         if not packages:
             return {}
         flags = f"-coverprofile={out_dir}/{GO_PROFILE} -coverpkg={','.join(sorted(packages))}"

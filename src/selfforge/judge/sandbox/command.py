@@ -30,7 +30,7 @@ from selfforge.judge.runners import registry
 from selfforge.judge.runners.base import Adapter
 from selfforge.judge.runners.channel import Channel
 from selfforge.judge.runners.coverage import INSIDE_DIR as COVERAGE_INSIDE
-from selfforge.judge.runners.coverage import Lines
+from selfforge.judge.runners.coverage import Lines, TooMuch
 from selfforge.judge.runners.import_roots import import_roots, project_modules
 from selfforge.judge.runners.results import PLUGIN, TestReport, parse_unittest
 from selfforge.judge.sandbox import buildcache, check_git
@@ -264,6 +264,8 @@ class _Coverage:
             return None
         try:
             return self.adapter.read_coverage(self.host, self.files, self.tree)
+        except TooMuch as too_much:
+            return Lines(self.adapter.coverage_tool, note=str(too_much))
         except Exception:  # what the run wrote is hostile input: unreadable, not measured
             return None
 

@@ -23,6 +23,7 @@ import json
 import math
 import os
 import socket
+import sys
 
 import pytest
 
@@ -88,6 +89,12 @@ def _start_coverage(settings: dict | None) -> None:
             "(pip install coverage, or add it to the project's test dependencies)"
         )
         return
+    # Python 3.12+: sys.monitoring, which stops watching code outside the changed files
+    # once seen (a trace function slows every line of every file); the variable is read
+    # when the Coverage is made, and gone before any test runs.
+    core = "COVERAGE_CORE" not in os.environ and sys.version_info >= (3, 12)
+    if core:
+        os.environ["COVERAGE_CORE"] = "sysmon"
     try:
         _cov = coverage.Coverage(
             data_file=None, include=list(settings["include"]), config_file=False
@@ -95,6 +102,9 @@ def _start_coverage(settings: dict | None) -> None:
         _cov.start()
     except Exception as error:  # a coverage.py too old, a tracer that cannot start
         _cov, _cov_note = None, f"coverage.py could not start ({type(error).__name__})"
+    finally:
+        if core:
+            os.environ.pop("COVERAGE_CORE", None)
 
 
 def _finish_coverage(settings: dict | None) -> None:
