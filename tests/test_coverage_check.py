@@ -205,3 +205,16 @@ def test_rust_check_says_coverage_was_not_measured_and_keeps_its_verdict(tmp_pat
     assert code == 0, verdict  # no test calls twice(): not measured, so nothing said of it
     assert verdict["coverage"]["measured"] is False
     assert verdict["coverage"]["note"].startswith("not measured for Rust")
+
+
+@pytest.mark.slow  # pytest-xdist's workers start in a second each
+def test_python_workers_of_pytest_xdist_are_measured(tmp_path: Path) -> None:
+    """Each worker measures what it runs (the controller runs no test)."""
+    from conftest import PYTEST
+
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC}
+    repo = make_repo(tmp_path / "r", files, directives(PYTEST + " -n 2"))
+    _commit(repo, {"calc.py": FIXED})
+    code, verdict = check_json(repo, "HEAD")
+    assert code == 0, verdict
+    assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)

@@ -24,6 +24,7 @@ import math
 import os
 import socket
 import sys
+import warnings
 
 import pytest
 
@@ -73,6 +74,7 @@ _conn: socket.socket | None = None
 _COVERAGE = _CONFIG.get("coverage") or None  # {"dir": folder, "include": [files]}
 _cov = None  # the coverage.Coverage measuring this process, once started
 _cov_note = ""  # why this process measures nothing
+_cov_done = False
 
 
 def _start_coverage(settings: dict | None) -> None:
@@ -108,9 +110,18 @@ def _start_coverage(settings: dict | None) -> None:
 
 
 def _finish_coverage(settings: dict | None) -> None:
-    """Stop measuring; write what ran of each changed file (or why nothing was)."""
-    if not settings:
+    """Stop measuring; write what ran of each changed file (or why nothing was). Once:
+    an xdist worker ends with its session, never unconfigured."""
+    global _cov_done
+    if not settings or _cov_done:
         return
+    _cov_done = True
+    with warnings.catch_warnings():  # coverage.py's "no data collected": not the tests'
+        warnings.simplefilter("ignore")
+        _write_coverage(settings)
+
+
+def _write_coverage(settings: dict) -> None:
     summary: dict = {"files": {}}
     note = _cov_note
     if _cov is not None:
@@ -355,6 +366,9 @@ def _seconds(duration: object) -> float | None:
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:  # type: ignore[no-untyped-def]
+    if getattr(session.config, "workerinput", None) is not None:
+        # an xdist worker's coverage: its session's end is the last it runs
+        _finish_coverage(getattr(session.config, "selfforge_coverage", None))
     _send(
         {
             "ev": "finish",
@@ -366,5 +380,5 @@ def pytest_sessionfinish(session, exitstatus) -> None:  # type: ignore[no-untype
 
 
 def pytest_unconfigure(config) -> None:  # type: ignore[no-untyped-def]
-    worker = getattr(config, "workerinput", None)
-    _finish_coverage(getattr(config, "selfforge_coverage", None) if worker else _COVERAGE)
+    if getattr(config, "workerinput", None) is None:
+        _finish_coverage(_COVERAGE)
