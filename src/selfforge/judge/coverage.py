@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from selfforge.repo import git
+from selfforge.repo.testpaths import DEFAULT
 
 if TYPE_CHECKING:
     from selfforge.judge.runners.base import Adapter
@@ -64,7 +65,7 @@ def code_files(
     tree: Path, base: str, commit: str, adapter: Adapter, rule: TestRule | None
 ) -> list[str]:
     """The change's code files of the runner's language (added or modified, not its test
-    files): what its runs measure."""
+    code: test files, conftest.py, what lives in a test folder): what its runs measure."""
     if not adapter.coverage_suffixes:
         return []
     found = [
@@ -73,6 +74,7 @@ def code_files(
         if status in ("A", "M")
         and PurePosixPath(p).suffix in adapter.coverage_suffixes
         and not adapter.test_file(p, rule)
+        and not (rule or DEFAULT).is_test_path(p)  # conftest.py, helpers in test folders
     ]
     return sorted(found)[:MAX_FILES]
 
@@ -191,7 +193,8 @@ def coverage_step(
         record.step("tests:coverage", True, cov.text())
         return cov, []
     item = f"{NO_TEST_RUNS}: {cov.unrun()}"
-    record.step("tests:coverage", not change.person, f"{cov.text()}; {item}")
+    said = "needs review" if change.person else "note"  # a proposal is not refused for it
+    record.step("tests:coverage", True, f"{cov.text()}; {said}: {item}")
     return cov, [item] if change.person else []
 
 
