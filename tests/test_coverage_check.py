@@ -213,7 +213,7 @@ def test_python_workers_of_pytest_xdist_are_measured(tmp_path: Path) -> None:
     from conftest import PYTEST
 
     files = {"calc.py": CALC, "test_calc.py": TEST_CALC}
-    repo = make_repo(tmp_path / "r", files, directives(PYTEST + " -n 2"))
+    repo = make_repo(tmp_path / "r", files, directives(PYTEST + " -p xdist -n 2"))
     _commit(repo, {"calc.py": FIXED})
     code, verdict = check_json(repo, "HEAD")
     assert code == 0, verdict
