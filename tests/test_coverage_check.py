@@ -218,3 +218,15 @@ def test_python_workers_of_pytest_xdist_are_measured(tmp_path: Path) -> None:
     code, verdict = check_json(repo, "HEAD")
     assert code == 0, verdict
     assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)
+
+
+@needs_go
+def test_a_nested_go_module_is_not_counted_as_code_no_test_runs(go_repo: Path) -> None:
+    """`go test ./...` never enters a nested module (its own go.mod): its suite is judged
+    by another run, so this run's coverage says nothing of its lines."""
+    nested = {"arc/go.mod": "module example.com/arc\n\ngo 1.19\n", "arc/arc.go": MATHX}
+    _commit(go_repo, nested)
+    _commit(go_repo, {"arc/arc.go": MATHX + UNCALLED_GO})
+    _, verdict = check_json(go_repo, "HEAD")
+    assert verdict["coverage"] is None, verdict
+    assert "no test runs the changed code" not in str(verdict["review"])

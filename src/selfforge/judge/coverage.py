@@ -75,6 +75,7 @@ def code_files(
         and PurePosixPath(p).suffix in adapter.coverage_suffixes
         and not adapter.test_file(p, rule)
         and not (rule or DEFAULT).is_test_path(p)  # conftest.py, helpers in test folders
+        and adapter.measures(p, tree)  # not a nested Go module's: another suite runs it
     ]
     return sorted(found)[:MAX_FILES]
 

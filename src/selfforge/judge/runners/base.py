@@ -148,6 +148,10 @@ class Adapter:
         (repo-relative) into ``out_dir`` (as the run sees it); merged into ``prepare``'s."""
         return {}
 
+    def measures(self, path: str, tree: Path) -> bool:
+        """Whether this run's coverage can see ``path`` (a code file of the change)."""
+        return True
+
     def read_coverage(self, out_dir: Path, files: list[str], tree: Path) -> Lines | None:
         """What the run wrote into ``out_dir``, per file of ``files``; None: nothing
         readable (not measured)."""

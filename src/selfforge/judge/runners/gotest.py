@@ -115,6 +115,11 @@ class GoTest(Adapter):
         flags = f"-coverprofile={out_dir}/{GO_PROFILE} -coverpkg={','.join(sorted(packages))}"
         return {"GOFLAGS": flags}
 
+    def measures(self, path: str, tree: Path) -> bool:
+        """Not a nested module's file (its own go.mod): its suite is another run's."""
+        folder = str(Path(path).parent.as_posix()) + "/"
+        return not any(where and folder.startswith(where + "/") for _, where in _modules(tree))
+
     def read_coverage(self, out_dir: Path, files: list[str], tree: Path) -> Lines | None:
         return read_go(out_dir, _modules(tree), files)
 
