@@ -29,5 +29,12 @@ def decide(c: Candidate, j: Judge, last: Verdict, checks: list[CheckRecord]) -> 
     elif j.baseline.broken:  # said in the verdict: the base gave nothing to compare with
         reason = f"{PASS.reason}; {WHOLE_SUITE_PASSES}"
     return Judgement(
-        outcome, reason, feedback, details, list(c.review), list(c.findings), list(checks)
+        outcome,
+        reason,
+        feedback,
+        details,
+        list(c.review),
+        list(c.findings),
+        list(checks),
+        c.observed.coverage,
     )

@@ -19,6 +19,7 @@ from selfforge.judge import (
     behaviour_change,
     broken_base,
     contract,
+    coverage,
     gates,
     lint_beside_tests,
     missing_deps,
@@ -274,6 +275,10 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         verdict = intent.annotate(verdict)
         found = _missing_dependencies(c, j, verdict, "\n".join(outputs)).noting(review)
         return replace(found, observed=seen)
+    change = coverage.Change(c.tree, c.base, c.commit, j.rule, j.person)
+    runs = [report, seen.own_tests if own_result else None]
+    seen.coverage, unrun = coverage.coverage_step(change, adapter, runs, j.record)
+    review += unrun  # a person's check: needs review when no test runs the changed code
     if declared:
         review.append(
             behaviour_change.declared_review(

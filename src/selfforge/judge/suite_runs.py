@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from selfforge.context import blast_radius
-from selfforge.judge import gates
+from selfforge.judge import coverage, gates
 from selfforge.judge.candidate import Candidate, Judge, RunKey, TestRun
 from selfforge.judge.runners import registry
 from selfforge.judge.runners.base import Adapter
@@ -25,6 +25,7 @@ from selfforge.judge.sandbox.command import CommandResult, run_command, run_test
 from selfforge.judge.stage_log import named
 from selfforge.judge.verdict import PASS, Observed, Verdict
 from selfforge.repo import git
+from selfforge.repo.testpaths import rule_for
 from selfforge.repo.treefiles import remove_special_files
 
 if TYPE_CHECKING:
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
     from selfforge.judge.sandbox.command import CheckSpace
 
 MAX_RERUN_TESTS = 50
+# The runs that measure which changed lines the tests execute (judge/coverage.py): the
+# full run of the change's own suite (its commit, its tests), never the judging run of the
+# base's tests where that is another (one measured run per check: a tracer costs), a
+# focused pass or a flaky rerun.
+COVERAGE_RUNS = ("tests", "tests:new")
 
 
 def restore(tree: Path, commit: str) -> None:
@@ -93,6 +99,7 @@ class RunSettings:
     timeout_s: float
     space: CheckSpace
     on_start: Callable[[int | None], None] | None = None
+    coverage_of: tuple[str, ...] = ()  # the changed code files whose lines it measures
 
 
 def _run_on_tree(
@@ -122,6 +129,7 @@ def _run_on_tree(
             ignore=ignore,
             head=commit,
             adapter=adapter,
+            coverage_of=list(settings.coverage_of) if not only else None,
         )
     finally:
         # What the tests left (a symlink to ~/.ssh in place of a source file, a FIFO)
@@ -146,7 +154,10 @@ def run_test_command(
     commit = commit or c.commit
     ran = c.ahead.pop(run_key(c.tree, commit, command, only, ignore), None) if c.ahead else None
     if ran is None:
-        settings = RunSettings(j.directives.checks.timeout_s, j.space, j.record.on_start)
+        # the change's own suite: the tests run, or tests:new where the two differ
+        own = name in COVERAGE_RUNS and not only and commit == c.commit
+        measure = coverage_files(c.tree, c.base, c.commit, command, j.space) if own else ()
+        settings = RunSettings(j.directives.checks.timeout_s, j.space, j.record.on_start, measure)
         ran = _run_on_tree(c.tree, commit, c.commit, command, settings, only, ignore)
     result, report = ran.result, ran.report
     summary = report.summary() if report else {}
@@ -187,7 +198,12 @@ class RunAhead:
         self._group: int | None = None
         self._cancelled = False
         self._lock = threading.Lock()
-        settings = RunSettings(timeout_s, space, self._started)
+        measure: tuple[str, ...] = ()
+        with contextlib.suppress(git.GitError):  # a candidate's parent is its base
+            if commit == back_to:  # the change's own suite (COVERAGE_RUNS)
+                base = git.git("rev-parse", f"{back_to}^", cwd=tree).strip()
+                measure = coverage_files(tree, base, back_to, command, space)
+        settings = RunSettings(timeout_s, space, self._started, measure)
         work = (tree, commit, back_to, command, settings)
         self._thread = threading.Thread(
             target=self._work, args=work, name="selfforge-ahead", daemon=True
@@ -214,6 +230,16 @@ class RunAhead:
             if self._group:
                 _kill(self._group)
         self._thread.join()
+
+
+def coverage_files(
+    tree: Path, base: str, commit: str, command: str, space: CheckSpace
+) -> tuple[str, ...]:
+    """The change's code files whose lines a full run measures (judge/coverage.py)."""
+    adapter = registry.for_space(space, command, tree)
+    if not adapter.coverage_tool:
+        return ()
+    return tuple(coverage.code_files(tree, base, commit, adapter, rule_for(tree)))
 
 
 def _kill(group: int) -> None:

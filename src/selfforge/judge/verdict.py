@@ -4,13 +4,16 @@ judgement on a whole change (its ``Outcome``: judge/outcome.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selfforge.judge.outcome import Outcome
 from selfforge.judge.rules.lint import LintFinding
 from selfforge.judge.runners.results import TestReport
 from selfforge.judge.sandbox.command import CommandResult
 from selfforge.judge.stage_log import CheckRecord
+
+if TYPE_CHECKING:
+    from selfforge.judge.coverage import Coverage
 
 
 @dataclass
@@ -27,6 +30,8 @@ class Observed:
     # Why nothing of this (base) tree's suite builds or imports, when that is so: a
     # person's change is then judged by the whole suite (judge/broken_base.py).
     broken: str | None = None
+    # Which of the change's code lines its tests ran (judge/coverage.py), when measured.
+    coverage: Coverage | None = None
 
     def take(self, seen: Observed) -> None:
         """Keep what a stage measured: each thing ``seen`` holds replaces this one's."""
@@ -119,6 +124,7 @@ class Judgement(_Decided):
     review: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     checks: list[CheckRecord] = field(default_factory=list)
+    coverage: Coverage | None = None  # the changed code's lines the tests ran
 
     @property
     def exit_code(self) -> int:

@@ -75,6 +75,7 @@ class CheckResult:
     # line each for people
     measures: list[dict[str, object]] = field(default_factory=list)
     measured: list[str] = field(default_factory=list)
+    coverage: dict[str, object] | None = None  # the changed lines the tests ran (--json)
 
     @property
     def accepted(self) -> bool:
@@ -106,6 +107,7 @@ class CheckResult:
             "branch": self.branch,
             "commit": self.commit,
             "measures": self.measures,
+            "coverage": self.coverage,
         }
 
 
@@ -471,6 +473,7 @@ def _result(
         review=list(judgement.review) if needs_review and judgement else [],
         measures=[c.to_json() for c in measured or []],
         measured=[c.describe() for c in measured or []],
+        coverage=judgement.coverage.to_json() if judgement and judgement.coverage else None,
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from selfforge.judge.runners.coverage import Lines
 from selfforge.judge.runners.results import OUTCOME_RANK, TestReport
 from selfforge.repo.treefiles import NotReadable, read_text
 
@@ -147,6 +148,11 @@ class Adapter:
     # Whether the lint runs beside the tests, in a checkout of its own (two jobs): a
     # runner whose suite is slow to build and whose lint reads no test output (go vet).
     lint_beside_tests = False
+    # Line coverage of the changed code (judge/coverage.py): the tool that measures it
+    # and the code files it measures (by suffix); none, and why, where it is not measured.
+    coverage_tool = ""
+    coverage_suffixes: tuple[str, ...] = ()
+    coverage_absent = "not measured for this test runner"
 
     @classmethod
     def make(cls, command: str, junit_path: str) -> Adapter:
@@ -223,6 +229,20 @@ class Adapter:
 
     def can_select(self) -> bool:
         return False
+
+    def coverage_env(self, out_dir: str, files: list[str], tree: Path) -> dict[str, str]:
+        """What the run's environment gets so that it writes the coverage of ``files``
+        (repo-relative) into ``out_dir`` (as the run sees it); merged into ``prepare``'s."""
+        return {}
+
+    def measures(self, path: str, tree: Path) -> bool:
+        """Whether this run's coverage can see ``path`` (a code file of the change)."""
+        return True
+
+    def read_coverage(self, out_dir: Path, files: list[str], tree: Path) -> Lines | None:
+        """What the run wrote into ``out_dir``, per file of ``files``; None: nothing
+        readable (not measured)."""
+        return None
 
     def owner(self, test_id: str, tree: Path) -> str | None:
         """The repo-relative file or folder that holds a test, for the focused first

@@ -55,6 +55,13 @@ class CargoTest(Adapter):
     weakening = r"#\[ignore\b|#\[should_panic\b"
     weakening_suffixes = (".rs",)
     tests_in_sources = True
+    # cargo-llvm-cov / -C instrument-coverage need rustup's llvm-tools and a rebuild of
+    # every crate instrumented: more than a check can install offline or afford per run.
+    coverage_suffixes = (".rs",)
+    coverage_absent = (
+        "not measured for Rust (it needs cargo-llvm-cov and rustup's llvm-tools, and an "
+        "instrumented rebuild of every crate)"
+    )
     removed_test = r"^-[ \t]*(#\[(?:\w+::)?test\b|#\[cfg\(test\)\])"
     missing_module = (
         r"can't find crate for `(\w+)`",

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from selfforge.judge.runners.base import Adapter, Found, Prepared, add
+from selfforge.judge.runners.coverage import GO_PROFILE, Lines, read_go
 from selfforge.judge.runners.results import TestReport
 
 _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
@@ -36,6 +37,8 @@ class GoTest(Adapter):
     weakening = r"\bt\.Skip(?:Now|f)?\(|\btesting\.Short\(\)"
     weakening_suffixes = (".go",)
     harness = (r"^\+func TestMain\(", "a TestMain")  # it runs the tests, sets the exit code
+    coverage_tool = "go test -coverprofile"
+    coverage_suffixes = (".go",)
     missing_module = (
         r"no required module provides package ([\w./~-]+)",
         r"cannot find module providing package ([\w./~-]+)",
@@ -120,6 +123,32 @@ class GoTest(Adapter):
 
     def can_select(self) -> bool:
         return True
+
+    def coverage_env(self, out_dir: str, files: list[str], tree: Path) -> dict[str, str]:
+        """-coverprofile, -coverpkg naming only the changed files' packages (by import
+        path) of the module at the tree's top, merged into GOFLAGS. A nested module's
+        files are left out (a pattern ``go test ./...`` cannot resolve must not change
+        the run): no test of this run reaches them, and they count as not run."""
+        modules = _modules(tree)
+        top = next((module for module, where in modules if not where), None)
+        packages = set()
+        for path in files:
+            folder = Path(path).parent.as_posix()
+            nested = any(where and (folder + "/").startswith(where + "/") for _, where in modules)
+            if top is not None and not nested:
+                packages.add(top if folder == "." else f"{top}/{folder}")
+        if not packages:
+            return {}
+        flags = f"-coverprofile={out_dir}/{GO_PROFILE} -coverpkg={','.join(sorted(packages))}"
+        return {"GOFLAGS": flags}
+
+    def measures(self, path: str, tree: Path) -> bool:
+        """Not a nested module's file (its own go.mod): its suite is another run's."""
+        folder = str(Path(path).parent.as_posix()) + "/"
+        return not any(where and folder.startswith(where + "/") for _, where in _modules(tree))
+
+    def read_coverage(self, out_dir: Path, files: list[str], tree: Path) -> Lines | None:
+        return read_go(out_dir, _modules(tree), files)
 
     def owner(self, test_id: str, tree: Path) -> str | None:
         """A test's package folder: its import path less the module path of the nearest

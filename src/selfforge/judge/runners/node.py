@@ -21,6 +21,7 @@ from selfforge.judge.runners.base import (
     matches_globs,
     package_scripts,
 )
+from selfforge.judge.runners.coverage import Lines, read_v8
 from selfforge.judge.runners.results import NODE_REPORTER, PLUGIN_DIR, TestReport
 
 if TYPE_CHECKING:
@@ -64,6 +65,10 @@ class NodeTest(Adapter):
     weakening = JS_WEAKENING
     weakening_suffixes = JS_SUFFIXES
     missing_module = (r"Cannot find (?:module|package) '([^']+)'",)
+    # Every node process writes V8's coverage where NODE_V8_COVERAGE points; only plain
+    # JavaScript: a transpiled file's offsets are not the file's (TypeScript: not measured).
+    coverage_tool = "node (V8 coverage)"
+    coverage_suffixes = (".js", ".mjs", ".cjs")
     unrunnable = (
         (
             r"[Mm]issing script:? \"?([\w:.-]+)",
@@ -135,6 +140,12 @@ class NodeTest(Adapter):
 
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return parse_node(output, tree)
+
+    def coverage_env(self, out_dir: str, files: list[str], tree: Path) -> dict[str, str]:
+        return {"NODE_V8_COVERAGE": out_dir}
+
+    def read_coverage(self, out_dir: Path, files: list[str], tree: Path) -> Lines | None:
+        return read_v8(out_dir, tree, files)
 
 
 def parse_node(output: str, tree: Path) -> TestReport | None:

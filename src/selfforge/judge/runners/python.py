@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from selfforge.judge.runners.base import Adapter
+from selfforge.judge.runners.coverage import Lines, read_python
 from selfforge.judge.runners.results import TestReport
 
 if TYPE_CHECKING:
@@ -38,6 +39,10 @@ class PyTest(Adapter):
     program = ""  # the project's Python (init and doctor find it: repo/detect.py)
     reports_through_channel = True
     missing_module = (r"ModuleNotFoundError: No module named '([\w.]+)'",)
+    # Measured by selfforge's plugin with the project's coverage.py (inject/, sandbox/
+    # command.py passes the files and folder in its settings, not in the environment).
+    coverage_tool = "coverage.py"
+    coverage_suffixes = (".py",)
     missing_symbol = (r"cannot import name '(\w+)'", r"has no attribute '(\w+)'")
 
     def __init__(self, command: str = "") -> None:
@@ -82,6 +87,9 @@ class PyTest(Adapter):
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return None  # the channel's report, else unittest's output (sandbox/command.py)
 
+    def read_coverage(self, out_dir: Path, files: list[str], tree: Path) -> Lines | None:
+        return read_python(out_dir, tree, files)
+
 
 def _has_tests(folder: Path) -> bool:
     if (folder / "tests").is_dir() or (folder / "test").is_dir():
@@ -91,6 +99,11 @@ def _has_tests(folder: Path) -> bool:
 
 class Unittest(PyTest):
     name = "unittest"
+    coverage_tool = ""
+    coverage_absent = (
+        "not measured for unittest (selfforge's coverage runs in its pytest plugin: "
+        "pytest runs unittest suites too)"
+    )
     no_tests = (
         (
             r"^(Ran 0 tests\b.*)$",

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from selfforge.judge.runners.coverage import Lines
+
 PLUGIN = "selfforge_judge_results"
 PLUGIN_DIR = Path(__file__).parent / "inject"
 NODE_REPORTER = "selfforge_node_reporter.mjs"  # for Node's test runner (runners/node.py)
@@ -44,6 +46,9 @@ class TestReport:
     skip_origins: dict[str, list[str]] = field(default_factory=dict)
     # pytest: a module (or class) skipped as it was collected → where that skip came from
     skipped_modules: dict[str, list[str]] = field(default_factory=dict)
+    # the changed code's lines the run executed, where the judge asked and the runner
+    # measures them (judge/coverage.py); never part of the outcomes
+    coverage: Lines | None = None
 
     @property
     def passed(self) -> set[str]:

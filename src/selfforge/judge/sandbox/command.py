@@ -17,8 +17,10 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +29,8 @@ from pathlib import Path
 from selfforge.judge.runners import registry
 from selfforge.judge.runners.base import Adapter
 from selfforge.judge.runners.channel import Channel
+from selfforge.judge.runners.coverage import INSIDE_DIR as COVERAGE_INSIDE
+from selfforge.judge.runners.coverage import Lines, TooMuch
 from selfforge.judge.runners.import_roots import import_roots, project_modules
 from selfforge.judge.runners.results import PLUGIN, TestReport, parse_unittest
 from selfforge.judge.sandbox import buildcache, check_git
@@ -202,6 +206,7 @@ def run_tests(
     ignore: list[str] | None = None,
     head: str | None = None,
     adapter: Adapter | None = None,
+    coverage_of: list[str] | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
     """Run the test command on the tree ``cwd``; per-test results when it can tell them.
 
@@ -209,11 +214,74 @@ def run_tests(
     files out (a candidate's new tests, which must not share a process with the tests
     that judge it). Both are given to selfforge's plugin, not to the command line, so the
     pytest runs the tests start themselves never see them. ``adapter``: the runner the
-    check detected once (``registry.detect``), else detected here.
+    check detected once (``registry.detect``), else detected here. ``coverage_of``:
+    the changed code files (repo-relative) whose lines the run measures, where the
+    runner can (``report.coverage``: judge/coverage.py).
     """
     adapter = adapter or registry.for_space(space, command, cwd)
-    if not adapter.reports_through_channel:
-        return _run_adapter(adapter, command, cwd, timeout_s, space, on_start, only, head)
+    with _Coverage(adapter, cwd, space, coverage_of) as cov:
+        if not adapter.reports_through_channel:
+            ran = _run_adapter(adapter, command, cwd, timeout_s, space, on_start, only, head, cov)
+        else:
+            ran = _run_channel(command, cwd, timeout_s, space, on_start, only, ignore, head, cov)
+        if ran[1] is not None and cov.files:
+            ran[1].coverage = cov.read()
+    return ran
+
+
+class _Coverage:
+    """Where one run writes its coverage: a fresh folder of the judge's (in the run's
+    scratch folder), shown writable inside the sandbox at ``COVERAGE_INSIDE`` and read
+    once the run has ended; removed after. Nothing when the runner measures none."""
+
+    def __init__(
+        self, adapter: Adapter, tree: Path, space: CheckSpace, files: list[str] | None
+    ) -> None:
+        self.adapter, self.tree = adapter, tree
+        self.files = list(files or []) if adapter.coverage_tool else []
+        self.host: Path | None = None
+        self.binds: tuple[sandbox.Bind, ...] = ()
+        self.seen = ""  # the folder as the run sees it
+        if self.files:
+            self.host = Path(tempfile.mkdtemp(prefix="coverage-", dir=check_git.scratch_dir(tree)))
+            inside = space.sandboxed and not sandbox.inside()
+            self.seen = COVERAGE_INSIDE if inside else str(self.host)
+            if inside:
+                self.binds = (sandbox.Bind(self.host, Path(COVERAGE_INSIDE), writable=True),)
+
+    def __enter__(self) -> _Coverage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.host is not None:
+            shutil.rmtree(self.host, ignore_errors=True)
+
+    def env(self) -> dict[str, str]:
+        return self.adapter.coverage_env(self.seen, self.files, self.tree) if self.files else {}
+
+    def read(self) -> Lines | None:
+        if self.host is None:
+            return None
+        try:
+            return self.adapter.read_coverage(self.host, self.files, self.tree)
+        except TooMuch as too_much:
+            return Lines(self.adapter.coverage_tool, note=str(too_much))
+        except Exception:  # what the run wrote is hostile input: unreadable, not measured
+            return None
+
+
+def _run_channel(
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    space: CheckSpace,
+    on_start: object,
+    only: list[str] | None,
+    ignore: list[str] | None,
+    head: str | None,
+    cov: _Coverage,
+) -> tuple[CommandResult, TestReport | None]:
+    """pytest (and what starts it), unittest: selfforge's plugin and results channel."""
     roots = [str(p) for p in import_roots(cwd)]
     pythonpath = os.pathsep.join(roots)
     command = keep_pythonpath(command)
@@ -226,6 +294,8 @@ def run_tests(
             "ignore": [str(cwd / p) for p in ignore or []],
             "modules": project_modules(cwd),
         }
+        if cov.files:
+            config["coverage"] = {"dir": cov.seen, "include": [str(cwd / f) for f in cov.files]}
         inside = space.sandboxed and not sandbox.inside()
         passed_on = "PYTEST_ADDOPTS" in space.env_names or not space.sandboxed
         user_addopts = os.environ.get("PYTEST_ADDOPTS", "") if passed_on else ""
@@ -246,6 +316,7 @@ def run_tests(
             on_start=on_start,
             channel=channel,
             head=head,
+            binds=cov.binds,
         )
     finally:
         channel.close()
@@ -261,6 +332,7 @@ def _run_adapter(
     on_start: object,
     only: list[str] | None,
     head: str | None,
+    cov: _Coverage,
 ) -> tuple[CommandResult, TestReport | None]:
     """A runner other than pytest/unittest: its own flags and toolchain folders, its
     results read back from its output (or its report file) by the adapter."""
@@ -276,15 +348,19 @@ def _run_adapter(
             readable=(*space.readable, *prepared.readable),
             output_kb=max(space.output_kb, prepared.output_kb),
         )
+        env = dict(prepared.env)
+        for name, value in cov.env().items():  # GOFLAGS: the runner's flags, then these
+            env[name] = f"{env[name]} {value}" if env.get(name) else value
         result = run_command(
             prepared.command,
             cwd,
             timeout_s,
             shown,
-            extra_env=prepared.env,
+            extra_env=env,
             on_start=on_start,
             channel=channel,
             head=head,
+            binds=cov.binds,
         )
     finally:
         channel.close()

@@ -8,6 +8,11 @@ go over a Unix socket to the selfforge process that runs the check: written when
 test ends, they cannot be rewritten afterwards by the code under test. It also turns off
 ``-x``/``--maxfail`` (a verdict needs the whole suite) and keeps going past modules that
 fail to collect.
+
+When the judge asks (``coverage`` in its settings), it measures which lines of the
+changed files the tests execute, with the project's own coverage.py (never installed by
+selfforge into the test process), and writes a summary per process into the folder the
+judge reads (``runners/coverage.py``); without coverage.py it says so there instead.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import json
 import math
 import os
 import socket
+import sys
+import warnings
 
 import pytest
 
@@ -64,6 +71,86 @@ if not _SOCKET:
     _restore_user_addopts()
 
 _conn: socket.socket | None = None
+_COVERAGE = _CONFIG.get("coverage") or None  # {"dir": folder, "include": [files]}
+_cov = None  # the coverage.Coverage measuring this process, once started
+_cov_note = ""  # why this process measures nothing
+_cov_done = False
+
+
+def _start_coverage(settings: dict | None) -> None:
+    """Measure the changed files' lines in this process, from as early as it can: the
+    plugin is imported before the project's conftest files and test modules."""
+    global _cov, _cov_note
+    if not settings or _cov is not None:
+        return
+    try:
+        import coverage
+    except ImportError:
+        _cov_note = (
+            "coverage.py is not installed in the Python that runs the tests "
+            "(pip install coverage, or add it to the project's test dependencies)"
+        )
+        return
+    # Python 3.12+: sys.monitoring, which stops watching code outside the changed files
+    # once seen (a trace function slows every line of every file); the variable is read
+    # when the Coverage is made, and gone before any test runs.
+    core = "COVERAGE_CORE" not in os.environ and sys.version_info >= (3, 12)
+    if core:
+        os.environ["COVERAGE_CORE"] = "sysmon"
+    try:
+        _cov = coverage.Coverage(
+            data_file=None, include=list(settings["include"]), config_file=False
+        )
+        _cov.start()
+    except Exception as error:  # a coverage.py too old, a tracer that cannot start
+        _cov, _cov_note = None, f"coverage.py could not start ({type(error).__name__})"
+    finally:
+        if core:
+            os.environ.pop("COVERAGE_CORE", None)
+
+
+def _finish_coverage(settings: dict | None) -> None:
+    """Stop measuring; write what ran of each changed file (or why nothing was). Once:
+    an xdist worker ends with its session, never unconfigured."""
+    global _cov_done
+    if not settings or _cov_done:
+        return
+    _cov_done = True
+    with warnings.catch_warnings():  # coverage.py's "no data collected": not the tests'
+        warnings.simplefilter("ignore")
+        _write_coverage(settings)
+
+
+def _write_coverage(settings: dict) -> None:
+    summary: dict = {"files": {}}
+    note = _cov_note
+    if _cov is not None:
+        try:
+            current = type(_cov).current()
+        except Exception:
+            current = _cov
+        if current is not _cov:  # pytest-cov (or the tests) started a Coverage over ours
+            note = "the test run measures its own coverage (pytest-cov): not measured"
+        else:
+            with contextlib.suppress(Exception):
+                _cov.stop()
+            for name in settings["include"]:
+                try:
+                    _, statements, _, missing, _ = _cov.analysis2(name)
+                except Exception:  # not Python source coverage.py can read
+                    continue
+                ran = sorted(set(statements) - set(missing))
+                summary["files"][name] = {"statements": list(statements), "executed": ran}
+    if note:
+        summary = {"note": note}
+    with contextlib.suppress(OSError):
+        path = os.path.join(settings["dir"], f"python-{os.getpid()}.json")
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(summary, out)
+
+
+if _SOCKET:
+    _start_coverage(_COVERAGE)
 _ONLY = list(_CONFIG.get("only") or ())  # absolute test files or node ids to run alone
 _IGNORE = list(_CONFIG.get("ignore") or ())  # absolute paths left out of the run
 
@@ -96,7 +183,8 @@ def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]
     """pytest-xdist: each worker parses the original command line again; what the judge
     leaves out or selects goes to it with its other settings."""
     if _SOCKET:
-        node.workerinput["selfforge_judge"] = {"only": _ONLY, "ignore": _IGNORE}
+        judged = {"only": _ONLY, "ignore": _IGNORE, "coverage": _COVERAGE}
+        node.workerinput["selfforge_judge"] = judged
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -125,6 +213,8 @@ def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
         if judged is not None:
             _apply(config, list(judged["only"]), list(judged["ignore"]))
             config.workeroutput["selfforge_judge"] = "applied"
+            config.selfforge_coverage = judged.get("coverage")
+            _start_coverage(config.selfforge_coverage)
         return
     if not _SOCKET:
         return
@@ -276,6 +366,9 @@ def _seconds(duration: object) -> float | None:
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:  # type: ignore[no-untyped-def]
+    if getattr(session.config, "workerinput", None) is not None:
+        # an xdist worker's coverage: its session's end is the last it runs
+        _finish_coverage(getattr(session.config, "selfforge_coverage", None))
     _send(
         {
             "ev": "finish",
@@ -284,3 +377,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:  # type: ignore[no-untype
             "collected": session.testscollected,
         }
     )
+
+
+def pytest_unconfigure(config) -> None:  # type: ignore[no-untyped-def]
+    if getattr(config, "workerinput", None) is None:
+        _finish_coverage(_COVERAGE)

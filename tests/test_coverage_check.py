@@ -1,0 +1,232 @@
+"""`selfforge check` measures which lines a change adds the tests execute (issue 41,
+point 3): the ratio in the tests:coverage step and in ``--json``; a change of which no
+line is run by any test needs review ("no test runs the changed code"). Python
+(coverage.py through selfforge's pytest plugin), Go (``go test -coverprofile``), Node
+(``node --test``, V8 coverage); Rust says it is not measured and keeps its verdict."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import CALC, TEST_CALC, check_json, directives, git, make_repo, needs_cargo
+
+# add() fixed: test_add runs it
+FIXED = CALC.replace("return a - b", "return a + b", 1)
+# a new function no test calls
+UNCALLED = CALC + "\n\ndef div(a, b):\n    if b == 0:\n        return None\n    return a / b\n"
+
+
+def _commit(repo: Path, files: dict[str, str], message: str = "change") -> None:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+@pytest.fixture
+def py_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives())
+
+
+def test_python_change_the_tests_run_is_accepted_with_its_ratio(py_repo: Path) -> None:
+    _commit(py_repo, {"calc.py": FIXED})
+    code, verdict = check_json(py_repo, "HEAD")
+    assert code == 0, verdict
+    assert verdict["coverage"] == {
+        "measured": True,
+        "tool": "coverage.py",
+        "changed_lines": 1,
+        "run": 1,
+        "not_run": {"calc.py": []},
+    }
+
+
+def test_python_change_no_test_calls_needs_review(py_repo: Path) -> None:
+    _commit(py_repo, {"calc.py": UNCALLED})
+    code, verdict = check_json(py_repo, "HEAD")
+    assert code == 3, verdict
+    assert verdict["verdict"] == "needs_review"
+    [item] = verdict["review"]
+    assert item == "no test runs the changed code: calc.py:14-16"
+    assert verdict["coverage"]["changed_lines"] == 3 and verdict["coverage"]["run"] == 0
+
+
+def test_a_new_test_that_runs_the_new_code_counts(py_repo: Path) -> None:
+    """The change's own suite (tests:new) runs too: its new test covers the new code."""
+    test = TEST_CALC.replace(
+        "from calc import add, mul, sub", "from calc import add, div, mul, sub"
+    )
+    test += "\n\ndef test_div():\n    assert div(6, 3) == 2\n"
+    _commit(py_repo, {"calc.py": UNCALLED, "test_calc.py": test})
+    code, verdict = check_json(py_repo, "HEAD")
+    assert code == 0, verdict
+    # the def line only declares (run at import whatever calls it): the body counts
+    assert verdict["coverage"]["changed_lines"] == 3
+    assert verdict["coverage"]["run"] == 2
+    assert verdict["coverage"]["not_run"] == {"calc.py": [15]}  # `return None`
+
+
+def test_without_coverage_py_the_check_says_not_measured(tmp_path: Path) -> None:
+    """A project whose Python has no coverage.py: not measured, said; the verdict is
+    the one the tests give."""
+    venv = tmp_path / "venv"
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+        check=True,
+    )
+    # coverage hidden from this venv's Python by a module that fails to import
+    (tmp_path / "hide").mkdir()
+    (tmp_path / "hide" / "coverage.py").write_text("raise ImportError('hidden')\n")
+    command = f"PYTHONPATH={tmp_path / 'hide'} {venv}/bin/python -m pytest -q"
+    repo = make_repo(
+        tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(command)
+    )
+    _commit(repo, {"calc.py": UNCALLED})
+    code, verdict = check_json(repo, "HEAD")
+    assert code == 0, verdict
+    assert verdict["coverage"]["measured"] is False
+    assert "coverage.py is not installed" in verdict["coverage"]["note"]
+
+
+# --- Go -------------------------------------------------------------------------------------
+
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")
+GO_MOD = "module example.com/mathx\n\ngo 1.19\n"
+MATHX = "package mathx\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"
+MATHX_TEST = """package mathx
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if Add(2, 3) != 5 {
+		t.Fatalf("Add(2, 3) = %d", Add(2, 3))
+	}
+}
+"""
+UNCALLED_GO = "\nfunc Div(a, b int) int {\n\tif b == 0 {\n\t\treturn 0\n\t}\n\treturn a / b\n}\n"
+
+
+@pytest.fixture
+def go_repo(tmp_path: Path) -> Path:
+    files = {"go.mod": GO_MOD, "mathx.go": MATHX, "mathx_test.go": MATHX_TEST}
+    return make_repo(tmp_path / "repo", files, directives("go test ./..."))
+
+
+@needs_go
+def test_go_change_the_tests_run_is_accepted_with_its_ratio(go_repo: Path) -> None:
+    _commit(go_repo, {"mathx.go": MATHX.replace("a - b", "a + b")})
+    code, verdict = check_json(go_repo, "HEAD")
+    assert code == 0, verdict
+    assert verdict["coverage"]["tool"] == "go test -coverprofile"
+    assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)
+
+
+@needs_go
+def test_go_change_no_test_calls_needs_review(go_repo: Path) -> None:
+    _commit(go_repo, {"mathx.go": MATHX + UNCALLED_GO})
+    code, verdict = check_json(go_repo, "HEAD")
+    assert code == 3, verdict
+    assert verdict["review"] == ["no test runs the changed code: mathx.go:8-11"]
+    assert verdict["coverage"]["run"] == 0
+
+
+@needs_go
+def test_go_package_no_test_links_needs_review(go_repo: Path) -> None:
+    """A new package no test imports: go's profile never names it; its lines count."""
+    _commit(
+        go_repo, {"extra/extra.go": "package extra\n\nfunc Twice(a int) int {\n\treturn 2 * a\n}\n"}
+    )
+    code, verdict = check_json(go_repo, "HEAD")
+    assert code == 3, verdict
+    assert verdict["review"] == ["no test runs the changed code: extra/extra.go:4-5"]
+
+
+# --- Node -----------------------------------------------------------------------------------
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+PACKAGE = '{"name": "m", "version": "1.0.0", "scripts": {"test": "node --test"}}'
+MATH = "exports.add = (a, b) => a - b;\n"
+MATH_TESTS = """const test = require('node:test');
+const assert = require('node:assert');
+const { add } = require('../math.js');
+
+test('adds', () => {
+  assert.strictEqual(add(2, 3), 5);
+});
+"""
+UNCALLED_JS = (
+    "\nexports.div = function (a, b) {\n  if (b === 0) {\n    return 0;\n  }\n  return a / b;\n};\n"
+)
+
+
+@pytest.fixture
+def node_repo(tmp_path: Path) -> Path:
+    files = {"package.json": PACKAGE, "math.js": MATH, "test/math.test.js": MATH_TESTS}
+    return make_repo(tmp_path / "repo", files, directives("npm test"))
+
+
+@needs_node
+def test_node_change_the_tests_run_is_accepted_with_its_ratio(node_repo: Path) -> None:
+    _commit(node_repo, {"math.js": MATH.replace("a - b", "a + b")})
+    code, verdict = check_json(node_repo, "HEAD")
+    assert code == 0, verdict
+    assert verdict["coverage"]["tool"] == "node (V8 coverage)"
+    assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)
+
+
+@needs_node
+def test_node_change_no_test_calls_needs_review(node_repo: Path) -> None:
+    _commit(node_repo, {"math.js": MATH + UNCALLED_JS})
+    code, verdict = check_json(node_repo, "HEAD")
+    assert code == 3, verdict
+    assert verdict["review"] == ["no test runs the changed code: math.js:3-5,7"]
+
+
+# --- Rust -----------------------------------------------------------------------------------
+
+CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+LIB = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+IT = "#[test]\nfn adds() {\n    assert_eq!(adder::add(2, 3), 5);\n}\n"
+
+
+@needs_cargo
+def test_rust_check_says_coverage_was_not_measured_and_keeps_its_verdict(tmp_path: Path) -> None:
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB, "tests/it.rs": IT}
+    repo = make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
+    _commit(repo, {"src/lib.rs": LIB + "\npub fn twice(a: i32) -> i32 {\n    2 * a\n}\n"})
+    code, verdict = check_json(repo, "HEAD")
+    assert code == 0, verdict  # no test calls twice(): not measured, so nothing said of it
+    assert verdict["coverage"]["measured"] is False
+    assert verdict["coverage"]["note"].startswith("not measured for Rust")
+
+
+@pytest.mark.slow  # pytest-xdist's workers start in a second each
+def test_python_workers_of_pytest_xdist_are_measured(tmp_path: Path) -> None:
+    """Each worker measures what it runs (the controller runs no test)."""
+    from conftest import PYTEST
+
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC}
+    repo = make_repo(tmp_path / "r", files, directives(PYTEST + " -p xdist -n 2"))
+    _commit(repo, {"calc.py": FIXED})
+    code, verdict = check_json(repo, "HEAD")
+    assert code == 0, verdict
+    assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)
+
+
+@needs_go
+def test_a_nested_go_module_is_not_counted_as_code_no_test_runs(go_repo: Path) -> None:
+    """`go test ./...` never enters a nested module (its own go.mod): its suite is judged
+    by another run, so this run's coverage says nothing of its lines."""
+    nested = {"arc/go.mod": "module example.com/arc\n\ngo 1.19\n", "arc/arc.go": MATHX}
+    _commit(go_repo, nested)
+    _commit(go_repo, {"arc/arc.go": MATHX + UNCALLED_GO})
+    _, verdict = check_json(go_repo, "HEAD")
+    assert verdict["coverage"] is None, verdict
+    assert "no test runs the changed code" not in str(verdict["review"])
