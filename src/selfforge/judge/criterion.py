@@ -18,7 +18,13 @@ from collections.abc import Callable
 from selfforge.judge.contract import is_infrastructure
 from selfforge.judge.gates import state_of
 from selfforge.judge.runners import registry
-from selfforge.judge.runners.results import WHOLE_SUITE, TestReport, collect_id, realign
+from selfforge.judge.runners.results import (
+    DOCTESTS,
+    WHOLE_SUITE,
+    TestReport,
+    collect_id,
+    realign,
+)
 from selfforge.judge.runners.testids import find_outcome
 from selfforge.judge.sandbox.command import CommandResult
 from selfforge.judge.verdict import PASS, Criterion, Observed, Outcome, Verdict
@@ -107,6 +113,12 @@ _SOURCE_ID = re.compile(r"(?<![\w./-])([\w./-]+\.(?:rs|go|js|mjs|cjs|ts|mts|jsx|
 _BARE_RUST = re.compile(r"(?<![\w:./-])((?:\w+::)+\w+)(?![\w:(])")
 _BARE_GO = re.compile(r"(?<![\w:./-])(Test[A-Z0-9_]\w*)(?![\w:(])")
 _GO_ID = re.compile(r"(?<![\w./-])([\w.-]+(?:/[\w.-]+)*::(?:Test|Example)\w*)(?![\w:(])")
+# A Rust doctest's id: ``doc::src/lib.rs - Pair<A,B>::swap``, ``... (example 2)``. Its item
+# has no space (a comma inside generics has none after it: ", " ends the id in a list).
+_DOCTEST_ID = re.compile(
+    r"(?<![\w:./-])(doc::[\w./-]+\.rs - (?:[^\s,;]|,(?=\S))+"
+    r"(?: \(example \d+\))?(?: - compile(?: fail)?)?)"
+)
 
 
 def named_tests(task: str, tests: TestReport) -> list[str]:
@@ -119,13 +131,14 @@ def named_tests(task: str, tests: TestReport) -> list[str]:
     written += ["".join(m) for m in _SOURCE_ID.findall(task)]
     written += [w for w in _GO_ID.findall(task) if not _SOURCE_ID.match(w)]
     written += [w for w in _BARE_RUST.findall(task) if {"tests", "test"} & set(w.split("::")[:-1])]
+    written += [w.rstrip(".") for w in _DOCTEST_ID.findall(task)]
     if any(_is_go_id(t) for t in known):
         written += _BARE_GO.findall(task)
     cases = same_case([w for w in written if w not in tests.outcomes], known)
     found: list[str] = []
     for w in dict.fromkeys(written):
         w = cases.get(w, w)
-        if any(t.startswith((w + "::", w + "[")) for t in known):
+        if not w.startswith(DOCTESTS) and any(t.startswith((w + "::", w + "[")) for t in known):
             continue  # a file, class or function that holds tests: _names_id's
         ends = [t for t in known if "." not in w.split("::")[0] and t.endswith("::" + w)]
         for t in ends if "/" not in w.split("::")[0] and ends else [w]:
