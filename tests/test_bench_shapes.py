@@ -1,0 +1,262 @@
+"""Bench shapes that still failed on histories nobody tuned on (issue 41.7), each mined and
+replayed through `bench mine` / `bench run` as the real commit was: a crate whose tests
+live in a module file of their own (`#[cfg(test)] mod test;`) and call the API the commit
+adds, a commit that adds two functions with their doctests, two documented methods
+renamed, a Vitest `describe` block among a task's targets, and a parametrized test whose
+parameters embed the time."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import cli, git, make_repo, needs_cargo
+
+CARGO_TOML = '[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+IGNORE = "target/\nCargo.lock\n"
+
+
+def _mine(repo: Path, out: Path, *args: str) -> list[dict]:
+    cli("bench", "mine", "--repo", str(repo), "--out", str(out), *args, check=True)
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def _replay(instances: Path, tmp_path: Path, *modes: str) -> dict[str, dict]:
+    results = tmp_path / "results.jsonl"
+    proc = cli(
+        "bench", "run", "--instances", str(instances), *modes,
+        "--results", str(results), "--work-dir", str(tmp_path / "work"),
+    )  # fmt: skip
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert rows, proc.stdout + proc.stderr
+    return {r["kind"] or r["mode"]: r for r in rows}
+
+
+def _commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+# --- (b) a test module in its own file calls the API the commit adds --------------------
+
+KV_LIB = """//! Key/value lines, as a config file holds them.
+pub mod parser;
+
+/// The format's version.
+pub fn version() -> &'static str {
+    let unused = 1; // a warning in the code: its place is no compile error's
+    "0.1"
+}
+"""
+KV_PARSER = """/// A key: the text before `=`, trimmed.
+pub fn parse_key(line: &str) -> Option<&str> {
+    let (key, _) = line.split_once('=')?;
+    Some(key.trim())
+}
+
+#[cfg(test)]
+mod test;
+"""
+KV_TEST = """use super::*;
+
+#[test]
+fn keys() {
+    assert_eq!(parse_key(" a = 1"), Some("a"));
+}
+
+#[test]
+fn no_key() {
+    assert_eq!(parse_key("nothing"), None);
+}
+"""
+KV_VALUE = """/// A value: the text after `=`, trimmed; none when it is empty.
+pub fn parse_value(line: &str) -> Option<&str> {
+    let (_, value) = line.split_once('=')?;
+    let value = value.trim();
+    if value.len() == 0 {
+        return None;
+    }
+    Some(value)
+}
+
+"""
+KV_VALUE_TEST = """
+#[test]
+fn values() {
+    assert_eq!(parse_value(" a = 1 "), Some("1"));
+    assert_eq!(parse_value("a ="), None);
+}
+"""
+
+
+@needs_cargo
+@pytest.mark.slow  # cargo builds the crate for mining and each replay
+def test_a_test_module_file_that_calls_the_new_api_is_judged_not_unrunnable(
+    tmp_path: Path,
+) -> None:
+    """With the task's tests applied the base does not compile, only in
+    src/parser/test.rs (and the code has a warning elsewhere): that is a failing test,
+    as a Python test that fails to import is. Every job ended in "nothing runs on the
+    unmodified code"; now the gold lands and every negative drawn is refused."""
+    files = {
+        "Cargo.toml": CARGO_TOML.format(name="kv"),
+        ".gitignore": IGNORE,
+        "src/lib.rs": KV_LIB,
+        "src/parser/mod.rs": KV_PARSER,
+        "src/parser/test.rs": KV_TEST,
+    }
+    repo = make_repo(tmp_path / "kv", files)
+    (repo / "src/parser/mod.rs").write_text(
+        KV_PARSER.replace("#[cfg(test)]", KV_VALUE + "#[cfg(test)]")
+    )
+    (repo / "src/parser/test.rs").write_text(KV_TEST + KV_VALUE_TEST)
+    _commit(repo, "parser: parse_value")
+    instances = tmp_path / "kv.jsonl"
+    (inst,) = _mine(repo, instances)
+    assert inst["test_files"] == ["src/parser/test.rs"], inst["test_files"]
+    assert "src/lib.rs::parser::test::values" in inst["fail_to_pass"]
+    rows = _replay(instances, tmp_path, "--gold", "--negatives")
+    assert not [r for r in rows.values() if r["error"]], rows
+    gold = rows["gold"]
+    assert gold["landed"] and gold["solved"], gold
+    drawn = {k: r for k, r in rows.items() if k != "gold" and r["skipped"] is None}
+    assert {"bug", "skip-target", "delete-target", "weaken-target"} <= set(drawn), rows
+    assert not [k for k, r in drawn.items() if r["landed"]], drawn
+
+
+def test_a_compile_error_in_a_declared_test_module_is_the_tests_not_the_crate(
+    tmp_path: Path,
+) -> None:
+    """The unit of the rule: rustc's errors only in test code (a warning's place in the
+    code does not count) leave the crate judgeable; one in the code does not."""
+    from selfforge.judge.runners.results import WHOLE_SUITE, TestReport
+    from selfforge.judge.unrunnable import nothing_builds
+
+    for path, text in {
+        "src/lib.rs": KV_LIB,
+        "src/parser/mod.rs": KV_PARSER,
+        "src/parser/test.rs": KV_TEST + KV_VALUE_TEST,
+    }.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    report = TestReport(collect_errors={WHOLE_SUITE: "could not compile `kv`"})
+    warning = "warning: unused variable: `unused`\n --> src/lib.rs:5:9\n  |\n\n"
+    error = "error[E0425]: cannot find function `parse_value` in this scope\n  --> {}:15:16\n"
+    assert nothing_builds(report, warning + error.format("src/parser/test.rs"), tmp_path) is None
+    said = nothing_builds(
+        report, warning + error.format("src/parser/mod.rs").replace(":15:", ":3:"), tmp_path
+    )
+    assert said is not None and "src/parser/mod.rs:3" in said
+
+
+# --- (c) a commit adds two functions with their doctests --------------------------------
+
+CALC = """//! Small arithmetic helpers.
+
+/// Adds two numbers.
+///
+/// ```
+/// assert_eq!(calc::add(2, 3), 5);
+/// ```
+pub fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Subtracts `b` from `a`.
+///
+/// ```
+/// assert_eq!(calc::sub(5, 3), 2);
+/// ```
+pub fn sub(a: i64, b: i64) -> i64 {
+    a - b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        assert_eq!(add(1, 1), 2);
+    }
+}
+"""
+DOUBLE = """/// Twice a number.
+///
+/// ```
+/// assert_eq!(calc::double(4), 8);
+/// ```
+pub fn double(a: i64) -> i64 {
+    a * 2
+}
+
+"""
+IS_EVEN = """/// Whether a number is even: its remainder by two is zero, for negative numbers
+/// too (`%` keeps the sign of the dividend, and zero has none).
+///
+/// ```
+/// assert!(calc::is_even(4));
+/// assert!(calc::is_even(-2));
+/// assert!(!calc::is_even(3));
+/// ```
+pub fn is_even(a: i64) -> bool {
+    a % 2 == 0
+}
+
+"""
+SATURATES = """
+    #[test]
+    fn adds_without_overflow() {
+        assert_eq!(add(i64::MAX, 1), i64::MAX);
+    }
+}
+"""
+
+
+@needs_cargo
+@pytest.mark.slow  # cargo builds the crate for mining and each replay
+def test_new_functions_with_their_doctests_are_required_by_their_doctest_ids(
+    tmp_path: Path,
+) -> None:
+    """The commit adds double() and is_even() with their doctests and makes add()
+    saturate (a unit test): the task names the two doctest ids, which the base does not
+    have. The negatives that drop is_even() (incomplete) or break it (bug) landed: the
+    doctest ids were not read from the task."""
+    files = {"Cargo.toml": CARGO_TOML.format(name="calc"), ".gitignore": IGNORE}
+    repo = make_repo(tmp_path / "calc", {**files, "src/lib.rs": CALC})
+    lib = CALC.replace("/// Subtracts", DOUBLE + "/// Subtracts")
+    lib = lib.replace("    a + b\n", "    a.saturating_add(b)\n")
+    lib = lib.replace("#[cfg(test)]", IS_EVEN + "#[cfg(test)]")
+    lib = lib.rstrip().removesuffix("}") + SATURATES.lstrip("\n")
+    (repo / "src/lib.rs").write_text(lib)
+    _commit(repo, "Add double and is_even; add saturates")
+    instances = tmp_path / "calc.jsonl"
+    (inst,) = _mine(repo, instances)
+    assert {"doc::src/lib.rs - double", "doc::src/lib.rs - is_even"} <= set(inst["fail_to_pass"])
+    rows = _replay(instances, tmp_path, "--gold", "--negatives")
+    assert rows["gold"]["landed"] and rows["gold"]["solved"], rows["gold"]
+    for kind in ("bug", "incomplete"):
+        row = rows[kind]
+        assert row["skipped"] is None and not row["error"], row
+        assert not row["landed"], row
+        assert "doc::src/lib.rs - is_even" in row["reasons"][-1], row["reasons"]
+
+
+def test_a_task_names_rust_doctests_by_their_ids() -> None:
+    from selfforge.judge.criterion import named_tests
+    from selfforge.judge.runners.results import TestReport
+
+    base = TestReport(outcomes={"doc::src/lib.rs - add": "passed"})
+    task = (
+        "Add double.\n\nThe failing tests must pass: doc::src/lib.rs - double, "
+        "doc::src/lib.rs - Pair<A,B>::swap, doc::src/lib.rs - f (example 2), "
+        "src/lib.rs::tests::adds"
+    )
+    assert named_tests(task, base) == [
+        "src/lib.rs::tests::adds",
+        "doc::src/lib.rs - double",
+        "doc::src/lib.rs - Pair<A,B>::swap",
+        "doc::src/lib.rs - f (example 2)",
+    ]
