@@ -365,3 +365,115 @@ def test_a_js_test_id_names_the_test_not_its_block() -> None:
     )
     assert "src/slug.spec.ts::unslug" not in criterion.targets, criterion
     assert criterion.every and "src/slug.spec.ts::unslug > round-trips" in criterion.targets
+
+
+# --- (a) two documented methods renamed, verb_noun -> noun_verb -------------------------
+
+BUFFER = """//! A growable byte buffer.
+
+/// Bytes, in order.
+#[derive(Debug, Default)]
+pub struct Buffer {
+    bytes: Vec<u8>,
+}
+
+impl Buffer {
+    /// An empty buffer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a byte.
+    ///
+    /// ```
+    /// let mut b = bytes::Buffer::new();
+    /// b.push_byte(7);
+    /// assert_eq!(b.len(), 1);
+    /// ```
+    pub fn push_byte(&mut self, byte: u8) {
+        self.bytes.push(byte);
+    }
+
+    /// Removes the last byte.
+    ///
+    /// ```
+    /// let mut b = bytes::Buffer::new();
+    /// b.push_byte(7);
+    /// assert_eq!(b.pop_byte(), Some(7));
+    /// assert_eq!(b.pop_byte(), None);
+    /// ```
+    pub fn pop_byte(&mut self) -> Option<u8> {
+        self.bytes.pop()
+    }
+
+    /// How many bytes.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_empty() {
+        assert!(Buffer::new().is_empty());
+    }
+}
+"""
+RENAMED = BUFFER.replace("push_byte", "byte_push").replace("pop_byte", "byte_pop")
+
+
+@needs_cargo
+@pytest.mark.slow  # cargo builds the crate for mining and the replay
+def test_two_renamed_documented_methods_land_by_their_new_doctest_ids(tmp_path: Path) -> None:
+    """The commit renames push_byte and pop_byte: their doc examples (tests, committed
+    first) call the new names and fail on the base; the task names the new doctest ids.
+    The gold was refused with the base's ids "no longer collected"."""
+    files = {"Cargo.toml": CARGO_TOML.format(name="bytes"), ".gitignore": IGNORE}
+    repo = make_repo(tmp_path / "bytes", {**files, "src/lib.rs": BUFFER})
+    (repo / "src/lib.rs").write_text(RENAMED)
+    _commit(repo, "Rename push_byte and pop_byte to byte_push and byte_pop")
+    instances = tmp_path / "bytes.jsonl"
+    (inst,) = _mine(repo, instances, "--mutations", "0")
+    assert sorted(inst["fail_to_pass"]) == [
+        "doc::src/lib.rs - Buffer::byte_pop",
+        "doc::src/lib.rs - Buffer::byte_push",
+    ]
+    gold = _replay(instances, tmp_path, "--gold")["gold"]
+    assert gold["landed"] and gold["solved"], gold["reasons"]
+
+
+@needs_cargo
+@pytest.mark.slow  # cargo builds the crate for the baseline and the candidate
+def test_a_rename_task_without_ids_follows_the_renamed_failing_doctests(
+    tmp_path: Path, script
+) -> None:
+    """The same rename asked in words: the failing doc examples are the targets, under
+    the base's ids; the change renames the items they document, so they are the same
+    tests under the new ids, not "no longer collected"."""
+    from conftest import directives, log_json
+
+    first = BUFFER.replace("b.push_byte(", "b.byte_push(").replace("b.pop_byte(", "b.byte_pop(")
+    files = {"Cargo.toml": CARGO_TOML.format(name="bytes"), ".gitignore": IGNORE}
+    repo = make_repo(
+        tmp_path / "bytes", {**files, "src/lib.rs": first}, directives("cargo test --offline")
+    )
+    edit = "".join(
+        f"src/lib.rs\n<<<<<<< SEARCH\n    pub fn {old}{rest}\n=======\n"
+        f"    pub fn {new}{rest}\n>>>>>>> REPLACE\n"
+        for old, new, rest in (
+            ("push_byte", "byte_push", "(&mut self, byte: u8) {"),
+            ("pop_byte", "byte_pop", "(&mut self) -> Option<u8> {"),
+        )
+    )
+    task = "Rename push_byte and pop_byte to byte_push and byte_pop"
+    proc = cli("run", "--repo", str(repo), "--model", script(propose=[edit]), "--task", task)
+    attempt = log_json(repo)[-1]
+    assert attempt["outcome"] == "accepted", (attempt["reason"], proc.stdout + proc.stderr)

@@ -24,10 +24,9 @@ from selfforge.judge.runners.results import (
     WHOLE_SUITE,
     TestReport,
     collect_id,
-    realign,
     worst,
 )
-from selfforge.judge.runners.testids import find_outcome
+from selfforge.judge.runners.testids import find_outcome, same_tests
 from selfforge.judge.sandbox.command import CommandResult
 from selfforge.judge.verdict import PASS, Criterion, Observed, Outcome, Verdict
 from selfforge.repo.testpaths import TestRule
@@ -268,20 +267,22 @@ def progress_gate(
     *,
     infrastructure: list[str] | tuple[str, ...] = (),
     person: bool = False,
+    diff: str = "",
 ) -> Verdict:
     """A task aimed at failing tests lands only when they pass now: every one it names,
     or at least one when it named none. A named test the base does not have is not in the
     judging run (the base's tests): the change's own suite (``candidate.own_tests``) shows
     it — unless the change also brings test infrastructure (``infrastructure``: conftest,
     helpers, runner settings), which could fake that progress: then a person reviews it
-    (``person``), or the proposal is refused."""
+    (``person``), or the proposal is refused. ``diff``: the change, which may rename
+    what a target doctest documents (``Buffer::push_byte`` → ``Buffer::byte_push``)."""
     base, cand, result = baseline.tests, candidate.tests, candidate.tests_result
     if criterion.kind != "tests" or result is None:
         return PASS
     if base is None or cand is None:
         return _exit_code_progress(baseline, result)
     flaky = baseline.flaky | candidate.flaky
-    alias = realign(list(base.outcomes), list(cand.outcomes))
+    alias = same_tests(base, cand, diff)  # a doctest follows the item the change renames
     fresh = {t for t in criterion.targets if find_outcome(base, t) is None}
 
     def outcome(test: str) -> str | None:

@@ -249,7 +249,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         review.append("declares a change of tested behaviour: " + ", ".join(shown_[:10]))
     infrastructure = criteria.infrastructure_changes(c.changed, j.rule)
     progress = criteria.progress_gate(
-        j.baseline, seen, c.criterion, infrastructure=infrastructure, person=j.person
+        j.baseline, seen, c.criterion, infrastructure=infrastructure, person=j.person, diff=c.diff
     )
     if progress.needs_review:  # a person's change: listed for review, not refused
         progress = Verdict(True, progress.reason, review=progress.details)
