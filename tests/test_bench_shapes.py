@@ -477,3 +477,85 @@ def test_a_rename_task_without_ids_follows_the_renamed_failing_doctests(
     proc = cli("run", "--repo", str(repo), "--model", script(propose=[edit]), "--task", task)
     attempt = log_json(repo)[-1]
     assert attempt["outcome"] == "accepted", (attempt["reason"], proc.stdout + proc.stderr)
+
+
+# --- (e) a parametrized test whose parameters embed the time -----------------------------
+
+STAMPS = '''"""Time stamps for the log."""
+
+from datetime import datetime, timezone
+
+
+def parse(text):
+    return datetime.fromisoformat(text)
+
+
+def describe(stamp):
+    return stamp.strftime("%Y-%m-%d")
+'''
+NOW = '''def now(utc=False):
+    """The time now, in UTC (with its zone) or local."""
+    if utc:
+        return datetime.now(timezone.utc)
+    return datetime.now()
+
+
+def describe(stamp, with_time=False):
+    if with_time:
+        return stamp.strftime("%Y-%m-%d %H:%M")
+    return stamp.strftime("%Y-%m-%d")
+'''
+TEST_STAMPS = """from datetime import datetime, timedelta
+
+import pytest
+
+from stamps import describe, parse
+
+STAMPS = [str(datetime.now()), str(datetime.now() + timedelta(days=1))]
+
+
+@pytest.mark.parametrize("text", STAMPS)
+def test_parse(text):
+    assert parse(text).year >= 2000
+
+
+def test_describe():
+    assert describe(datetime(2020, 1, 2)) == "2020-01-02"
+"""
+TEST_NOW = """
+
+@pytest.mark.parametrize("with_time", [True, False])
+def test_describe_now(with_time):
+    from stamps import now
+
+    text = describe(now(utc=with_time), with_time=with_time)
+    assert len(text) == (16 if with_time else 10)
+    assert (now(utc=with_time).tzinfo is not None) is with_time
+"""
+
+
+@pytest.mark.slow  # mines and replays every kind of negative
+def test_a_time_stamped_parameter_is_not_a_fail_to_pass_test(tmp_path: Path) -> None:
+    """test_parse's ids embed the time they ran at, so the base's and the commit's ids
+    differ: mining listed them as FAIL_TO_PASS beside the True and False the commit adds,
+    and every negative "broke a listed test" in the bench's own runs, whatever it did, so
+    a harmless mutation (the default of `utc`) was planted as a bug and landed, as did the
+    test file that repairs nothing; the gold was never "solved"."""
+    repo = make_repo(
+        tmp_path / "stamps", {"stamps.py": STAMPS, "tests/test_stamps.py": TEST_STAMPS}
+    )
+    (repo / "stamps.py").write_text(STAMPS.split("def describe")[0] + NOW)
+    (repo / "tests/test_stamps.py").write_text(TEST_STAMPS + TEST_NOW)
+    _commit(repo, "describe() can show the time; now(utc)")
+    instances = tmp_path / "stamps.jsonl"
+    (inst,) = _mine(repo, instances)
+    assert inst["fail_to_pass"] == [
+        "tests/test_stamps.py::test_describe_now[False]",
+        "tests/test_stamps.py::test_describe_now[True]",
+    ]
+    assert len([t for t in inst["pass_to_pass"] if "test_parse[" in t]) == 2
+    rows = _replay(instances, tmp_path, "--gold", "--negatives")
+    assert not [r for r in rows.values() if r["error"]], rows
+    assert rows["gold"]["landed"] and rows["gold"]["solved"], rows["gold"]
+    landed = [k for k, r in rows.items() if k != "gold" and r["landed"]]
+    assert not landed, {k: rows[k]["drawn"] for k in landed}
