@@ -554,8 +554,10 @@ def test_a_time_stamped_parameter_is_not_a_fail_to_pass_test(tmp_path: Path) -> 
         "tests/test_stamps.py::test_describe_now[True]",
     ]
     assert len([t for t in inst["pass_to_pass"] if "test_parse[" in t]) == 2
-    rows = _replay(instances, tmp_path, "--gold", "--negatives")
+    kinds = ("--kinds", "bug,incomplete,order")  # the kinds that landed
+    rows = _replay(instances, tmp_path, "--gold", "--negatives", *kinds)
     assert not [r for r in rows.values() if r["error"]], rows
     assert rows["gold"]["landed"] and rows["gold"]["solved"], rows["gold"]
+    assert rows["bug"]["skipped"] is None and rows["order"]["skipped"] is None, rows
     landed = [k for k, r in rows.items() if k != "gold" and r["landed"]]
     assert not landed, {k: rows[k]["drawn"] for k in landed}
