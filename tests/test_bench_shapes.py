@@ -561,3 +561,23 @@ def test_a_time_stamped_parameter_is_not_a_fail_to_pass_test(tmp_path: Path) -> 
     assert rows["bug"]["skipped"] is None and rows["order"]["skipped"] is None, rows
     landed = [k for k, r in rows.items() if k != "gold" and r["landed"]]
     assert not landed, {k: rows[k]["drawn"] for k in landed}
+
+
+def test_a_should_panic_test_is_known_by_its_name() -> None:
+    """libtest prints `test invalid_flag_01 - should panic ... ok`: the mark is no part of
+    the test's name (libtest selects it without), and a task writes the id without a
+    space in it. RazrFalcon/pico-args 32194fb's gold was refused with its four
+    `#[should_panic]` tests "not collected"."""
+    from selfforge.judge.runners.cargo import parse_libtest
+
+    output = (
+        "     Running tests/tests.rs (target/debug/deps/tests-1)\n\nrunning 2 tests\n"
+        "test invalid_flag_01 - should panic ... ok\ntest contains_01 ... ok\n\n"
+        "test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+    )
+    report = parse_libtest(output)
+    assert report is not None
+    assert set(report.outcomes) == {
+        "tests/tests.rs::invalid_flag_01",
+        "tests/tests.rs::contains_01",
+    }
