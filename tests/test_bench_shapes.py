@@ -581,3 +581,25 @@ def test_a_should_panic_test_is_known_by_its_name() -> None:
         "tests/tests.rs::invalid_flag_01",
         "tests/tests.rs::contains_01",
     }
+
+
+@needs_cargo
+@pytest.mark.slow  # cargo builds the crate for mining
+def test_a_parent_whose_code_does_not_compile_is_no_instance(tmp_path: Path) -> None:
+    """RazrFalcon/xmlwriter 82038ca ("Fix merge errors") repairs a parent whose code does
+    not compile, and changes a test: every job of it ended in "nothing runs on the
+    unmodified code". It is no tests-first task: mining says why and leaves it out."""
+    broken = "pub fn add(a: i32, b: i32) -> i32 {\n    a + c\n}\n"
+    test = "#[test]\nfn adds() {\n    assert_eq!(adder::add(2, 3), 5);\n}\n"
+    files = {"Cargo.toml": CARGO_TOML.format(name="adder"), ".gitignore": IGNORE}
+    repo = make_repo(tmp_path / "adder", {**files, "src/lib.rs": broken, "tests/it.rs": test})
+    (repo / "src/lib.rs").write_text(broken.replace("a + c", "a + b"))
+    (repo / "tests/it.rs").write_text(
+        test + test.replace("adds", "adds_zero").replace("2, 3), 5", "0, 0), 0")
+    )
+    _commit(repo, "Fix merge errors")
+    out = tmp_path / "adder.jsonl"
+    proc = cli("bench", "mine", "--repo", str(repo), "--out", str(out))
+    said = proc.stdout + proc.stderr
+    assert not out.exists() or not out.read_text().strip(), out.read_text()
+    assert "the crate does not compile" in said and "src/lib.rs:2" in said, said

@@ -142,6 +142,8 @@ def _mine_in(
     state = _setup_state(repo)  # installs shared by every commit with the same manifests
     cmd = suite.test_cmd
     before = run_tests(root, suite, modules, timeout_s, state=state)
+    if (broken := _code_does_not_build(root, suite, before)) is not None:
+        return Skip("parent_collect", broken)  # no task for `run`: nothing runs on the base
     git("checkout", "-q", "-f", "--detach", c.commit, cwd=root)
     after = run_tests(root, suite, modules, timeout_s, state=state)
     # The same test by its stable identity: a parameter that embeds the time of the run
@@ -198,6 +200,21 @@ def _mine_in(
         negative_patch=negative,
         mutation=mutation.describe() if mutation else None,
     )
+
+
+def _code_does_not_build(root: Path, suite: Suite, before: TestOutcome) -> str | None:
+    """Why a crate's code (not only its tests, written first) does not compile in the
+    tests-first state: a parent broken on its own (a merge error the commit repairs).
+    Every replay would end in "nothing runs on the unmodified code", never a verdict."""
+    from selfforge.judge.runners.results import WHOLE_SUITE, TestReport
+    from selfforge.judge.unrunnable import nothing_builds
+
+    if before.outcomes or not suite.test_cmd.lstrip().startswith("cargo"):
+        return None
+    if "could not compile" not in before.output:
+        return None
+    report = TestReport(collect_errors={WHOLE_SUITE: "could not compile"})
+    return nothing_builds(report, before.output, root)
 
 
 def _why_not(before: TestOutcome, after: TestOutcome) -> Skip:
