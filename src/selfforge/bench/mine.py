@@ -23,7 +23,7 @@ from selfforge.bench.rust_split import split_doc_examples, split_inline, split_t
 from selfforge.bench.testrun import Suite, TestOutcome, run_tests
 from selfforge.errors import GitError, UsageError
 from selfforge.judge.runners.node import JS_SUFFIXES
-from selfforge.judge.runners.results import DOCTESTS
+from selfforge.judge.runners.results import DOCTESTS, realign
 from selfforge.judge.sandbox.setup import SetupError, key
 from selfforge.repo.git import git, repo_root
 from selfforge.repo.testpaths import is_rust_test_module, rule_for
@@ -142,12 +142,18 @@ def _mine_in(
     state = _setup_state(repo)  # installs shared by every commit with the same manifests
     cmd = suite.test_cmd
     before = run_tests(root, suite, modules, timeout_s, state=state)
+    if (broken := _code_does_not_build(root, suite, before)) is not None:
+        return Skip("parent_collect", broken)  # no task for `run`: nothing runs on the base
     git("checkout", "-q", "-f", "--detach", c.commit, cwd=root)
     after = run_tests(root, suite, modules, timeout_s, state=state)
-    fail_to_pass = sorted(after.passed - before.passed)
+    # The same test by its stable identity: a parameter that embeds the time of the run
+    # gives the base's run and the commit's different ids for the same test.
+    alias = realign(list(before.outcomes), list(after.outcomes))
+    passed_before = {alias.get(t, t) for t in before.passed}
+    fail_to_pass = sorted(after.passed - passed_before)
     if not before.complete:  # a crash cut the run short: only what it reported counts
         fail_to_pass = [t for t in fail_to_pass if t in before.outcomes]
-    pass_to_pass = sorted(after.passed & before.passed)
+    pass_to_pass = sorted(after.passed & passed_before)
     if not fail_to_pass or after.exit_code is None:
         return _why_not(before, after)
     if _ships_failing_tests(before, after):
@@ -165,7 +171,7 @@ def _mine_in(
         ran = run_tests(root, suite, targets, timeout_s, state=state)
         # Elsewhere than Python a mutation that does not compile fails every test: a
         # planted bug must still build (some test passes) and break one of ours.
-        return not listed <= ran.passed and (suite.python or bool(ran.passed))
+        return not ran.holds(listed) and (suite.python or bool(ran.passed))
 
     added = mutate.added_lines(
         git("diff", "-U0", tests_first, c.commit, "--", *c.code_files, cwd=root)
@@ -194,6 +200,21 @@ def _mine_in(
         negative_patch=negative,
         mutation=mutation.describe() if mutation else None,
     )
+
+
+def _code_does_not_build(root: Path, suite: Suite, before: TestOutcome) -> str | None:
+    """Why a crate's code (not only its tests, written first) does not compile in the
+    tests-first state: a parent broken on its own (a merge error the commit repairs).
+    Every replay would end in "nothing runs on the unmodified code", never a verdict."""
+    from selfforge.judge.runners.results import WHOLE_SUITE, TestReport
+    from selfforge.judge.unrunnable import nothing_builds
+
+    if before.outcomes or not suite.test_cmd.lstrip().startswith("cargo"):
+        return None
+    if "could not compile" not in before.output:
+        return None
+    report = TestReport(collect_errors={WHOLE_SUITE: "could not compile"})
+    return nothing_builds(report, before.output, root)
 
 
 def _why_not(before: TestOutcome, after: TestOutcome) -> Skip:

@@ -41,6 +41,8 @@ def find_target(clone: Path, inst: Instance) -> OtherTest:
         if not name or name == "<collection>":
             continue
         files = [first] if first.endswith((".rs", *JS_SUFFIXES)) else sorted(inst.test_files)
+        if first.endswith(".rs"):  # a test module in its own file (`mod test;`) is in its
+            files += sorted(p for p in inst.test_files if p.endswith(".rs") and p != first)
         for path in files:
             if not (clone / path).is_file() or not path.endswith((".go", ".rs", *JS_SUFFIXES)):
                 continue

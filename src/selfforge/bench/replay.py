@@ -20,7 +20,7 @@ from typing import Any
 
 from selfforge.bench import negatives, refusals
 from selfforge.bench.records import Instance, Job, Result
-from selfforge.bench.testrun import check_command, run_tests
+from selfforge.bench.testrun import as_recorded, check_command, run_tests
 from selfforge.errors import GitError, SelfforgeError
 from selfforge.propose import registry
 from selfforge.repo import trees
@@ -79,8 +79,8 @@ def _replay(place: Path, job: Job, result: Result) -> None:
     result.index_s = round(warm_index(clone), 3)
     before = run_tests(clone, inst.suite, inst.test_targets, job.timeout_s)
     result.baseline_tests_s = round(before.duration_s, 3)
-    already = sorted(set(inst.fail_to_pass) & before.passed)
-    broken = sorted(set(inst.pass_to_pass) - before.passed)
+    already = sorted(before.passes(inst.fail_to_pass))
+    broken = sorted(set(inst.pass_to_pass) - before.passes(inst.pass_to_pass))
     if already or broken:
         result.outcome = "error"
         result.error = (
@@ -121,9 +121,9 @@ def _replay(place: Path, job: Job, result: Result) -> None:
         return
     after = run_tests(clone, inst.suite, inst.test_targets, job.timeout_s)
     result.verify_tests_s = round(after.duration_s, 3)
-    result.fail_to_pass_failing = sorted(set(inst.fail_to_pass) - after.passed)
-    result.pass_to_pass_failing = sorted(set(inst.pass_to_pass) - after.passed)
-    result.solved = listed <= after.passed
+    result.fail_to_pass_failing = sorted(set(inst.fail_to_pass) - after.passes(inst.fail_to_pass))
+    result.pass_to_pass_failing = sorted(set(inst.pass_to_pass) - after.passes(inst.pass_to_pass))
+    result.solved = after.holds(listed)
 
 
 def proposer_options(proposer: str, start_run: Callable[..., Any]) -> dict[str, Any]:
@@ -159,11 +159,17 @@ def classify(
       before: nothing but the judge refused it.
     The clone is left as it was (the gold change is applied and reverted)."""
     listed = sorted(set(inst.fail_to_pass) | set(inst.pass_to_pass))
-    again = run_tests(clone, inst.suite, inst.test_targets, timeout_s).outcomes
+
+    def run() -> dict[str, str]:  # listed tests under their recorded ids, the others as run
+        outcomes = run_tests(clone, inst.suite, inst.test_targets, timeout_s).outcomes
+        return {**outcomes, **as_recorded(outcomes, listed)}
+
+    base = {**base, **as_recorded(base, listed)}
+    again = run()
     git("apply", "--whitespace=nowarn", "-", cwd=clone, input_text=inst.code_patch)
     try:
-        first = run_tests(clone, inst.suite, inst.test_targets, timeout_s).outcomes
-        second = run_tests(clone, inst.suite, inst.test_targets, timeout_s).outcomes
+        first = run()
+        second = run()
     finally:
         git("apply", "-R", "--whitespace=nowarn", "-", cwd=clone, input_text=inst.code_patch)
 
@@ -219,7 +225,7 @@ def _draw(job: Job, clone: Path, result: Result) -> str | None:
     listed = set(inst.fail_to_pass) | set(inst.pass_to_pass)
 
     def breaks_a_test() -> bool:
-        return not listed <= run_tests(clone, inst.suite, inst.test_targets, job.timeout_s).passed
+        return not run_tests(clone, inst.suite, inst.test_targets, job.timeout_s).holds(listed)
 
     try:
         negative = negatives.draw(job.kind or "bug", clone, inst, breaks_a_test)

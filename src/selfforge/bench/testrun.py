@@ -46,6 +46,31 @@ class TestOutcome:
     def passed(self) -> set[str]:
         return {t for t, o in self.outcomes.items() if o == "passed"}
 
+    def passes(self, ids: set[str] | list[str]) -> set[str]:
+        """Which of ``ids`` (as an instance records them) pass in this run. A parameter
+        that embeds the time of the run that recorded it (``test_x[2026-11-26
+        12:00:01.123]``) never has that id again: it is the test of the same function
+        whose parameter has the same shape here (the judge's own matching, ``same_case``)."""
+        return {t for t, o in as_recorded(self.outcomes, ids).items() if o == "passed"}
+
+    def holds(self, ids: set[str] | list[str]) -> bool:
+        """Every one of ``ids`` passes in this run (``passes``)."""
+        return len(self.passes(ids)) == len(set(ids))
+
+
+def as_recorded(outcomes: dict[str, str], ids: set[str] | list[str]) -> dict[str, str]:
+    """The outcome of each of ``ids`` (as an instance records them) in a run's
+    ``outcomes``, where it ran: its own id's, or, for an id that embeds the time of the
+    run that recorded it, the one of the same function and parameter shape here."""
+    from selfforge.judge.criterion import same_case
+
+    found = {t: outcomes[t] for t in ids if t in outcomes}
+    absent = sorted({t for t in ids if t not in outcomes})
+    if absent:
+        here = same_case(absent, list(outcomes))
+        found |= {t: outcomes[here[t]] for t in absent if t in here}
+    return found
+
 
 def resolve_command(test_cmd: str) -> str:
     """`python` in an instance's command means the interpreter running the bench."""

@@ -18,8 +18,15 @@ from collections.abc import Callable
 from selfforge.judge.contract import is_infrastructure
 from selfforge.judge.gates import state_of
 from selfforge.judge.runners import registry
-from selfforge.judge.runners.results import WHOLE_SUITE, TestReport, collect_id, realign
-from selfforge.judge.runners.testids import find_outcome
+from selfforge.judge.runners.node import JS_SUFFIXES
+from selfforge.judge.runners.results import (
+    DOCTESTS,
+    WHOLE_SUITE,
+    TestReport,
+    collect_id,
+    worst,
+)
+from selfforge.judge.runners.testids import find_outcome, same_tests
 from selfforge.judge.sandbox.command import CommandResult
 from selfforge.judge.verdict import PASS, Criterion, Observed, Outcome, Verdict
 from selfforge.repo.testpaths import TestRule
@@ -73,6 +80,9 @@ def for_task(task: str, baseline: Observed) -> Criterion:
         return Criterion("tests", absent, every=True) if absent else Criterion("change")
     required = [t for t in failing if _names_id(task, t)]
     required += [t for t in named if t in failing and t not in required]
+    # A JavaScript test skipped because a hook of its block failed (the block's own id
+    # fails): the task names it, so it must pass once the block runs.
+    required += [t for t in named if t not in required and _held_by_failing_block(t, failing)]
     # Tests in a module that does not import yet (its code is what the task adds) cannot
     # be listed by the baseline: the ids the task names in it are required as written.
     broken = {t.split("::")[0] for t in failing if t.endswith("::<collection>")}
@@ -107,6 +117,12 @@ _SOURCE_ID = re.compile(r"(?<![\w./-])([\w./-]+\.(?:rs|go|js|mjs|cjs|ts|mts|jsx|
 _BARE_RUST = re.compile(r"(?<![\w:./-])((?:\w+::)+\w+)(?![\w:(])")
 _BARE_GO = re.compile(r"(?<![\w:./-])(Test[A-Z0-9_]\w*)(?![\w:(])")
 _GO_ID = re.compile(r"(?<![\w./-])([\w.-]+(?:/[\w.-]+)*::(?:Test|Example)\w*)(?![\w:(])")
+# A Rust doctest's id: ``doc::src/lib.rs - Pair<A,B>::swap``, ``... (example 2)``. Its item
+# has no space (a comma inside generics has none after it: ", " ends the id in a list).
+_DOCTEST_ID = re.compile(
+    r"(?<![\w:./-])(doc::[\w./-]+\.rs - (?:[^\s,;]|,(?=\S))+"
+    r"(?: \(example \d+\))?(?: - compile(?: fail)?)?)"
+)
 
 
 def named_tests(task: str, tests: TestReport) -> list[str]:
@@ -116,21 +132,48 @@ def named_tests(task: str, tests: TestReport) -> list[str]:
     does not have)."""
     known = list(tests.outcomes)
     written = ["".join(m) for m in _TEST_ID.findall(task)]
-    written += ["".join(m) for m in _SOURCE_ID.findall(task)]
+    written += _source_ids(task, known)
     written += [w for w in _GO_ID.findall(task) if not _SOURCE_ID.match(w)]
     written += [w for w in _BARE_RUST.findall(task) if {"tests", "test"} & set(w.split("::")[:-1])]
+    written += [w.rstrip(".") for w in _DOCTEST_ID.findall(task)]
     if any(_is_go_id(t) for t in known):
         written += _BARE_GO.findall(task)
     cases = same_case([w for w in written if w not in tests.outcomes], known)
     found: list[str] = []
     for w in dict.fromkeys(written):
         w = cases.get(w, w)
-        if any(t.startswith((w + "::", w + "[")) for t in known):
+        if not w.startswith(DOCTESTS) and any(t.startswith((w + "::", w + "[")) for t in known):
             continue  # a file, class or function that holds tests: _names_id's
         ends = [t for t in known if "." not in w.split("::")[0] and t.endswith("::" + w)]
         for t in ends if "/" not in w.split("::")[0] and ends else [w]:
             if t not in found:
                 found.append(t)
+    return found
+
+
+def _source_ids(task: str, known: list[str]) -> list[str]:
+    """The ids written with a Rust, Go or JavaScript file. A JavaScript test's id goes on
+    through its suites (``src/a.spec.ts::block > round-trips a title``), whose names may
+    hold spaces and punctuation: the longest id the base knows that is written there, or
+    else the words up to the end of the list item (``, ``) or line."""
+    found = []
+    for m in _SOURCE_ID.finditer(task):
+        written = m.group(0)
+        if m.group(1).endswith(JS_SUFFIXES) and task.startswith(" > ", m.end()):
+            here = [
+                t
+                for t in known
+                if t.startswith(written + " > ")
+                and task.startswith(t, m.start())
+                and not task[m.start() + len(t) : m.start() + len(t) + 1].isalnum()
+            ]
+            rest = re.match(r"[^,\n]*", task[m.end() :])
+            written = (
+                max(here, key=len)
+                if here
+                else (written + (rest.group(0) if rest else "")).rstrip(". ")
+            )
+        found.append(written)
     return found
 
 
@@ -184,14 +227,17 @@ def _named_in(task: str, broken: set[str]) -> list[tuple[str, str, str]]:
 def _names_id(task: str, test: str) -> bool:
     """The task writes this test's id, or the id of the test file or class that holds
     it, as a whole word: ``tests/test_a.py::Suite`` names ``tests/test_a.py::Suite::test_x``
-    (and ``t.py::test_x`` names each ``t.py::test_x[case]``)."""
+    (and ``t.py::test_x`` names each ``t.py::test_x[case]``). A JavaScript test's id
+    (``src/a.spec.ts::block > test``) names that test, not its ``describe`` block: a
+    block's own id is the report of a hook that failed in it (``beforeAll``), gone once
+    the block passes."""
     parts = test.split("::")
     names = {"::".join(parts[:end]) for end in range(2, len(parts) + 1)}
     names.add(test.split("[")[0])
     if "test" in parts[0].rsplit("/", 1)[-1]:
         names.add(parts[0])  # a test file, not a module whose doctests fail
     return any(
-        re.search(r"(?<![\w./-])" + re.escape(name) + r"(?![\w\[/-]|::|\.\w)", task)
+        re.search(r"(?<![\w./-])" + re.escape(name) + r"(?![\w\[/-]|::|\.\w| > \S)", task)
         for name in names
     )
 
@@ -221,26 +267,28 @@ def progress_gate(
     *,
     infrastructure: list[str] | tuple[str, ...] = (),
     person: bool = False,
+    diff: str = "",
 ) -> Verdict:
     """A task aimed at failing tests lands only when they pass now: every one it names,
     or at least one when it named none. A named test the base does not have is not in the
     judging run (the base's tests): the change's own suite (``candidate.own_tests``) shows
     it — unless the change also brings test infrastructure (``infrastructure``: conftest,
     helpers, runner settings), which could fake that progress: then a person reviews it
-    (``person``), or the proposal is refused."""
+    (``person``), or the proposal is refused. ``diff``: the change, which may rename
+    what a target doctest documents (``Buffer::push_byte`` → ``Buffer::byte_push``)."""
     base, cand, result = baseline.tests, candidate.tests, candidate.tests_result
     if criterion.kind != "tests" or result is None:
         return PASS
     if base is None or cand is None:
         return _exit_code_progress(baseline, result)
     flaky = baseline.flaky | candidate.flaky
-    alias = realign(list(base.outcomes), list(cand.outcomes))
+    alias = same_tests(base, cand, diff)  # a doctest follows the item the change renames
     fresh = {t for t in criterion.targets if find_outcome(base, t) is None}
 
     def outcome(test: str) -> str | None:
         if test in fresh:
             return find_outcome(candidate.own_tests, test)
-        return find_outcome(cand, alias.get(test, test))
+        return find_outcome(cand, alias.get(test, test)) or _block_outcome(cand, test)
 
     fixed = [t for t in criterion.targets if t not in flaky and outcome(t) == "passed"]
     if criterion.every:
@@ -257,6 +305,21 @@ def progress_gate(
         "they still do not:\n" + "\n".join(f"- {s}" for s in still) + f"\n\n{result.output}"
     )
     return Verdict(False, reason, feedback, still)
+
+
+def _held_by_failing_block(test: str, failing: list[str]) -> bool:
+    parts = test.split(" > ")
+    return any(" > ".join(parts[:end]) in failing for end in range(1, len(parts)))
+
+
+def _block_outcome(report: TestReport, test: str) -> str | None:
+    """A JavaScript ``describe`` block's outcome where the runner reports none: Vitest
+    writes a block's own entry (``src/a.spec.ts::block``) only when a hook in it failed.
+    Once that hook runs, the block has passed when every test in it did."""
+    inside = [o for t, o in report.outcomes.items() if t.startswith(test + " > ")]
+    if not inside or not test.split("::")[0].endswith(JS_SUFFIXES):
+        return None
+    return "passed" if all(o in ("passed", "skipped") for o in inside) else worst(inside)
 
 
 def infrastructure_changes(changed: dict[str, str], rule: TestRule) -> list[str]:

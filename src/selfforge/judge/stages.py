@@ -287,7 +287,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         )
     infrastructure = criteria.infrastructure_changes(c.changed, j.rule)
     progress = criteria.progress_gate(
-        j.baseline, seen, c.criterion, infrastructure=infrastructure, person=j.person
+        j.baseline, seen, c.criterion, infrastructure=infrastructure, person=j.person, diff=c.diff
     )
     if progress.needs_review:  # a person's change: listed for review, not refused
         progress = Verdict(True, progress.reason, review=progress.details)

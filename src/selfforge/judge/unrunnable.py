@@ -128,6 +128,8 @@ def _lines_at(output: str, at: int) -> str:
 
 _RUST_ERROR = re.compile(r"^error(?:\[E\d+\])?: (?!could not compile)(.*)$", re.M)
 _RUST_AT = re.compile(r"^\s*--> (\S+?):(\d+):\d+", re.M)
+# A diagnostic's header: an error's, or a warning's (whose place is no error's).
+_RUST_HEADER = re.compile(r"^(error|warning)(?:\[\w+\])?: ", re.M)
 _GO_AT = re.compile(r"^(?:vet: )?(\S+\.go):(\d+):\d+: (.*)$", re.M)
 _CFG_TEST = re.compile(r"^\s*#\[cfg\(test\)\]", re.M)
 
@@ -143,20 +145,37 @@ def nothing_builds(report: TestReport, output: str, tree: Path) -> str | None:
 
 
 def _rust(report: TestReport, output: str, tree: Path) -> str | None:
-    places = [(m.group(1), int(m.group(2))) for m in _RUST_AT.finditer(output)]
+    places = _rust_error_places(output)
     if places and all(_in_rust_tests(tree, path, line) for path, line in places):
         return None
     error = _RUST_ERROR.search(output)
     said = error.group(0).strip() if error else report.collect_errors[WHOLE_SUITE]
-    where = f" at {places[0][0]}:{places[0][1]}" if places else ""
+    outside = [p for p in places if not _in_rust_tests(tree, *p)]
+    where = f" at {outside[0][0]}:{outside[0][1]}" if outside else ""
     return (
         f"the crate does not compile ({said[:300]}{where}); make `cargo test` build on "
         "your branch first: selfforge judges a change by the tests that run before it"
     )
 
 
+def _rust_error_places(output: str) -> list[tuple[str, int]]:
+    """Where each of rustc's errors is (its first ``-->`` line): a warning's place (an
+    unused variable in the code) says nothing about what does not build."""
+    places = []
+    headers = list(_RUST_HEADER.finditer(output))
+    for n, header in enumerate(headers):
+        if header.group(1) != "error":
+            continue
+        end = headers[n + 1].start() if n + 1 < len(headers) else len(output)
+        if m := _RUST_AT.search(output, header.end(), end):
+            places.append((m.group(1), int(m.group(2))))
+    return places
+
+
 def _in_rust_tests(tree: Path, path: str, line: int) -> bool:
-    """An integration test or bench, or a line under a source file's ``#[cfg(test)]``."""
+    """An integration test or bench, a line under a source file's ``#[cfg(test)]``, or a
+    test module in its own file (``src/parser/test.rs``, declared ``#[cfg(test)] mod
+    test;``)."""
     from selfforge.repo.treefiles import NotReadable, read_text
 
     rel = Path(path)
@@ -167,12 +186,43 @@ def _in_rust_tests(tree: Path, path: str, line: int) -> bool:
             return False
     if rel.parts and rel.parts[0] in ("tests", "benches"):
         return True
+    if _declared_for_tests(tree, rel):
+        return True
     try:
         text = read_text(tree, rel.as_posix())
     except (NotReadable, ValueError):
         return False
     first = _CFG_TEST.search(text)
     return first is not None and line > text.count("\n", 0, first.start()) + 1
+
+
+def _declared_for_tests(tree: Path, rel: Path) -> bool:
+    """Is this source a module its parent declares under ``#[cfg(test)]`` (``mod test;``,
+    whatever its name), or inside such a module's folder? Only tests build it."""
+    from selfforge.repo.treefiles import NotReadable, read_text
+
+    parts = list(rel.with_suffix("").parts)
+    if parts and parts[-1] == "mod":
+        parts.pop()
+    while len(parts) >= 2:  # a module, then its parent's, up to the crate's root
+        name, folder = parts[-1], parts[:-1]
+        parents = [(*folder, "mod.rs"), (*folder[:-1], folder[-1] + ".rs")]
+        if len(folder) == 1:
+            parents += [(*folder, "lib.rs"), (*folder, "main.rs")]
+        declared = re.compile(
+            r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+"
+            + re.escape(name)
+            + r"\s*;"
+        )
+        for parent in parents:
+            try:
+                text = read_text(tree, "/".join(parent))
+            except (NotReadable, ValueError):
+                continue
+            if declared.search(text):
+                return True
+        parts = folder
+    return False
 
 
 def _go(report: TestReport, output: str) -> str | None:

@@ -209,7 +209,10 @@ def parse_libtest(output: str) -> TestReport | None:
                 merged.append(line.strip()[:120])
             status = m.group(2)
             outcome = "skipped" if status.startswith("ignored") else _OUTCOME[status]
-            sections[-1].results.append((f"{sections[-1].target}::{m.group(1)}", outcome))
+            name = m.group(1)
+            if sections[-1].target != "doc":  # `#[should_panic]`'s mark is no part of its
+                name = name.removesuffix(" - should panic")  # name (libtest selects without)
+            sections[-1].results.append((f"{sections[-1].target}::{name}", outcome))
         elif sections and (m := _RESULT.match(line)):
             sections[-1].summaries.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
     for section in sections:  # doctests finish in any order: their ids come after
