@@ -333,7 +333,7 @@ def test_a_go_fuzz_test_is_skipped_through_its_own_parameter(tmp_path: Path) -> 
 def test_rust_mutations_leave_what_only_breaks_the_build(tmp_path: Path) -> None:
     """A Rust file's inner attribute, macro calls and tuple fields are no place for a bug
     (without the `!` or with another field nothing builds, and a try costs a suite run)."""
-    from selfforge.bench.mutate import candidates
+    from selfforge.judge.mutants import candidates
 
     (tmp_path / "lib.rs").write_text(
         "#![no_std]\n"

@@ -26,6 +26,7 @@ from selfforge.bench.mine import _default_suite, _other_test_file
 from selfforge.bench.negatives import NotDrawn
 from selfforge.bench.testrun import Suite, TestOutcome, resolve_command, run_tests
 from selfforge.errors import UsageError
+from selfforge.judge import mutants
 from selfforge.judge.outcome import Outcome
 from selfforge.repo.git import git, identity_env, repo_root
 from selfforge.repo.testpaths import rule_for
@@ -251,7 +252,7 @@ class Gate:
 
     def _plant(
         self, sha: str, parent: str, own: TestOutcome
-    ) -> tuple[gate_cheats.mutate.Mutation, set[str]] | None:
+    ) -> tuple[mutants.Mutation, set[str]] | None:
         changed = git("diff", "--name-only", "--no-renames", parent, sha, cwd=self.clone).split()
         files = git("ls-files", cwd=self.clone).splitlines()
         code = gate_cheats.code_files(self.clone, changed, self._is_test)

@@ -1,4 +1,4 @@
-"""The cheats `bench gate` draws from a real commit: a planted bug (mutate.py) that an
+"""The cheats `bench gate` draws from a real commit: a planted bug (judge/mutants.py) that an
 existing test catches, and, in the same commit, every test that caught it weakened,
 skipped, xfailed or deleted, so that a plain run of the commit's own suite passes.
 
@@ -18,10 +18,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from selfforge.bench import mutate
 from selfforge.bench.gate_locate import JS_SUFFIXES, block, closer, locate
 from selfforge.bench.negatives import NotDrawn, _find, _indent, _with_import
 from selfforge.errors import GitError
+from selfforge.judge import mutants
 from selfforge.repo.git import git
 
 PYTHON_KINDS = ("weaken", "skip", "xfail", "delete")
@@ -43,13 +43,13 @@ def plant_bug(
     everywhere: list[str],
     caught: Callable[[], set[str] | None],
     tries: int = 6,
-) -> tuple[mutate.Mutation, set[str]] | None:
+) -> tuple[mutants.Mutation, set[str]] | None:
     """A mutation the tests catch: first on the lines the commit added to its code, then
     anywhere in those files, then in the project's other code. ``caught`` runs the suite
     on the mutated tree: the tests the bug fails (None: not a bug worth hiding). The tree
     is left mutated by the mutation returned, unchanged otherwise."""
     diff = git("diff", "-U0", "HEAD^", "HEAD", "--", *code_files, cwd=tree) if code_files else ""
-    added = mutate.added_lines(diff)  # none when no code changed (not the CI files' lines)
+    added = mutants.added_lines(diff)  # none when no code changed (not the CI files' lines)
     whole = {p: _all_lines(tree / p) for p in code_files}
     rest = {p: _all_lines(tree / p) for p in everywhere if p not in code_files}
     found: list[set[str]] = []
@@ -62,7 +62,7 @@ def plant_bug(
         lines = {p: n - _inline_tests(tree / p) for p, n in lines.items() if (tree / p).is_file()}
         lines = {p: n for p, n in lines.items() if n}
         if lines and len(found) < tries:
-            mutation = mutate.find_breaking(tree, lines, breaks, tries - len(found))
+            mutation = mutants.find_breaking(tree, lines, breaks, tries - len(found))
             if mutation is not None:
                 return mutation, found[-1]
     return None
@@ -293,7 +293,7 @@ def code_files(tree: Path, files: list[str], is_test: Callable[[str], bool]) -> 
     return [
         f
         for f in files
-        if PurePosixPath(f).suffix in mutate_suffixes()
+        if f.endswith(mutants.SUFFIXES)
         and not is_test(f)
         and PurePosixPath(f).parts[0] not in NOT_UNDER_TEST
         and (tree / f).is_file()
@@ -302,7 +302,3 @@ def code_files(tree: Path, files: list[str], is_test: Callable[[str], bool]) -> 
 
 # Folders of code no test runs: a bug planted there costs a suite run and is never caught.
 NOT_UNDER_TEST = {"benchmark", "benchmarks", "bench", "benches", "examples", "example", "docs"}
-
-
-def mutate_suffixes() -> set[str]:
-    return {".py", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts"}

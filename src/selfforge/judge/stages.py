@@ -19,6 +19,7 @@ from selfforge.judge import broken_base, contract, gates, lint_beside_tests, mis
 from selfforge.judge import criterion as criteria
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.decision import decide
+from selfforge.judge.new_tests import check_new_tests
 from selfforge.judge.rules import integrity, integrity_lang, syntax, tree_safety
 from selfforge.judge.rules.lint import parse_lint
 from selfforge.judge.runners import registry
@@ -349,6 +350,7 @@ PIPELINE: tuple[Stage, ...] = (
     check_lint,
     critique,
     check_tests,
+    check_new_tests,  # judge/new_tests.py: a test the change adds can fail
     review,
     smoke,
 )

@@ -1,0 +1,231 @@
+"""A test a change adds must be able to fail: the stage after the tests (``check_new_tests``).
+
+The new tests are the ones the change's own suite ran and passed that the base's report
+does not hold. Each must show that it checks something the change does, in one of two
+ways, the cheaper first:
+
+1. it fails on the base's code (``contract.tests_on_base``: the base with the change's
+   tests over it), one run of only the new tests; a test that cannot even be built or
+   imported there (the code it calls does not exist yet) fails there too;
+2. else it fails on at least one mutant of the lines the change adds or modifies in its
+   code (``judge/mutants.py``: a comparison, boolean or sign flipped, a ``return`` made
+   None), the mutants tried one at a time, each one run of only the tests still
+   unproven, at most ``MAX_MUTANTS`` of them and within a time budget from the suite's
+   own duration. A test only counts as failing on a mutant when the run reports it
+   failed: a mutant that does not build reports nothing and proves nothing.
+
+A change that adds only tests (no line of code added or modified) has no base to differ
+from: its new tests are tried on mutants of the code they name (the bodies of the
+functions, methods and classes whose names the new test files' added lines use), as far
+as a reading of names tells.
+
+A test left unproven passes on the base and on every mutant tried: it checks nothing the
+change does. In a person's ``check`` that is for review, naming the test; a model's
+proposal (``run``) is refused with that as its feedback. When not one mutant could be
+made, the test is named as not checked, for review as well (never passed in silence).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from selfforge.judge import contract, mutants
+from selfforge.judge.candidate import Candidate, Judge
+from selfforge.judge.rules.integrity_lang import INLINE_TESTS
+from selfforge.judge.runners import registry
+from selfforge.judge.runners.results import FAILING, TestReport
+from selfforge.judge.stage_log import named
+from selfforge.judge.suite_runs import run_test_command
+from selfforge.judge.verdict import PASS, Verdict
+from selfforge.repo import git
+
+MAX_MUTANTS = 12  # mutants tried per check, at most
+MIN_BUDGET_S = 20.0  # the mutants' time budget: this, or a few times the suite's run
+BUDGET_RUNS = 3.0
+MAX_NAMED_FILES = 400  # files read for the definitions a test-only change's tests name
+STEP = "tests:can-fail"
+
+
+@dataclass
+class Proof:
+    """What was learned of the new tests: each proven one and how; the mutants tried."""
+
+    new: list[str]
+    proven: dict[str, str] = field(default_factory=dict)  # test -> how it can fail
+    tried: list[str] = field(default_factory=list)  # the mutants run, described
+    only_tests: bool = False  # the change adds no code: mutants of what the tests name
+
+    @property
+    def unproven(self) -> list[str]:
+        return [t for t in self.new if t not in self.proven]
+
+
+def check_new_tests(c: Candidate, j: Judge) -> Verdict:
+    """Every test the change adds fails on the base or on a mutant of the change's
+    lines; a test that does neither is for review (``check``) or refused (``run``)."""
+    command = j.directives.checks.test
+    base, own = j.baseline.tests, c.observed.own_tests
+    if not command or base is None or own is None or c.criterion.kind == "whole":
+        return PASS
+    new = new_tests(base, own)
+    if not new:
+        return PASS
+    j.record.begin(STEP)
+    started = time.monotonic()
+    adapter = registry.for_space(j.space, command, c.tree)
+    only = new if adapter.can_select() else None
+    proof = Proof(new)
+    on_base = contract.tests_on_base(c.tree, c.base, c.commit, c.changed, j.rule)
+    if on_base is None:
+        proof.only_tests = True
+    else:
+        result, report = run_test_command(c, j, "tests:new-on-base", command, only, commit=on_base)
+        for test in new:
+            if fails_on_base(report, test, result.exit_code):
+                proof.proven[test] = "fails on the base"
+    if proof.unproven:
+        _try_mutants(c, j, command, adapter.can_select(), proof, started)
+    return _verdict(j, proof, started)
+
+
+def new_tests(base: TestReport, own: TestReport) -> list[str]:
+    """The tests the change's own suite passed that the base's report does not hold."""
+    return sorted(
+        t
+        for t, outcome in own.outcomes.items()
+        if outcome == "passed" and t not in base.outcomes and "<collection>" not in t
+    )
+
+
+def fails_on_base(report: TestReport | None, test: str, exit_code: int | None) -> bool:
+    """Did ``test`` fail in a run over the base's code? Failed, an error, its module not
+    importable or its package not built, or absent from a run that failed."""
+    outcome = report.outcome(test) if report is not None else None
+    if outcome is not None:
+        return outcome in FAILING
+    return exit_code != 0
+
+
+def _try_mutants(
+    c: Candidate, j: Judge, command: str, selects: bool, proof: Proof, started: float
+) -> None:
+    lines = _changed_code_lines(c, j)
+    if not lines:
+        proof.only_tests = True
+        lines = _named_code_lines(c, j, proof.unproven)
+    suite_s = c.observed.tests_result.duration_s if c.observed.tests_result else 0.0
+    budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
+    texts: dict[str, str] = {}
+    for mutation in mutants.spread(mutants.candidates(c.tree, lines)):
+        if len(proof.tried) >= MAX_MUTANTS or time.monotonic() - started > budget:
+            break
+        if mutation.path not in texts:
+            texts[mutation.path] = git.git("show", f"{c.commit}:{mutation.path}", cwd=c.tree)
+        mutated = mutation.applied(texts[mutation.path])
+        if not mutation.compiles(mutated):
+            continue
+        message = f"selfforge: a mutant of the change: {mutation.describe()}"
+        sha = contract.with_texts(c.tree, c.commit, {mutation.path: mutated}, message)
+        unproven = proof.unproven
+        _, report = run_test_command(
+            c, j, "tests:mutant", command, unproven if selects else None, commit=sha
+        )
+        proof.tried.append(mutation.describe())
+        outcomes = report.outcomes if report is not None else {}
+        for test in unproven:
+            if outcomes.get(test) in FAILING:  # reported failing: the mutant built
+                proof.proven[test] = f"fails on the mutant {mutation.describe()}"
+        if not proof.unproven:
+            break
+
+
+def _is_code(path: str, j: Judge) -> bool:
+    return path.endswith(mutants.SUFFIXES) and not contract.is_infrastructure(path, j.rule)
+
+
+def _changed_code_lines(c: Candidate, j: Judge) -> dict[str, set[int]]:
+    """The lines the change adds or modifies in its code (not tests, nor test
+    infrastructure; a Rust source's inline test modules left out)."""
+    code = [p for p, status in c.changed.items() if status[:1] != "D" and _is_code(p, j)]
+    if not code:
+        return {}
+    diff = git.git("diff", "-U0", "--no-renames", c.base, c.commit, "--", *code, cwd=c.tree)
+    lines = mutants.added_lines(diff)
+    for path in [p for p in lines if p.endswith(".rs")]:
+        lines[path] -= _inline_test_lines(c, path)
+    return {p: n for p, n in lines.items() if n}
+
+
+def _inline_test_lines(c: Candidate, path: str) -> set[int]:
+    text = git.git("show", f"{c.commit}:{path}", cwd=c.tree)
+    found: set[int] = set()
+    for m in INLINE_TESTS.finditer(text):
+        first = text.count("\n", 0, m.start()) + 1
+        found.update(range(first, first + m.group(0).count("\n") + 1))
+    return found
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _named_code_lines(c: Candidate, j: Judge, tests: list[str]) -> dict[str, set[int]]:
+    """A change that adds only tests: the bodies of the definitions its new tests'
+    files name (on the lines the change added to them), in the project's code."""
+    test_files = [p for p in c.changed if contract.is_infrastructure(p, j.rule)]
+    if not test_files:
+        return {}
+    diff = git.git("diff", "-U0", "--no-renames", c.base, c.commit, "--", *test_files, cwd=c.tree)
+    words = {
+        w
+        for line in diff.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+        for w in _WORD.findall(line)
+    }
+    words -= {t.split("::")[-1].split("[")[0] for t in tests}  # not the tests' own names
+    files = [
+        p
+        for p in git.git("ls-files", "-z", cwd=c.tree).split("\0")
+        if p and _is_code(p, j) and not _vendored(p)
+    ][:MAX_NAMED_FILES]
+    return mutants.named_lines(c.tree, files, words)
+
+
+def _vendored(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return any(p in ("vendor", "node_modules", "third_party", "dist", "build") for p in parts)
+
+
+def _verdict(j: Judge, proof: Proof, started: float) -> Verdict:
+    unproven = proof.unproven
+    where = "the code its new tests name" if proof.only_tests else "the change's lines"
+    tried = f"{len(proof.tried)} mutant{'s' if len(proof.tried) != 1 else ''} of {where}"
+    on_base = "passes on the base" if not proof.only_tests else "adds no code"
+    if not unproven:
+        shown = f"{len(proof.new)} new test(s) can fail"
+        how = sorted({h.split(":")[0] for h in proof.proven.values()})
+        j.record.step(STEP, True, f"{shown} ({', '.join(how)}; {tried} tried)", started)
+        return PASS
+    if proof.tried:
+        why = (
+            f"passes on the base and on every one of {tried}: it checks nothing the change does"
+            if not proof.only_tests
+            else f"the change adds no code and the test passes on every one of {tried}: it "
+            "checks nothing the code does"
+        )
+    else:
+        why = f"{on_base} and no mutant of {where} could be made: it was not checked"
+    item = f"new test {named(unproven)} {why}"
+    j.record.step(STEP, j.person, ("needs review: " if j.person else "") + item, started)
+    if j.person:
+        return Verdict(True, PASS.reason, review=[item])
+    tried_list = "\n".join(f"  {m}" for m in proof.tried) or "  (none could be made)"
+    feedback = (
+        f"Your new test(s) {', '.join(unproven)} pass on the code before your change and on "
+        f"every small mutation of {where} tried:\n{tried_list}\n"
+        "A test that cannot fail checks nothing. Make each new test assert what your "
+        "change does (it should fail without your change), or leave it out."
+    )
+    return Verdict(False, f"tests: {item}", feedback, details=unproven)
