@@ -88,7 +88,7 @@ def check_new_tests(c: Candidate, j: Judge) -> Verdict:
                 proof.proven[test] = "fails on the base"
     if proof.unproven:
         _try_mutants(c, j, command, adapter.can_select(), proof, started)
-    return _verdict(j, proof, started)
+    return _verdict(c, j, proof, started)
 
 
 def new_tests(base: TestReport, own: TestReport) -> list[str]:
@@ -198,26 +198,40 @@ def _vendored(path: str) -> bool:
     return any(p in ("vendor", "node_modules", "third_party", "dist", "build") for p in parts)
 
 
-def _verdict(j: Judge, proof: Proof, started: float) -> Verdict:
+def _verdict(c: Candidate, j: Judge, proof: Proof, started: float) -> Verdict:
     unproven = proof.unproven
     where = "the code its new tests name" if proof.only_tests else "the change's lines"
     tried = f"{len(proof.tried)} mutant{'s' if len(proof.tried) != 1 else ''} of {where}"
-    on_base = "passes on the base" if not proof.only_tests else "adds no code"
+    summary = {
+        "new tests": len(proof.new),
+        "can fail": len(proof.proven),
+        "mutants tried": len(proof.tried),
+    }
+    lines = [f"{t}: {proof.proven.get(t, 'never failed')}" for t in proof.new]
+    lines += ["mutants tried:", *proof.tried]
     if not unproven:
-        shown = f"{len(proof.new)} new test(s) can fail"
-        how = sorted({h.split(":")[0] for h in proof.proven.values()})
-        j.record.step(STEP, True, f"{shown} ({', '.join(how)}; {tried} tried)", started)
+        how = sorted({"fail on a mutant" if "mutant" in h else "fail on the base"
+                      for h in proof.proven.values()})  # fmt: skip
+        text = f"{len(proof.new)} new test(s) can fail ({', '.join(how)}; {tried} tried)"
+        j.record.check(c, STEP, None, None, True, started, "\n".join([text, *lines]), summary,
+                       show=False)  # fmt: skip
+        j.record.step(STEP, True, text, started)
         return PASS
-    if proof.tried:
+    if proof.tried and not proof.only_tests:
+        why = f"passes on the base and on every one of {tried}: it checks nothing the change does"
+    elif proof.tried:
         why = (
-            f"passes on the base and on every one of {tried}: it checks nothing the change does"
-            if not proof.only_tests
-            else f"the change adds no code and the test passes on every one of {tried}: it "
-            "checks nothing the code does"
+            f"passes on the base (the change adds no code) and on every one of {tried}: "
+            "it checks nothing the change does"
         )
     else:
-        why = f"{on_base} and no mutant of {where} could be made: it was not checked"
+        why = (
+            f"passes on the base{' (the change adds no code)' if proof.only_tests else ''} and "
+            f"no mutant of {where} could be made: it was not checked"
+        )
     item = f"new test {named(unproven)} {why}"
+    output = "\n".join([item, *lines])
+    j.record.check(c, STEP, None, None, j.person, started, output, summary, show=False)
     j.record.step(STEP, j.person, ("needs review: " if j.person else "") + item, started)
     if j.person:
         return Verdict(True, PASS.reason, review=[item])
