@@ -20,7 +20,17 @@ from pathlib import Path
 
 # Tried in this order: comparisons and booleans change behaviour most surely.
 SWAPS: list[dict[str, str]] = [
-    {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"},
+    # `is`/`in` negated (`is not` then reads `is not not`, which does not compile: left out)
+    {
+        "==": "!=",
+        "!=": "==",
+        "<": ">=",
+        ">=": "<",
+        ">": "<=",
+        "<=": ">",
+        "is": "is not",
+        "in": "not in",
+    },  # fmt: skip
     {"True": "False", "False": "True", "and": "or", "or": "and"},
     {"+": "-", "-": "+", "0": "1", "1": "0"},
 ]

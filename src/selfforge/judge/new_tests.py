@@ -55,6 +55,9 @@ class Proof:
 
     new: list[str]
     proven: dict[str, str] = field(default_factory=dict)  # test -> how it can fail
+    # tests that do not build or import over the base's code (the code they import is
+    # new): they can fail, unless the mutants show they check nothing of it
+    unbuilt: set[str] = field(default_factory=set)
     tried: list[str] = field(default_factory=list)  # the mutants run, described
     only_tests: bool = False  # the change adds no code: mutants of what the tests name
 
@@ -84,10 +87,15 @@ def check_new_tests(c: Candidate, j: Judge) -> Verdict:
     else:
         result, report = run_test_command(c, j, "tests:new-on-base", command, only, commit=on_base)
         for test in new:
-            if fails_on_base(report, test, result.exit_code):
+            failed = fails_on_base(report, test, result.exit_code)
+            if failed == "failed":
                 proof.proven[test] = "fails on the base"
+            elif failed:
+                proof.unbuilt.add(test)
     if proof.unproven:
         _try_mutants(c, j, command, adapter.can_select(), proof, started)
+    if not proof.tried:  # no mutant to tell: not building on the base is failing there
+        proof.proven.update({t: "does not build on the base" for t in proof.unbuilt})
     return _verdict(c, j, proof, started)
 
 
@@ -100,13 +108,16 @@ def new_tests(base: TestReport, own: TestReport) -> list[str]:
     )
 
 
-def fails_on_base(report: TestReport | None, test: str, exit_code: int | None) -> bool:
-    """Did ``test`` fail in a run over the base's code? Failed, an error, its module not
-    importable or its package not built, or absent from a run that failed."""
-    outcome = report.outcome(test) if report is not None else None
+def fails_on_base(report: TestReport | None, test: str, exit_code: int | None) -> str:
+    """How ``test`` failed in a run over the base's code: "failed" (it ran and failed),
+    "unbuilt" (its module did not import, its package or crate did not build, or it is
+    absent from a run that failed), "" (it passed, or was skipped)."""
+    outcome = report.outcomes.get(test) if report is not None else None
     if outcome is not None:
-        return outcome in FAILING
-    return exit_code != 0
+        return "failed" if outcome in FAILING else ""
+    if report is not None and report.outcome(test) in FAILING:
+        return "unbuilt"
+    return "unbuilt" if exit_code != 0 else ""
 
 
 def _try_mutants(
@@ -228,6 +239,11 @@ def _verdict(c: Candidate, j: Judge, proof: Proof, started: float) -> Verdict:
         why = (
             f"passes on the base{' (the change adds no code)' if proof.only_tests else ''} and "
             f"no mutant of {where} could be made: it was not checked"
+        )
+    if proof.tried and set(unproven) <= proof.unbuilt:
+        why = (
+            "does not build on the base (the code it imports is new) but passes on every "
+            f"one of {tried}: it checks nothing the change does"
         )
     item = f"new test {named(unproven)} {why}"
     output = "\n".join([item, *lines])
