@@ -30,7 +30,7 @@ SWAPS: list[dict[str, str]] = [
         "<=": ">",
         "is": "is not",
         "in": "not in",
-    },  # fmt: skip
+    },
     {"True": "False", "False": "True", "and": "or", "or": "and"},
     {"+": "-", "-": "+", "0": "1", "1": "0"},
 ]
