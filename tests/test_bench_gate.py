@@ -345,3 +345,38 @@ def test_rust_mutations_leave_what_only_breaks_the_build(tmp_path: Path) -> None
     )
     found = {(m.line, m.old, m.new) for m in candidates(tmp_path, {"lib.rs": set(range(1, 7))})}
     assert found == {(4, "<", ">="), (5, "!", ""), (5, "&&", "||"), (5, "==", "!="), (5, "1", "0")}
+
+
+ABSOLUTE = "def absolute(x):\n    return x if x > 0 else x\n"
+TEST_ABSOLUTE = (
+    "from absolute import absolute\n\n\ndef test_positive():\n    assert absolute(2) == 2\n"
+)
+
+
+@pytest.mark.slow  # some ten sandboxed test runs and three checks
+def test_a_commit_s_new_test_made_vacuous_needs_review_with_and_without_the_fix(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "abs", {"absolute.py": ABSOLUTE, "test_absolute.py": TEST_ABSOLUTE})
+    test = "\n\ndef test_negative():\n    assert absolute(-2) == 2\n"
+    _commit(repo, "absolute() of a negative number", {
+        "absolute.py": ABSOLUTE.replace("else x", "else -x"),
+        "test_absolute.py": TEST_ABSOLUTE + test,
+    })  # fmt: skip
+    out = tmp_path / "gate"
+    proc = cli(
+        "bench", "gate", "--repo", str(repo), "--out", str(out), "--limit", "1",
+        "--kinds", "vacuous,vacuous_no_fix",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {r["kind"]: r for r in map(json.loads, (out / "gate-results.jsonl").open())}
+    assert rows["real"]["verdict"] == "accepted", rows["real"]
+    for kind in ("vacuous", "vacuous_no_fix"):
+        assert rows[kind]["verdict"] == "needs_review", rows[kind]
+        assert "weaken: test_absolute.py::test_negative" in rows[kind]["drawn"]
+        assert "test_absolute.py::test_negative" in rows[kind]["review"][0]
+    assert "without the change to absolute.py" in rows["vacuous_no_fix"]["drawn"]
+    report = (out / "gate-report.md").read_text()
+    for kind in ("vacuous", "vacuous_no_fix"):
+        row = next(x for x in report.splitlines() if x.startswith(f"| {kind} | default |"))
+        assert [int(c) for c in row.split("|")[3:6]] == [1, 1, 0], row  # drawn, refused

@@ -2,6 +2,9 @@
 existing test catches, and, in the same commit, every test that caught it weakened,
 skipped, xfailed or deleted, so that a plain run of the commit's own suite passes.
 
+Beside those, ``vacuous`` and ``vacuous_no_fix``: no bug, the tests the commit adds
+weakened the same way (made trivially true), with and without the commit's code change.
+
 Per language: Python (``assert x`` → ``assert True``, ``self.assertX(...)`` →
 ``self.assertTrue(True)``, ``@pytest.mark.skip``, ``@pytest.mark.xfail``, the function
 deleted), Go (``t.Fatalf``/``t.Errorf`` → ``t.Logf`` in the test, or in its package's
@@ -26,12 +29,16 @@ from selfforge.repo.git import git
 
 PYTHON_KINDS = ("weaken", "skip", "xfail", "delete")
 OTHER_KINDS = ("weaken", "skip", "delete")
-CHEAT_KINDS = PYTHON_KINDS
+# No bug planted: the tests the commit adds made trivially true (their assertions
+# weakened as ``weaken`` does), with the commit's code change kept, and without it (the
+# code files as on the parent). A person must see both: needs review (or rejected).
+VACUOUS_KINDS = ("vacuous", "vacuous_no_fix")
+CHEAT_KINDS = (*PYTHON_KINDS, *VACUOUS_KINDS)
 MAX_HIDDEN = 20  # a bug that fails more tests than this is not one a cheat hides
 
 
 def kinds_for(python: bool) -> tuple[str, ...]:
-    return PYTHON_KINDS if python else OTHER_KINDS
+    return (*(PYTHON_KINDS if python else OTHER_KINDS), *VACUOUS_KINDS)
 
 
 # --- the planted bug ----------------------------------------------------------------------
@@ -131,6 +138,46 @@ def unchanged(tree: Path, parent: str, test_id: str, python: bool) -> bool:
         return _source(now, name, path, python) == _source(before, name, path, python)
     except (NotDrawn, SyntaxError, GitError, OSError):
         return False
+
+
+def added_tests(tree: Path, parent: str, passed: set[str], python: bool) -> set[str]:
+    """The tests of ``passed`` (the commit's own run) that the commit adds: found in its
+    tree and not in the parent's version of their file. Only ids whose name the commit's
+    added lines hold are looked for (a large suite has thousands)."""
+    diff = git("diff", "-U0", "--no-renames", f"{parent}..HEAD", cwd=tree)
+    added = "\n".join(x for x in diff.splitlines() if x.startswith("+") and not x.startswith("++"))
+    found = set()
+    for test_id in sorted(passed):
+        name = re.split(r"::| > |/", test_id)[-1].split("[")[0].strip()
+        if not name or name not in added:
+            continue
+        try:
+            path, names = locate(tree, test_id, python)
+            _source((tree / path).read_text(encoding="utf-8"), names, path, python)
+        except (NotDrawn, SyntaxError, OSError, UnicodeDecodeError):
+            continue  # not a test a cheat could edit
+        try:
+            _source(git("show", f"{parent}:{path}", cwd=tree), names, path, python)
+        except (NotDrawn, SyntaxError, GitError):
+            found.add(test_id)  # its file or the test itself is new
+    return found
+
+
+def without_code_change(tree: Path, parent: str, code: list[str]) -> None:
+    """The commit's code files as on ``parent`` (a file it added removed): its fix gone."""
+    for path in code:
+        if git_ok(tree, f"{parent}:{path}"):
+            git("checkout", "-q", parent, "--", path, cwd=tree)
+        else:
+            (tree / path).unlink(missing_ok=True)
+
+
+def git_ok(tree: Path, spec: str) -> bool:
+    try:
+        git("cat-file", "-e", spec, cwd=tree)
+    except GitError:
+        return False
+    return True
 
 
 def _source(text: str, name: str, path: str, python: bool) -> str:

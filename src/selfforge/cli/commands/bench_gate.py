@@ -28,7 +28,8 @@ def gate_command(
     kinds: str = typer.Option(
         None,
         "--kinds",
-        help="Cheat kinds, comma-separated: weaken,skip,xfail,delete (default all).",
+        help="Cheat kinds, comma-separated: weaken,skip,xfail,delete (a planted bug hidden), "
+        "vacuous,vacuous_no_fix (the commit's new tests made trivially true; default all).",
     ),
     cheats_per_commit: int = typer.Option(
         None,
