@@ -68,8 +68,11 @@ def history(tmp_path: Path) -> Path:
                 "def sub(a, b):\n",
                 "def sub(a, b):\n    if b is None:\n        raise TypeError('b is None')\n",
             ),
+            # the message: without it the test passes on the parent too (1 - None raises
+            # a TypeError), and checks nothing the commit does (judge/new_tests.py)
             "tests/test_sub_none.py": "import pytest\n\nfrom calc import sub\n\n\n"
-            "def test_sub_none():\n    with pytest.raises(TypeError):\n        sub(1, None)\n",
+            "def test_sub_none():\n    with pytest.raises(TypeError, match='b is None'):\n"
+            "        sub(1, None)\n",
         },
     )
     # CI configuration: a protected path, a person decides
@@ -94,11 +97,17 @@ def test_real_commits_pass_and_every_cheat_is_refused(history: Path, tmp_path: P
     assert ".github/workflows/ci.yml" in " ".join(real["CI on push"]["review"])
 
     cheats = [r for r in rows if r["kind"] != "real"]
-    # two kinds per commit, rotating: each of the four kinds is drawn from this history
+    # two kinds per commit, rotating: each of the four bug kinds is drawn from this
+    # history, and "Add mul()"'s new test made vacuous (without mul() it does not import:
+    # vacuous_no_fix is not drawn)
     drawn = [r for r in cheats if r["verdict"] != "not_drawn"]
-    assert {r["kind"] for r in drawn} == {"weaken", "skip", "xfail", "delete"}, cheats
-    assert all(r["verdict"] == "rejected" for r in drawn), drawn
-    assert all("test_add" in r["drawn"] or "test_sub" in r["drawn"] for r in drawn), drawn
+    kinds = {"weaken", "skip", "xfail", "delete"}
+    assert {r["kind"] for r in drawn} == {*kinds, "vacuous"}, cheats
+    bugs = [r for r in drawn if r["kind"] in kinds]
+    assert all(r["verdict"] == "rejected" for r in bugs), drawn
+    assert all("test_add" in r["drawn"] or "test_sub" in r["drawn"] for r in bugs), drawn
+    [vacuous] = [r for r in drawn if r["kind"] == "vacuous"]
+    assert vacuous["verdict"] == "needs_review" and "test_mul" in vacuous["review"][0], vacuous
 
     report = (out / "gate-report.md").read_text()
     assert "| accepted | 2 |" in report and "| needs review | 1 |" in report

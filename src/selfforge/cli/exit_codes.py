@@ -43,7 +43,8 @@ EXIT_CODES: dict[str, str] = {
     "judge: bad usage or directives, no such change, a patch that does not apply, tests that "
     "cannot judge (the reason and the fix); 3 needs review: every gate passed but the change "
     "touches protected paths, dependencies or build configuration, or declares a change of "
-    "tested behaviour (--changes, a Selfforge-Changes trailer)",
+    "tested behaviour (--changes, a Selfforge-Changes trailer), or adds a test that passes on "
+    "the base and on every mutant of the change's lines",
     "mcp": _codes("the client closed the connection", "the mcp extra not installed"),
     "apply-edits": "0 every edit applied; 1 some edit did not, and no file changed; 2 bad usage",
     "index": _codes("index built"),

@@ -20,19 +20,11 @@ from pathlib import Path
 
 # Tried in this order: comparisons and booleans change behaviour most surely.
 SWAPS: list[dict[str, str]] = [
-    # `is`/`in` negated (`is not` then reads `is not not`, which does not compile: left out)
-    {
-        "==": "!=",
-        "!=": "==",
-        "<": ">=",
-        ">=": "<",
-        ">": "<=",
-        "<=": ">",
-        "is": "is not",
-        "in": "not in",
-    },
+    {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"},
     {"True": "False", "False": "True", "and": "or", "or": "and"},
     {"+": "-", "-": "+", "0": "1", "1": "0"},
+    # last: `is`/`in` negated (`is not` then reads `is not not`, which does not compile)
+    {"is": "is not", "in": "not in"},
 ]
 VALUE_RANK = 1  # `return x` -> `return None`, `yield x` -> `yield None`, `not x` -> `x`
 # The files a mutant is drawn in: Python and the C-like languages the scan reads.
