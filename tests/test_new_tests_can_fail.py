@@ -146,3 +146,23 @@ def test_run_refuses_a_model_s_vacuous_new_test(tmp_path: Path, script) -> None:
     assert "test_more.py::test_add_more" in attempt["reason"]
     assert "checks nothing the change does" in attempt["reason"]
     assert not (repo / "test_more.py").exists()  # nothing landed
+
+
+def test_mutants_of_c_like_lines_leave_strings_and_comments_alone(tmp_path: Path) -> None:
+    """The machinery the judge and the bench share (judge/mutants.py) on TypeScript and Go:
+    comparisons, booleans and signs flipped, never inside a string, a template or a
+    comment, nor a generic's or an arrow's angle brackets."""
+    from selfforge.judge.mutants import candidates
+
+    (tmp_path / "a.ts").write_text(
+        "export const f = <T>(a: number): boolean => a + 1 === 2 && 'x < 1' !== `y == ${a}`;\n"
+        "// a > 0 || true\n"
+    )
+    (tmp_path / "a.go").write_text("package a\n\nfunc G(a int) bool { return a > 0 || a == -1 }\n")
+    found = {(m.path, m.old, m.new) for m in candidates(tmp_path, {"a.ts": {1, 2}, "a.go": {3}})}
+    assert found == {
+        ("a.ts", "+", "-"), ("a.ts", "1", "0"), ("a.ts", "==", "!="), ("a.ts", "&&", "||"),
+        ("a.ts", "!=", "=="),
+        ("a.go", ">", "<="), ("a.go", "0", "1"), ("a.go", "||", "&&"), ("a.go", "==", "!="),
+        ("a.go", "-", "+"), ("a.go", "1", "0"),
+    }  # fmt: skip
