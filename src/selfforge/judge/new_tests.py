@@ -1,18 +1,23 @@
 """A test a change adds must be able to fail: the stage after the tests (``check_new_tests``).
 
 The new tests are the ones the change's own suite ran and passed that the base's report
-does not hold. Each must show that it checks something the change does, in one of two
-ways, the cheaper first:
+does not hold (nor stands for: a module that did not import there holds its tests), in a
+change that touches tests. Each must show that it checks something the change does, in
+one of two ways, the cheaper first:
 
 1. it fails on the base's code (``contract.tests_on_base``: the base with the change's
-   tests over it), one run of only the new tests; a test that cannot even be built or
-   imported there (the code it calls does not exist yet) fails there too;
+   tests over it), one run of only the new tests;
 2. else it fails on at least one mutant of the lines the change adds or modifies in its
    code (``judge/mutants.py``: a comparison, boolean or sign flipped, a ``return`` made
    None), the mutants tried one at a time, each one run of only the tests still
    unproven, at most ``MAX_MUTANTS`` of them and within a time budget from the suite's
    own duration. A test only counts as failing on a mutant when the run reports it
    failed: a mutant that does not build reports nothing and proves nothing.
+
+A test that does not import or build over the base's code (the code it calls is new)
+fails there, but so would ``assert True`` in its file: it is tried on the mutants too,
+and counts as able to fail unless every mutant tried leaves it passing (with no mutant
+to try, not building on the base is failing there).
 
 A change that adds only tests (no line of code added or modified) has no base to differ
 from: its new tests are tried on mutants of the code they name (the bodies of the
@@ -73,7 +78,8 @@ def check_new_tests(c: Candidate, j: Judge) -> Verdict:
     base, own = j.baseline.tests, c.observed.own_tests
     if not command or base is None or own is None or c.criterion.kind == "whole":
         return PASS
-    new = new_tests(base, own)
+    adds_tests = any(contract.is_infrastructure(p, j.rule) or p.endswith(".rs") for p in c.changed)
+    new = new_tests(base, own) if adds_tests else []
     if not new:
         return PASS
     j.record.begin(STEP)
@@ -100,11 +106,13 @@ def check_new_tests(c: Candidate, j: Judge) -> Verdict:
 
 
 def new_tests(base: TestReport, own: TestReport) -> list[str]:
-    """The tests the change's own suite passed that the base's report does not hold."""
+    """The tests the change's own suite passed that the base's report does not hold, nor
+    stands for (a test of a module that did not import on the base, written before its
+    code, is the base's: the change did not add it)."""
     return sorted(
         t
         for t, outcome in own.outcomes.items()
-        if outcome == "passed" and t not in base.outcomes and "<collection>" not in t
+        if outcome == "passed" and base.outcome(t) is None and "<collection>" not in t
     )
 
 
