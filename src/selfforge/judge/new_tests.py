@@ -64,7 +64,9 @@ class Proof:
     # new): they can fail, unless the mutants show they check nothing of it
     unbuilt: set[str] = field(default_factory=set)
     tried: list[str] = field(default_factory=list)  # the mutants run, described
-    only_tests: bool = False  # the change adds no code: mutants of what the tests name
+    # why the mutants are drawn from the code the new tests name, not the change's:
+    # it adds only tests, or no line of its code gives a mutant ("" when they are not)
+    only_tests: str = ""
 
     @property
     def unproven(self) -> list[str]:
@@ -89,7 +91,7 @@ def check_new_tests(c: Candidate, j: Judge) -> Verdict:
     proof = Proof(new)
     on_base = contract.tests_on_base(c.tree, c.base, c.commit, c.changed, j.rule)
     if on_base is None:
-        proof.only_tests = True
+        proof.only_tests = "the change adds only tests"
     else:
         result, report = run_test_command(c, j, "tests:new-on-base", command, only, commit=on_base)
         for test in new:
@@ -133,7 +135,7 @@ def _try_mutants(
 ) -> None:
     lines = _changed_code_lines(c, j)
     if not lines:
-        proof.only_tests = True
+        proof.only_tests = proof.only_tests or "no line of the change's code gives a mutant"
         lines = _named_code_lines(c, j, proof.unproven)
     suite_s = c.observed.tests_result.duration_s if c.observed.tests_result else 0.0
     budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
@@ -240,12 +242,12 @@ def _verdict(c: Candidate, j: Judge, proof: Proof, started: float) -> Verdict:
         why = f"passes on the base and on every one of {tried}: it checks nothing the change does"
     elif proof.tried:
         why = (
-            f"passes on the base (the change adds no code) and on every one of {tried}: "
+            f"passes on the base ({proof.only_tests}) and on every one of {tried}: "
             "it checks nothing the change does"
         )
     else:
         why = (
-            f"passes on the base{' (the change adds no code)' if proof.only_tests else ''} and "
+            f"passes on the base{f' ({proof.only_tests})' if proof.only_tests else ''} and "
             f"no mutant of {where} could be made: it was not checked"
         )
     if proof.tried and set(unproven) <= proof.unbuilt:
