@@ -85,13 +85,19 @@ def added_lines(zero_context_diff: str) -> dict[str, set[int]]:
     return added
 
 
-def candidates(root: Path, added: dict[str, set[int]]) -> Iterator[Mutation]:
-    """Mutations on added lines, most promising kind first, then by file and position."""
+Reader = Callable[[str], str]  # a file's text by its path (raises OSError or ValueError)
+
+
+def candidates(
+    root: Path, added: dict[str, set[int]], read: Reader | None = None
+) -> Iterator[Mutation]:
+    """Mutations on added lines, most promising kind first, then by file and position;
+    the files read under ``root``, or by ``read`` (the judge's: through repo/treefiles)."""
     found: list[tuple[int, Mutation]] = []
     for path in sorted(added):
         try:
-            source = (root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            source = read(path) if read else (root / path).read_text(encoding="utf-8")
+        except (OSError, ValueError):
             continue
         if not path.endswith(".py"):
             found += [(rank, m) for rank, m in _c_like(path, source, added)]
@@ -146,7 +152,7 @@ _C_DEF = (
 )
 
 
-def named_lines(root: Path, files: Iterable[str], names: set[str]) -> dict[str, set[int]]:
+def named_lines(files: Iterable[str], names: set[str], read: Reader) -> dict[str, set[int]]:
     """The lines of the definitions (functions, methods, classes) named ``names`` in
     ``files`` (their bodies, the line that names each left out): where a change that adds
     only tests reaches the code, as far as a reading of the names tells."""
@@ -159,8 +165,8 @@ def named_lines(root: Path, files: Iterable[str], names: set[str]) -> dict[str, 
     c_like = re.compile(_C_DEF.format(names=alternatives), re.M)
     for path in files:
         try:
-            source = (root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            source = read(path)
+        except (OSError, ValueError):
             continue
         scan = python if path.endswith(".py") else c_like
         lines = source.splitlines()

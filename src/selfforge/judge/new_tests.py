@@ -45,7 +45,7 @@ from selfforge.judge.runners.results import FAILING, TestReport
 from selfforge.judge.stage_log import named
 from selfforge.judge.suite_runs import run_test_command
 from selfforge.judge.verdict import PASS, Verdict
-from selfforge.repo import git
+from selfforge.repo import git, treefiles
 
 MAX_MUTANTS = 12  # mutants tried per check, at most
 MIN_BUDGET_S = 20.0  # the mutants' time budget: this, or a few times the suite's run
@@ -139,13 +139,11 @@ def _try_mutants(
         lines = _named_code_lines(c, j, proof.unproven)
     suite_s = c.observed.tests_result.duration_s if c.observed.tests_result else 0.0
     budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
-    texts: dict[str, str] = {}
-    for mutation in mutants.spread(mutants.candidates(c.tree, lines)):
+    texts = _Texts(c)
+    for mutation in mutants.spread(mutants.candidates(c.tree, lines, texts.read)):
         if len(proof.tried) >= MAX_MUTANTS or time.monotonic() - started > budget:
             break
-        if mutation.path not in texts:
-            texts[mutation.path] = git.git("show", f"{c.commit}:{mutation.path}", cwd=c.tree)
-        mutated = mutation.applied(texts[mutation.path])
+        mutated = mutation.applied(texts.read(mutation.path))
         if not mutation.compiles(mutated):
             continue
         message = f"selfforge: a mutant of the change: {mutation.describe()}"
@@ -163,6 +161,23 @@ def _try_mutants(
             break
 
 
+class _Texts:
+    """The candidate's files, read once each through repo/treefiles (the tree is at the
+    candidate's commit between runs): never out of the tree, never a FIFO."""
+
+    def __init__(self, c: Candidate) -> None:
+        self.tree = c.tree
+        self.texts: dict[str, str] = {}
+
+    def read(self, path: str) -> str:
+        if path not in self.texts:
+            try:
+                self.texts[path] = treefiles.read_text(self.tree, path)
+            except treefiles.NotReadable as exc:
+                raise ValueError(str(exc)) from None
+        return self.texts[path]
+
+
 def _is_code(path: str, j: Judge) -> bool:
     return path.endswith(mutants.SUFFIXES) and not contract.is_infrastructure(path, j.rule)
 
@@ -173,15 +188,14 @@ def _changed_code_lines(c: Candidate, j: Judge) -> dict[str, set[int]]:
     code = [p for p, status in c.changed.items() if status[:1] != "D" and _is_code(p, j)]
     if not code:
         return {}
-    diff = git.git("diff", "-U0", "--no-renames", c.base, c.commit, "--", *code, cwd=c.tree)
+    diff = git.diff(c.tree, "-U0", "--no-renames", c.base, c.commit, "--", *code)
     lines = mutants.added_lines(diff)
     for path in [p for p in lines if p.endswith(".rs")]:
-        lines[path] -= _inline_test_lines(c, path)
+        lines[path] -= _inline_test_lines(git.git("show", f"{c.commit}:{path}", cwd=c.tree))
     return {p: n for p, n in lines.items() if n}
 
 
-def _inline_test_lines(c: Candidate, path: str) -> set[int]:
-    text = git.git("show", f"{c.commit}:{path}", cwd=c.tree)
+def _inline_test_lines(text: str) -> set[int]:
     found: set[int] = set()
     for m in INLINE_TESTS.finditer(text):
         first = text.count("\n", 0, m.start()) + 1
@@ -198,7 +212,7 @@ def _named_code_lines(c: Candidate, j: Judge, tests: list[str]) -> dict[str, set
     test_files = [p for p in c.changed if contract.is_infrastructure(p, j.rule)]
     if not test_files:
         return {}
-    diff = git.git("diff", "-U0", "--no-renames", c.base, c.commit, "--", *test_files, cwd=c.tree)
+    diff = git.diff(c.tree, "-U0", "--no-renames", c.base, c.commit, "--", *test_files)
     words = {
         w
         for line in diff.splitlines()
@@ -211,7 +225,7 @@ def _named_code_lines(c: Candidate, j: Judge, tests: list[str]) -> dict[str, set
         for p in git.git("ls-files", "-z", cwd=c.tree).split("\0")
         if p and _is_code(p, j) and not _vendored(p)
     ][:MAX_NAMED_FILES]
-    return mutants.named_lines(c.tree, files, words)
+    return mutants.named_lines(files, words, _Texts(c).read)
 
 
 def _vendored(path: str) -> bool:
