@@ -114,7 +114,7 @@ GO_CALC = "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"
 GO_TEST = 'package calc\n\nimport "testing"\n\nfunc TestZero(t *testing.T) {\n\tif Add(0, 0) != 0 {\n\t\tt.Fatal("0")\n\t}\n}\n'  # noqa: E501
 
 
-@pytest.mark.slow  # three checks of a Go module: about 20 s
+@pytest.mark.slow  # two checks of a Go module: about 20 s
 @pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
 def test_a_vacuous_new_go_test_needs_review(tmp_path: Path) -> None:
     files = {"go.mod": GO_MOD, "calc.go": GO_CALC, "calc_test.go": GO_TEST}
