@@ -73,21 +73,27 @@ def test_a_fix_with_a_real_new_test_is_accepted(tmp_path: Path) -> None:
     assert "test_more.py::test_add_more: fails on the base" in _can_fail(repo)
 
 
-def test_a_new_test_of_new_code_is_shown_to_fail_on_a_mutant_not_by_its_import(
-    tmp_path: Path,
-) -> None:
-    """On the base the test's module does not import (neg() is new): it can fail, and a
-    mutant of neg() shows it checks it. The same test made vacuous fails to import on the
-    base just as well: the mutants show it checks nothing."""
+NEG = CALC + "\n\ndef neg(a):\n    return -a\n"
+TEST_NEG = "from calc import neg\n\n\ndef test_neg():\n    assert neg(2) == -2\n"
+
+
+def test_a_new_test_of_new_code_is_shown_to_fail_on_a_mutant(tmp_path: Path) -> None:
+    """On the base the test's module does not import (neg() is new): a mutant of neg()
+    is what shows that it checks it."""
     repo = _repo(tmp_path, GREEN)
-    code_ = CALC + "\n\ndef neg(a):\n    return -a\n"
-    test = "from calc import neg\n\n\ndef test_neg():\n    assert neg(2) == -2\n"
-    _commit(repo, "neg()", {"calc.py": code_, "test_neg.py": test})
+    _commit(repo, "neg()", {"calc.py": NEG, "test_neg.py": TEST_NEG})
     code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
     assert "test_neg.py::test_neg: fails on the mutant calc.py:" in _can_fail(repo)
-    _commit(repo, "neg() tested less", {"test_neg.py": test.replace("neg(2) == -2", "True")})
-    code, verdict = check_json(repo, "HEAD~2..HEAD")
+
+
+def test_a_vacuous_test_of_new_code_is_not_proven_by_its_import(tmp_path: Path) -> None:
+    """The same test made vacuous fails to import on the base just as well: the mutants
+    show that it checks nothing."""
+    repo = _repo(tmp_path, GREEN)
+    vacuous = TEST_NEG.replace("neg(2) == -2", "True")
+    _commit(repo, "neg()", {"calc.py": NEG, "test_neg.py": vacuous})
+    code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     assert "test_neg.py::test_neg does not build on the base" in verdict["review"][0]
 
