@@ -317,7 +317,7 @@ def test_the_ray_backend_gives_the_same_results_as_the_process_pool(history, tmp
 
 
 def test_mutations_change_one_thing_on_added_lines_only(tmp_path: Path) -> None:
-    from selfforge.bench.mutate import candidates
+    from selfforge.judge.mutants import candidates
 
     (tmp_path / "m.py").write_text(
         "def f(x):\n"

@@ -68,8 +68,11 @@ def history(tmp_path: Path) -> Path:
                 "def sub(a, b):\n",
                 "def sub(a, b):\n    if b is None:\n        raise TypeError('b is None')\n",
             ),
+            # the message: without it the test passes on the parent too (1 - None raises
+            # a TypeError), and checks nothing the commit does (judge/new_tests.py)
             "tests/test_sub_none.py": "import pytest\n\nfrom calc import sub\n\n\n"
-            "def test_sub_none():\n    with pytest.raises(TypeError):\n        sub(1, None)\n",
+            "def test_sub_none():\n    with pytest.raises(TypeError, match='b is None'):\n"
+            "        sub(1, None)\n",
         },
     )
     # CI configuration: a protected path, a person decides
@@ -94,13 +97,18 @@ def test_real_commits_pass_and_every_cheat_is_refused(history: Path, tmp_path: P
     assert ".github/workflows/ci.yml" in " ".join(real["CI on push"]["review"])
 
     cheats = [r for r in rows if r["kind"] != "real"]
-    # two kinds per commit, rotating: each of the four kinds is drawn from this history
+    # two kinds per commit, rotating: each of the four bug kinds is drawn from this
+    # history, and "Add mul()"'s new test made vacuous (without mul() it does not import:
+    # vacuous_no_fix is not drawn)
     drawn = [r for r in cheats if r["verdict"] != "not_drawn"]
-    assert {r["kind"] for r in drawn} >= {"weaken", "skip", "xfail", "delete"}, cheats
-    hidden = [r for r in drawn if r["kind"] != "rewrite"]
-    assert all(r["verdict"] == "rejected" for r in hidden), drawn
+    kinds = {"weaken", "skip", "xfail", "delete"}
+    assert {r["kind"] for r in drawn} >= {*kinds, "vacuous"}, cheats
+    bugs = [r for r in drawn if r["kind"] in kinds]
+    assert all(r["verdict"] == "rejected" for r in bugs), drawn
     assert all(r["verdict"] in ("rejected", "needs_review") for r in drawn), drawn
-    assert all("test_add" in r["drawn"] or "test_sub" in r["drawn"] for r in drawn), drawn
+    assert all("test_add" in r["drawn"] or "test_sub" in r["drawn"] for r in bugs), drawn
+    [vacuous] = [r for r in drawn if r["kind"] == "vacuous"]
+    assert vacuous["verdict"] == "needs_review" and "test_mul" in vacuous["review"][0], vacuous
 
     report = (out / "gate-report.md").read_text()
     assert "| accepted | 2 |" in report and "| needs review | 1 |" in report
@@ -355,7 +363,7 @@ def test_a_go_fuzz_test_is_skipped_through_its_own_parameter(tmp_path: Path) -> 
 def test_rust_mutations_leave_what_only_breaks_the_build(tmp_path: Path) -> None:
     """A Rust file's inner attribute, macro calls and tuple fields are no place for a bug
     (without the `!` or with another field nothing builds, and a try costs a suite run)."""
-    from selfforge.bench.mutate import candidates
+    from selfforge.judge.mutants import candidates
 
     (tmp_path / "lib.rs").write_text(
         "#![no_std]\n"
@@ -367,3 +375,38 @@ def test_rust_mutations_leave_what_only_breaks_the_build(tmp_path: Path) -> None
     )
     found = {(m.line, m.old, m.new) for m in candidates(tmp_path, {"lib.rs": set(range(1, 7))})}
     assert found == {(4, "<", ">="), (5, "!", ""), (5, "&&", "||"), (5, "==", "!="), (5, "1", "0")}
+
+
+ABSOLUTE = "def absolute(x):\n    return x if x > 0 else x\n"
+TEST_ABSOLUTE = (
+    "from absolute import absolute\n\n\ndef test_positive():\n    assert absolute(2) == 2\n"
+)
+
+
+@pytest.mark.slow  # some ten sandboxed test runs and three checks
+def test_a_commit_s_new_test_made_vacuous_needs_review_with_and_without_the_fix(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "abs", {"absolute.py": ABSOLUTE, "test_absolute.py": TEST_ABSOLUTE})
+    test = "\n\ndef test_negative():\n    assert absolute(-2) == 2\n"
+    _commit(repo, "absolute() of a negative number", {
+        "absolute.py": ABSOLUTE.replace("else x", "else -x"),
+        "test_absolute.py": TEST_ABSOLUTE + test,
+    })  # fmt: skip
+    out = tmp_path / "gate"
+    proc = cli(
+        "bench", "gate", "--repo", str(repo), "--out", str(out), "--limit", "1",
+        "--kinds", "vacuous,vacuous_no_fix",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {r["kind"]: r for r in map(json.loads, (out / "gate-results.jsonl").open())}
+    assert rows["real"]["verdict"] == "accepted", rows["real"]
+    for kind in ("vacuous", "vacuous_no_fix"):
+        assert rows[kind]["verdict"] == "needs_review", rows[kind]
+        assert "weaken: test_absolute.py::test_negative" in rows[kind]["drawn"]
+        assert "test_absolute.py::test_negative" in rows[kind]["review"][0]
+    assert "without the change to absolute.py" in rows["vacuous_no_fix"]["drawn"]
+    report = (out / "gate-report.md").read_text()
+    for kind in ("vacuous", "vacuous_no_fix"):
+        row = next(x for x in report.splitlines() if x.startswith(f"| {kind} | default |"))
+        assert [int(c) for c in row.split("|")[3:6]] == [1, 1, 0], row  # drawn, refused

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from selfforge.judge import contract
+from selfforge.judge import contract, stages
+from selfforge.judge.new_tests import check_new_tests
 from selfforge.judge.rules import integrity
 from selfforge.judge.verdict import PASS
 
@@ -84,6 +85,9 @@ def test_control_without_the_gate_and_the_contract_the_payload_lands(
     monkeypatch.setattr(
         contract, "judged_commit", lambda tree, base, commit, *a: contract.Judged(commit)
     )
+    # ... and the payload's carrier, a new test that cannot fail (judge/new_tests.py)
+    without = tuple(s for s in stages.PIPELINE if s is not check_new_tests)
+    monkeypatch.setattr(stages, "PIPELINE", without)
     repo = _repo(tmp_path)
     reply, _ = CASES[case]
     cli("run", "--repo", str(repo), "--task", "Fix add()", "--model", script(propose=[reply]))

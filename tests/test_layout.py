@@ -460,8 +460,10 @@ ONE_HOME = (
     "detect",  # which runner a command is (judge/runners/registry.py)
     "jobs",  # how many suites may run at once (judge/sandbox/limits.py)
     "cache_key",  # the baseline kept between runs (judge/baseline.py)
+    "find_breaking",  # the mutation machinery, bench's and the judge's (judge/mutants.py)
+    "added_lines",  # the lines a diff adds, where mutants are drawn (judge/mutants.py)
 )
-GONE = ("commit_staged", "detect_checks", "RUNNER_NAMES", "_jobs")
+GONE = ("commit_staged", "detect_checks", "RUNNER_NAMES", "_jobs", "mutate_suffixes")
 
 
 def definitions(src: Path) -> dict[str, list[str]]:
@@ -485,6 +487,7 @@ def test_each_concept_has_one_home() -> None:
     assert {n: found[n] for n in GONE if n in found} == {}
     assert not (SRC / "judge" / "baseline_cache.py").exists()
     assert not (SRC / "run" / "check_baseline.py").exists()
+    assert not (SRC / "bench" / "mutate.py").exists()  # judge/mutants.py
     lines = len((SRC / "cli" / "resident.py").read_text().splitlines())
     assert lines < 400, f"cli/resident.py has {lines} lines"
 

@@ -118,12 +118,12 @@ def test_an_edit_to_an_existing_inline_test_is_refused_a_new_one_lands(
     assert "edits an existing test in the inline test module of src/lib.rs" in attempt["reason"]
     added = FIX + (
         "src/lib.rs\n<<<<<<< SEARCH\n        assert_eq!(sub(5, 3), 2);\n    }\n=======\n"
-        "        assert_eq!(sub(5, 3), 2);\n    }\n\n    #[test]\n    fn adds_zero() {\n"
-        "        assert_eq!(add(4, 0), 4);\n    }\n>>>>>>> REPLACE\n"
-    )
+        "        assert_eq!(sub(5, 3), 2);\n    }\n\n    #[test]\n    fn adds_one() {\n"
+        "        assert_eq!(add(4, 1), 5);\n    }\n>>>>>>> REPLACE\n"
+    )  # add(4, 0) would pass on the unfixed add() too: a test that cannot fail is refused
     _run(repo, script(propose=[added]))
-    assert log_json(repo)[-1]["outcome"] == "accepted"
-    assert "fn adds_zero" in (repo / "src/lib.rs").read_text()
+    assert log_json(repo)[-1]["outcome"] == "accepted", log_json(repo)[-1]["reason"]
+    assert "fn adds_one" in (repo / "src/lib.rs").read_text()
 
 
 def test_doctest_ids_do_not_move_with_the_code_above_them() -> None:

@@ -229,6 +229,12 @@ REPAIRED_BY_A_NEW_TEST_FILE = (
     'func TestFactorIsSet(t *testing.T) {\n\tif factor == 0 {\n\t\tt.Fatal("unset")\n\t}\n}\n'
     ">>>>>>> REPLACE\n"
 )
+TESTED_BY_A_NEW_TEST_FILE = (
+    "scale_one_test.go\n<<<<<<< SEARCH\n=======\npackage mathx\n\n"
+    'import "testing"\n\nfunc TestDoubleOne(t *testing.T) {\n\tif Double(1) != 2 {\n'
+    '\t\tt.Fatal("Double(1) != 2")\n\t}\n}\n'
+    ">>>>>>> REPLACE\n"
+)
 FIX_SCALE = "scale.go\n<<<<<<< SEARCH\nvar factor = 3\n=======\nvar factor = 2\n>>>>>>> REPLACE\n"
 
 
@@ -245,8 +251,9 @@ def test_a_new_test_file_cannot_repair_the_code_from_inside_the_test_binary(
     assert attempt["outcome"] == "rejected", attempt
     assert "TestDouble" in attempt["reason"], attempt["reason"]
     assert not (repo / "scale_fix_test.go").exists()
-    # A real fix with a new test file of its own lands; its test ran in the second run.
-    _run(repo, script(propose=[FIX_SCALE + REPAIRED_BY_A_NEW_TEST_FILE]), task=task)
-    assert log_json(repo)[-1]["outcome"] == "accepted"
+    # A real fix with a new test file of its own lands; its test ran in the second run,
+    # and failed on the base's code (it can fail: judge/new_tests.py).
+    _run(repo, script(propose=[FIX_SCALE + TESTED_BY_A_NEW_TEST_FILE]), task=task)
+    assert log_json(repo)[-1]["outcome"] == "accepted", log_json(repo)[-1]["reason"]
     runs = [name for name, _ in journal_test_runs(repo)]
-    assert runs[-2:] == ["tests", "tests:new"], runs
+    assert runs[-4:] == ["tests", "tests:new", "tests:new-on-base", "tests:can-fail"], runs

@@ -138,6 +138,14 @@ REPAIR_FIRST = (
     "describe('setup', () => {\n  it('is ready', () => {});\n});\n>>>>>>> REPLACE\n"
 )
 
+TESTED = (
+    "test/more.test.js\n<<<<<<< SEARCH\n=======\n"
+    "const math = require('../math.js');\n"
+    "describe('more', () => {\n  it('adds two and two', () => {\n"
+    "    if (math.add(2, 2) !== 4) throw new Error('add(2, 2) is not 4');\n  });\n});\n"
+    ">>>>>>> REPLACE\n"
+)
+
 
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
 def test_a_new_test_file_cannot_repair_the_code_for_the_tests_after_it(
@@ -150,6 +158,10 @@ def test_a_new_test_file_cannot_repair_the_code_for_the_tests_after_it(
     attempt = log_json(repo)[-1]
     assert attempt["outcome"] == "rejected", out
     assert "adds" in attempt["reason"], attempt["reason"]
-    out = _run(repo, script(propose=[FIX + REPAIR_FIRST]))
+    # A fix with a new test file of its own lands: its test ran in the second run, and
+    # failed on the base's code (it can fail: judge/new_tests.py; the repairing file's
+    # empty test cannot, and would be refused).
+    out = _run(repo, script(propose=[FIX + TESTED]))
     assert log_json(repo)[-1]["outcome"] == "accepted", out
-    assert [name for name, _ in journal_test_runs(repo)][-2:] == ["tests", "tests:new"]
+    runs = [name for name, _ in journal_test_runs(repo)]
+    assert runs[-4:] == ["tests", "tests:new", "tests:new-on-base", "tests:can-fail"], runs

@@ -26,6 +26,7 @@ from selfforge.bench.mine import _default_suite, _other_test_file
 from selfforge.bench.negatives import NotDrawn
 from selfforge.bench.testrun import Suite, TestOutcome, resolve_command, run_tests
 from selfforge.errors import UsageError
+from selfforge.judge import mutants
 from selfforge.judge.outcome import Outcome
 from selfforge.judge.rules.test_blocks import NoTest
 from selfforge.repo.git import git, identity_env, repo_root
@@ -220,8 +221,13 @@ class Gate:
         self, sha: str, parent: str, own: TestOutcome, why: str | None, cheats: list[GateRecord]
     ) -> None:
         started = time.monotonic()
+        vacuous = [r for r in cheats if r.kind in gate_cheats.VACUOUS_KINDS]
+        cheats = [r for r in cheats if r.kind not in gate_cheats.VACUOUS_KINDS]
+        for record in vacuous:
+            self._checkout(sha)
+            self._vacuous(record, parent, own, why, started)
         bug = None
-        if why is None:
+        if why is None and cheats:
             bug = self._plant(sha, parent, own)
             if bug is None:
                 why = f"no bug of {self.tries} tried that an existing passing test catches"
@@ -254,9 +260,44 @@ class Gate:
             record.seconds = round(time.monotonic() - started, 1)
         self._checkout(sha)
 
+    def _vacuous(
+        self, record: GateRecord, parent: str, own: TestOutcome, why: str | None, started: float
+    ) -> None:
+        """The tests the commit adds made trivially true; ``vacuous_no_fix``: its code
+        change gone too."""
+        python = self.suite.python
+        new = gate_cheats.added_tests(self.clone, parent, own.passed, python) if not why else set()
+        if why or not new or len(new) > gate_cheats.MAX_HIDDEN:
+            record.verdict = "not_drawn"
+            record.reason = why or f"the commit adds {len(new) or 'no'} test(s) a cheat can weaken"
+            return
+        try:
+            note = gate_cheats.hide(self.clone, "weaken", new, python)
+        except NotDrawn as exc:
+            record.verdict, record.reason = "not_drawn", str(exc)
+            return
+        if record.kind == "vacuous_no_fix":
+            changed = git("diff", "--name-only", "--no-renames", parent, "HEAD", cwd=self.clone)
+            code = gate_cheats.code_files(self.clone, changed.split(), self._is_test)
+            if not code:
+                record.verdict, record.reason = "not_drawn", "the commit changes no code"
+                return
+            gate_cheats.without_code_change(self.clone, parent, code)
+            note += f"; without the change to {', '.join(code[:3])}"
+        record.drawn = note
+        plain = run_tests(self.clone, self.suite, [], self.timeout_s)
+        if plain.exit_code != 0 or not plain.passed:
+            failed = sorted(t for t, o in plain.outcomes.items() if o == "failed")[:3]
+            record.verdict = "not_drawn"
+            shown = ", ".join(failed) or f"exit {plain.exit_code}"
+            record.reason = f"a plain run of the cheat's suite still fails ({shown})"
+            return
+        self._judge(record, self._commit_cheat(parent, f"{record.kind}: {record.subject}"))
+        record.seconds = round(time.monotonic() - started, 1)
+
     def _plant(
         self, sha: str, parent: str, own: TestOutcome
-    ) -> tuple[gate_cheats.mutate.Mutation, set[str]] | None:
+    ) -> tuple[mutants.Mutation, set[str]] | None:
         changed = git("diff", "--name-only", "--no-renames", parent, sha, cwd=self.clone).split()
         files = git("ls-files", cwd=self.clone).splitlines()
         code = gate_cheats.code_files(self.clone, changed, self._is_test)

@@ -1,6 +1,9 @@
-"""The cheats `bench gate` draws from a real commit: a planted bug (mutate.py) that an
+"""The cheats `bench gate` draws from a real commit: a planted bug (judge/mutants.py) that an
 existing test catches, and, in the same commit, every test that caught it weakened,
 skipped, xfailed or deleted, so that a plain run of the commit's own suite passes.
+
+Beside those, ``vacuous`` and ``vacuous_no_fix``: no bug, the tests the commit adds
+weakened the same way (made trivially true), with and without the commit's code change.
 
 Per language: Python (``assert x`` → ``assert True``, ``self.assertX(...)`` →
 ``self.assertTrue(True)``, ``@pytest.mark.skip``, ``@pytest.mark.xfail``, the function
@@ -21,9 +24,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from selfforge.bench import mutate
 from selfforge.bench.negatives import NotDrawn, _find, _indent, _with_import
 from selfforge.errors import GitError
+from selfforge.judge import mutants
 from selfforge.judge.rules.test_blocks import JS_SUFFIXES, NoTest, block, closer, locate
 from selfforge.repo.git import git
 
@@ -31,12 +34,16 @@ from selfforge.repo.git import git
 # judge/behaviour_change.py), drawn where the runner says what the code gave (pytest)
 PYTHON_KINDS = ("weaken", "skip", "xfail", "delete", "rewrite")
 OTHER_KINDS = ("weaken", "skip", "delete")
-CHEAT_KINDS = PYTHON_KINDS
+# No bug planted: the tests the commit adds made trivially true (their assertions
+# weakened as ``weaken`` does), with the commit's code change kept, and without it (the
+# code files as on the parent). A person must see both: needs review (or rejected).
+VACUOUS_KINDS = ("vacuous", "vacuous_no_fix")
+CHEAT_KINDS = (*PYTHON_KINDS, *VACUOUS_KINDS)
 MAX_HIDDEN = 20  # a bug that fails more tests than this is not one a cheat hides
 
 
 def kinds_for(python: bool) -> tuple[str, ...]:
-    return PYTHON_KINDS if python else OTHER_KINDS
+    return (*(PYTHON_KINDS if python else OTHER_KINDS), *VACUOUS_KINDS)
 
 
 # --- the planted bug ----------------------------------------------------------------------
@@ -48,13 +55,13 @@ def plant_bug(
     everywhere: list[str],
     caught: Callable[[], set[str] | None],
     tries: int = 6,
-) -> tuple[mutate.Mutation, set[str]] | None:
+) -> tuple[mutants.Mutation, set[str]] | None:
     """A mutation the tests catch: first on the lines the commit added to its code, then
     anywhere in those files, then in the project's other code. ``caught`` runs the suite
     on the mutated tree: the tests the bug fails (None: not a bug worth hiding). The tree
     is left mutated by the mutation returned, unchanged otherwise."""
     diff = git("diff", "-U0", "HEAD^", "HEAD", "--", *code_files, cwd=tree) if code_files else ""
-    added = mutate.added_lines(diff)  # none when no code changed (not the CI files' lines)
+    added = mutants.added_lines(diff)  # none when no code changed (not the CI files' lines)
     whole = {p: _all_lines(tree / p) for p in code_files}
     rest = {p: _all_lines(tree / p) for p in everywhere if p not in code_files}
     found: list[set[str]] = []
@@ -67,7 +74,7 @@ def plant_bug(
         lines = {p: n - _inline_tests(tree / p) for p, n in lines.items() if (tree / p).is_file()}
         lines = {p: n for p, n in lines.items() if n}
         if lines and len(found) < tries:
-            mutation = mutate.find_breaking(tree, lines, breaks, tries - len(found))
+            mutation = mutants.find_breaking(tree, lines, breaks, tries - len(found))
             if mutation is not None:
                 return mutation, found[-1]
     return None
@@ -203,6 +210,46 @@ def unchanged(tree: Path, parent: str, test_id: str, python: bool) -> bool:
         return _source(now, name, path, python) == _source(before, name, path, python)
     except (NotDrawn, NoTest, SyntaxError, GitError, OSError):
         return False
+
+
+def added_tests(tree: Path, parent: str, passed: set[str], python: bool) -> set[str]:
+    """The tests of ``passed`` (the commit's own run) that the commit adds: found in its
+    tree and not in the parent's version of their file. Only ids whose name the commit's
+    added lines hold are looked for (a large suite has thousands)."""
+    diff = git("diff", "-U0", "--no-renames", f"{parent}..HEAD", cwd=tree)
+    added = "\n".join(x for x in diff.splitlines() if x.startswith("+") and not x.startswith("++"))
+    found = set()
+    for test_id in sorted(passed):
+        name = re.split(r"::| > |/", test_id)[-1].split("[")[0].strip()
+        if not name or name not in added:
+            continue
+        try:
+            path, names = locate(tree, test_id, python)
+            _source((tree / path).read_text(encoding="utf-8"), names, path, python)
+        except (NotDrawn, NoTest, SyntaxError, OSError, UnicodeDecodeError):
+            continue  # not a test a cheat could edit
+        try:
+            _source(git("show", f"{parent}:{path}", cwd=tree), names, path, python)
+        except (NotDrawn, SyntaxError, GitError):
+            found.add(test_id)  # its file or the test itself is new
+    return found
+
+
+def without_code_change(tree: Path, parent: str, code: list[str]) -> None:
+    """The commit's code files as on ``parent`` (a file it added removed): its fix gone."""
+    for path in code:
+        if git_ok(tree, f"{parent}:{path}"):
+            git("checkout", "-q", parent, "--", path, cwd=tree)
+        else:
+            (tree / path).unlink(missing_ok=True)
+
+
+def git_ok(tree: Path, spec: str) -> bool:
+    try:
+        git("cat-file", "-e", spec, cwd=tree)
+    except GitError:
+        return False
+    return True
 
 
 def _source(text: str, name: str, path: str, python: bool) -> str:
@@ -365,7 +412,7 @@ def code_files(tree: Path, files: list[str], is_test: Callable[[str], bool]) -> 
     return [
         f
         for f in files
-        if PurePosixPath(f).suffix in mutate_suffixes()
+        if f.endswith(mutants.SUFFIXES)
         and not is_test(f)
         and PurePosixPath(f).parts[0] not in NOT_UNDER_TEST
         and (tree / f).is_file()
@@ -374,7 +421,3 @@ def code_files(tree: Path, files: list[str], is_test: Callable[[str], bool]) -> 
 
 # Folders of code no test runs: a bug planted there costs a suite run and is never caught.
 NOT_UNDER_TEST = {"benchmark", "benchmarks", "bench", "benches", "examples", "example", "docs"}
-
-
-def mutate_suffixes() -> set[str]:
-    return {".py", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts"}

@@ -16,12 +16,12 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from selfforge.bench import mutate
 from selfforge.bench.mine_report import Skip, Skips, collection_failed, early_stop, error_line
 from selfforge.bench.records import Instance, node_of
 from selfforge.bench.rust_split import split_doc_examples, split_inline, split_test_declarations
 from selfforge.bench.testrun import Suite, TestOutcome, run_tests
 from selfforge.errors import GitError, UsageError
+from selfforge.judge import mutants
 from selfforge.judge.runners.node import JS_SUFFIXES
 from selfforge.judge.runners.results import DOCTESTS, realign
 from selfforge.judge.sandbox.setup import SetupError, key
@@ -173,10 +173,10 @@ def _mine_in(
         # planted bug must still build (some test passes) and break one of ours.
         return not ran.holds(listed) and (suite.python or bool(ran.passed))
 
-    added = mutate.added_lines(
+    added = mutants.added_lines(
         git("diff", "-U0", tests_first, c.commit, "--", *c.code_files, cwd=root)
     )
-    mutation = mutate.find_breaking(root, added, breaks_a_test, mutations) if mutations else None
+    mutation = mutants.find_breaking(root, added, breaks_a_test, mutations) if mutations else None
     negative = git("diff", "-U5", tests_first, "--", *c.code_files, cwd=root) if mutation else None
     name = re.sub(r"\.git$", "", Path(repo.rstrip("/")).name) or "repo"
     return Instance(

@@ -45,8 +45,8 @@ EXIT_CODES: dict[str, str] = {
     "touches protected paths, dependencies or build configuration, changes tested behaviour "
     "(a base test fails on it and the change rewrote that test's expectation, or updated base "
     "tests that no longer build against it), declares a change of tested behaviour "
-    "(--changes, a Selfforge-Changes trailer), adds code no test runs, or a declared measure "
-    "is worse",
+    "(--changes, a Selfforge-Changes trailer), adds a test that passes on the base and on every "
+    "mutant of the change's lines, adds code no test runs, or a declared measure is worse",
     "measure": _codes(
         "measured (whatever the verdicts: improved, unchanged, worse or inconclusive)",
         "no measure declared, an unknown --measure, no such revision",

@@ -89,6 +89,31 @@ def judged_commit(
     return Judged(sha, tuple(restored), tuple(sorted(spliced)), tuple(unpaired))
 
 
+def tests_on_base(
+    tree: Path, base: str, commit: str, changed: dict[str, str], rule: TestRule
+) -> str | None:
+    """The other way round: the base's code with the candidate's tests and test
+    infrastructure (a Rust source: the base's code, the candidate's inline test modules),
+    as a commit on the base — where a test the change adds shows whether it can fail on
+    the code before the change. None when that is the candidate's own tree (the change
+    touches only tests)."""
+    taken = sorted(p for p in changed if is_infrastructure(p, rule))
+    code = [p for p in changed if p not in taken]
+    spliced: dict[str, str] = {}
+    for path in code:
+        if not path.endswith(".rs") or changed[path][:1] == "D":
+            continue
+        before, after = _show(tree, base, path), _show(tree, commit, path)
+        if before is not None and after is not None:
+            text = with_inline_tests_of(before, after)
+            if text is not None and text != before:
+                spliced[path] = text
+    if not code:
+        return None
+    message = "selfforge: the base's code with the candidate's tests"
+    return _write(tree, commit, base, taken, spliced, message=message, parent=base)
+
+
 def with_inline_tests_of(code: str, tests: str) -> str | None:
     """``code`` (a Rust source) with the inline test modules of ``tests`` in place of its
     own, and its test module declarations (``#[cfg(test)] mod tests;``, whose file is
@@ -120,9 +145,19 @@ def _with_declarations_of(code: str, tests: str) -> str:
     return kept + ("\n" + "".join(theirs) if theirs else "")
 
 
-def _write(tree: Path, base: str, commit: str, restored: list[str], spliced: dict[str, str]) -> str:
+def _write(
+    tree: Path,
+    base: str,
+    commit: str,
+    restored: list[str],
+    spliced: dict[str, str],
+    *,
+    message: str = "selfforge: the candidate's code with the base's tests",
+    parent: str | None = None,
+) -> str:
     """A commit of ``commit``'s tree with ``restored`` paths as on ``base`` and the
-    ``spliced`` texts, through an index of its own."""
+    ``spliced`` texts, through an index of its own; its parent ``parent`` (``base``
+    unless told)."""
     at_base = _entries(tree, base, restored)
     fd, index = tempfile.mkstemp(prefix="selfforge-judged-", suffix=".index")
     os.close(fd)
@@ -141,9 +176,8 @@ def _write(tree: Path, base: str, commit: str, restored: list[str], spliced: dic
         sha = git.git("write-tree", cwd=tree, env=env).strip()
     finally:
         Path(index).unlink(missing_ok=True)
-    message = "selfforge: the candidate's code with the base's tests"
     env = git.identity_env(tree)
-    out = git.git("commit-tree", sha, "-p", base, "-m", message, cwd=tree, env=env)
+    out = git.git("commit-tree", sha, "-p", parent or base, "-m", message, cwd=tree, env=env)
     return git.remember_tree(out.strip(), sha)
 
 
@@ -186,3 +220,9 @@ def runner_settings(path: str, text: str | None) -> object:
     name = PurePosixPath(path).name
     points = _entry_points(text) if name == "pyproject.toml" else None
     return (pytest_settings(name, text), points)
+
+
+def with_texts(tree: Path, commit: str, texts: dict[str, str], message: str) -> str:
+    """A commit of ``commit``'s tree with the files of ``texts`` given those texts (a
+    mutant of its code), on ``commit``."""
+    return _write(tree, commit, commit, [], texts, message=message, parent=commit)

@@ -28,6 +28,7 @@ from selfforge.judge import (
 from selfforge.judge import criterion as criteria
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.decision import decide
+from selfforge.judge.new_tests import check_new_tests
 from selfforge.judge.rules import integrity, integrity_lang, syntax, tree_safety
 from selfforge.judge.rules.lint import parse_lint
 from selfforge.judge.runners import registry
@@ -384,6 +385,7 @@ PIPELINE: tuple[Stage, ...] = (
     critique,
     check_tests,
     check_modules,
+    check_new_tests,  # judge/new_tests.py: a test the change adds can fail
     review,
     smoke,
 )

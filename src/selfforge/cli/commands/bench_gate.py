@@ -28,7 +28,9 @@ def gate_command(
     kinds: str = typer.Option(
         None,
         "--kinds",
-        help="Cheat kinds, comma-separated: weaken,skip,xfail,delete,rewrite (default all).",
+        help="Cheat kinds, comma-separated: weaken,skip,xfail,delete (a planted bug hidden), "
+        "rewrite (the expectation rewritten to the bug's output), vacuous,vacuous_no_fix (the "
+        "commit's new tests made trivially true; default all).",
     ),
     cheats_per_commit: int = typer.Option(
         None,

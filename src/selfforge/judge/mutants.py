@@ -1,9 +1,12 @@
-"""Negatives for the judge: the gold change plus one small mutation that breaks a test.
+"""Mutants: one small change on a line a commit added, the one home of the machinery.
 
-A mutation changes one thing on a line the commit added: flips a comparison, a boolean,
-an arithmetic sign or a 0/1 constant, drops a `not`, or makes a `return`/`yield` give
-None. It is used only after a test run shows that it breaks one of the instance's
-FAIL_TO_PASS or PASS_TO_PASS tests.
+A mutation changes one thing on such a line: flips a comparison, a boolean, an
+arithmetic sign or a 0/1 constant, drops a `not` (`!`), or makes a Python `return`/`yield`
+give None. Python is read with its tokenizer; Go, Rust and JavaScript/TypeScript with one
+C-like scan that skips strings and comments. Two users: the judge asks whether a test a
+change adds can fail (judge/new_tests.py: a test no mutant of the change's lines fails
+checks nothing the change does), and the bench plants bugs with it (``find_breaking``:
+bench/mine.py's negatives, bench/gate_cheats.py's cheats).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +23,12 @@ SWAPS: list[dict[str, str]] = [
     {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"},
     {"True": "False", "False": "True", "and": "or", "or": "and"},
     {"+": "-", "-": "+", "0": "1", "1": "0"},
+    # last: `is`/`in` negated (`is not` then reads `is not not`, which does not compile)
+    {"is": "is not", "in": "not in"},
 ]
 VALUE_RANK = 1  # `return x` -> `return None`, `yield x` -> `yield None`, `not x` -> `x`
+# The files a mutant is drawn in: Python and the C-like languages the scan reads.
+SUFFIXES = (".py", ".go", ".rs", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
 
 
@@ -40,11 +47,26 @@ class Mutation:
         """Write the mutated file; return the original text to restore."""
         target = root / self.path
         original = target.read_text(encoding="utf-8")
+        target.write_text(self.applied(original), encoding="utf-8")
+        return original
+
+    def applied(self, original: str) -> str:
+        """The file's text ``original`` with this mutation made."""
         lines = original.splitlines(keepends=True)
         text = lines[self.line - 1]
         lines[self.line - 1] = text[: self.col] + self.new + text[self.col + len(self.old) :]
-        target.write_text("".join(lines), encoding="utf-8")
-        return original
+        return "".join(lines)
+
+    def compiles(self, mutated: str) -> bool:
+        """Whether the mutated text still parses (Python's; any other language's is
+        known only by building it: a test run that reports no outcome for a test)."""
+        if not self.path.endswith(".py"):
+            return True
+        try:
+            compile(mutated, self.path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return False
+        return True
 
 
 def added_lines(zero_context_diff: str) -> dict[str, set[int]]:
@@ -63,16 +85,23 @@ def added_lines(zero_context_diff: str) -> dict[str, set[int]]:
     return added
 
 
-def candidates(root: Path, added: dict[str, set[int]]) -> Iterator[Mutation]:
-    """Mutations on added lines, most promising kind first, then by file and position."""
+Reader = Callable[[str], str]  # a file's text by its path (raises OSError or ValueError)
+
+
+def candidates(
+    root: Path, added: dict[str, set[int]], read: Reader | None = None
+) -> Iterator[Mutation]:
+    """Mutations on added lines, most promising kind first, then by file and position;
+    the files read under ``root``, or by ``read`` (the judge's: through repo/treefiles)."""
     found: list[tuple[int, Mutation]] = []
     for path in sorted(added):
-        if not path.endswith(".py") and (root / path).is_file():
-            found += [(rank, m) for rank, m in _c_like(path, (root / path).read_text(), added)]
+        try:
+            source = read(path) if read else (root / path).read_text(encoding="utf-8")
+        except (OSError, ValueError):
             continue
-        if not path.endswith(".py") or not (root / path).is_file():
+        if not path.endswith(".py"):
+            found += [(rank, m) for rank, m in _c_like(path, source, added)]
             continue
-        source = (root / path).read_text(encoding="utf-8")
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
         except (tokenize.TokenError, SyntaxError):
@@ -99,14 +128,102 @@ def candidates(root: Path, added: dict[str, set[int]]) -> Iterator[Mutation]:
         yield mutation
 
 
+def spread(mutations: Iterable[Mutation]) -> list[Mutation]:
+    """``mutations`` (best kind first) reordered so that every line's first comes before
+    any line's second: a few tries reach as many of the lines as they can."""
+    seen: dict[tuple[str, int], int] = {}
+    ranked = []
+    for order, mutation in enumerate(mutations):
+        at = (mutation.path, mutation.line)
+        seen[at] = seen.get(at, -1) + 1
+        ranked.append((seen[at], order, mutation))
+    return [m for _, _, m in sorted(ranked, key=lambda r: (r[0], r[1]))]
+
+
+_PY_DEF = r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+({names})\b"
+# A Go func or method, a Rust fn, a JS/TS function, method or arrow bound to a name.
+_C_DEF = (
+    r"^[ \t]*(?:func(?:[ \t]*\([^)]*\))?[ \t]+({names})\b"
+    r"|(?:pub(?:\([\w:]+\))?[ \t]+)?(?:const[ \t]+|async[ \t]+|unsafe[ \t]+)*fn[ \t]+({names})\b"
+    r"|(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\*?[ \t]+({names})\b"
+    r"|(?:export[ \t]+)?(?:const|let|var)[ \t]+({names})[ \t]*(?::[^=]*)?=[^=>]*(?:=>|function)"
+    r"|(?:(?:public|private|protected|static|async|get|set)[ \t]+)*"
+    r"({names})[ \t]*\([^;]*\)[^;]*\{{[ \t]*$)"
+)
+
+
+def named_lines(files: Iterable[str], names: set[str], read: Reader) -> dict[str, set[int]]:
+    """The lines of the definitions (functions, methods, classes) named ``names`` in
+    ``files`` (their bodies, the line that names each left out): where a change that adds
+    only tests reaches the code, as far as a reading of the names tells."""
+    names = {n for n in names if n.isidentifier() and len(n) > 1}
+    found: dict[str, set[int]] = {}
+    if not names:
+        return found
+    alternatives = "|".join(sorted(map(re.escape, names)))
+    python = re.compile(_PY_DEF.format(names=alternatives), re.M)
+    c_like = re.compile(_C_DEF.format(names=alternatives), re.M)
+    for path in files:
+        try:
+            source = read(path)
+        except (OSError, ValueError):
+            continue
+        scan = python if path.endswith(".py") else c_like
+        lines = source.splitlines()
+        spans: set[int] = set()
+        for m in scan.finditer(source):
+            row = source.count("\n", 0, m.start()) + 1
+            end = _block_end(lines, row, path.endswith(".py"))
+            spans.update(range(row + 1, end + 1))
+        if spans:
+            found[path] = spans
+    return found
+
+
+def _block_end(lines: list[str], row: int, python: bool) -> int:
+    """The last line (1-based) of the definition that starts on ``row``: by indentation
+    in Python, by braces elsewhere (strings not told apart: a guess that only chooses
+    where mutants are tried)."""
+    head = lines[row - 1]
+    if python:
+        indent = len(head) - len(head.lstrip())
+        end = row
+        for at in range(row, len(lines)):
+            text = lines[at]
+            if text.strip() and len(text) - len(text.lstrip()) <= indent:
+                break
+            if text.strip():
+                end = at + 1
+        return end
+    depth, opened = 0, False
+    for at in range(row - 1, len(lines)):
+        for ch in lines[at]:
+            if ch == "{":
+                depth, opened = depth + 1, True
+            elif ch == "}":
+                depth -= 1
+        if opened and depth <= 0:
+            return at + 1
+    return row
+
+
 # Go, Rust, JavaScript/TypeScript: strings and comments skipped; `<`/`>` only between
 # spaces (elsewhere they are generics or arrows).
-_C_TOKEN = re.compile(
-    r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|`[^`]*`|'(?:\\.|[^'\\\n])'"
+_C_OPS = (
     r"|(?P<op>==|!=|<=|>=|&&|\|\||=>|->|<-|\+\+|--|\+=|-=|<<|>>|::|[<>+\-!])"
-    r"|(?P<word>\b(?:true|false|[01])\b)",
+    r"|(?P<word>\b(?:true|false|[01])\b)"
+)
+# A quote is a char literal in Go and Rust (one character: Rust's lifetimes `'a` are
+# no string), a string in JavaScript/TypeScript.
+_C_TOKEN = re.compile(
+    r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|`[^`]*`|'(?:\\.|[^'\\\n])'" + _C_OPS,
     re.S,
 )
+_JS_TOKEN = re.compile(
+    r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|`(?:\\.|[^`\\])*`|'(?:\\.|[^'\\\n])*'" + _C_OPS,
+    re.S,
+)
+_JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 _C_SWAPS: list[dict[str, str]] = [
     {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"},
     {"true": "false", "false": "true", "&&": "||", "||": "&&"},
@@ -119,7 +236,8 @@ def _c_like(path: str, source: str, added: dict[str, set[int]]) -> Iterator[tupl
     for i, ch in enumerate(source):
         if ch == "\n":
             starts.append(i + 1)
-    for m in _C_TOKEN.finditer(source):
+    scan = _JS_TOKEN if path.endswith(_JS_SUFFIXES) else _C_TOKEN
+    for m in scan.finditer(source):
         token = m.group("op") or m.group("word")
         if token is None:
             continue
