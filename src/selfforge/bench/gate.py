@@ -323,11 +323,22 @@ class Gate:
         return self.rule.is_test_path(path) or _other_test_file(path) or "/test" in "/" + path
 
     def _commit_cheat(self, parent: str, message: str) -> str:
-        git("add", "-u", cwd=self.clone)
-        tree = git("write-tree", cwd=self.clone).strip()
+        """The work tree as it is, committed on ``parent``. Through an index of its own,
+        read from HEAD with no stat data, so every tracked file is hashed: the clone's
+        index can hold a racily clean entry (a mutation of the same size written in the
+        second its stat was taken), which ``git add -u`` would pass over, committing the
+        cheat without its bug."""
+        index = self.out / "cheat.index"
+        index.unlink(missing_ok=True)
+        fresh = {"GIT_INDEX_FILE": str(index)}
+        try:
+            git("read-tree", "HEAD", cwd=self.clone, env=fresh)
+            git("add", "-u", cwd=self.clone, env=fresh)
+            tree = git("write-tree", cwd=self.clone, env=fresh).strip()
+        finally:
+            index.unlink(missing_ok=True)
         env = identity_env(self.clone)
         cheat = git("commit-tree", tree, "-p", parent, "-m", message, cwd=self.clone, env=env)
-        git("reset", "-q", cwd=self.clone)
         return cheat.strip()
 
 
