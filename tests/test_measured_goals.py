@@ -193,3 +193,52 @@ def test_special_casing_the_benchmarks_input_fails_on_the_held_out_size(
     rows = {name: summary["verdict"] for name, _, _, summary in _measure_rows(repo)}
     assert rows["measure dedupe"] == "improved", rows
     assert rows["measure dedupe[SIZE=1200]"] != "improved", rows
+
+
+NOISE = """import random
+
+print(100 * (1 + random.uniform(-0.3, 0.3)))  # the same work, +-30 % of noise
+"""
+
+
+def test_a_no_op_change_on_a_noisy_measure_does_not_land(tmp_path: Path, script) -> None:
+    """A measure with +-30 % random jitter and a change that does nothing for it (a
+    comment): never improved by luck, so it does not land."""
+    directives = _directives('"Something else"', heldout="").replace(
+        f"{PY} bench/dedupe_bench.py", f"{PY} noise.py"
+    )
+    files = {"dedupe.py": DEDUPE, "noise.py": NOISE, "test_dedupe.py": TEST}
+    repo = make_repo(tmp_path / "r", files, directives)
+    comment = _edit("dedupe.py", "def dedupe(items):\n", "def dedupe(items):  # faster\n")
+    attempt, _ = _run(repo, script(propose=[comment]), "--measure", "dedupe")
+    assert attempt["outcome"] == "rejected", attempt
+    assert "goal measure dedupe:" in str(attempt["reason"]), attempt
+    assert not attempt["landed"]
+
+
+def test_a_goal_or_run_naming_an_undeclared_measure_is_a_clear_error(
+    tmp_path: Path, script
+) -> None:
+    """A goal table naming no declared measure, and `--measure` of an unknown name: one
+    line naming the cause and the fix, no traceback, nothing run."""
+    repo = _repo(tmp_path, goal=f'{{ text = "{TASK}", measure = "speed" }}')
+    proc = cli("run", "--repo", str(repo), "--model", script(propose=[FAST]))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "'speed'" in proc.stderr and "[[measures]]" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+    repo = _repo(tmp_path / "b", goal=f'"{TASK}"')
+    proc = cli(
+        "run",
+        "--repo",
+        str(repo),
+        "--model",
+        script(propose=[FAST]),
+        "--task",
+        TASK,
+        "--measure",
+        "speed",
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "--measure speed" in proc.stderr and "declared: dedupe" in proc.stderr
+    assert "Traceback" not in proc.stderr
