@@ -467,6 +467,8 @@ def _describe(exc: ValidationError, text: str, path: Path, prefix: tuple[str, ..
     shown = got is not None and not isinstance(got, dict | list)
     got_text = f" (got {got!r})" if shown else ""
     msg = str(err["msg"]).removeprefix("Value error, ")
+    if not key:  # a rule across sections (a goal naming a measure)
+        return f"{where}: {msg}{more}"
     return f"{where}: bad value for '{key}': {msg}{got_text}{more}"
 
 
