@@ -201,10 +201,10 @@ class Attempt:
         judgement = run_pipeline(candidate, self.judge())
         self.observed = candidate.observed
         if judgement.ok and self.goal:
-            judgement = self._measure(candidate, judgement)
+            judgement = self.measure_goal(candidate, judgement)
         return judgement
 
-    def _measure(self, candidate: Candidate, judgement: Judgement) -> Judgement:
+    def measure_goal(self, candidate: Candidate, judgement: Judgement) -> Judgement:
         """A goal with measures is judged by them after every test gate held (no test run
         shares the cores with them): improved, or it does not land. Each figure is a
         check of the attempt in the journal and a step of the live view."""
