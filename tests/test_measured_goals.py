@@ -130,6 +130,8 @@ def test_a_real_speed_up_lands_with_its_figures(tmp_path: Path, script) -> None:
 
     shown = cli("show", "last", "--repo", str(repo), check=True).stdout
     assert "measure dedupe" in shown and "ms → " in shown and "improved" in shown
+    [report] = (repo / ".selfforge" / "reports").glob("*.md")
+    assert "measure dedupe: " in report.read_text() and ": improved" in report.read_text()
 
 
 def test_a_rename_with_no_gain_does_not_land(tmp_path: Path, script) -> None:
@@ -242,3 +244,16 @@ def test_a_goal_or_run_naming_an_undeclared_measure_is_a_clear_error(
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "--measure speed" in proc.stderr and "declared: dedupe" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow  # ~40 s: two candidates, each measured
+def test_best_of_two_lands_the_one_that_measures_improved(tmp_path: Path, script) -> None:
+    """`run --parallel 2`: a rename and a real speed-up both pass the tests; whichever
+    ranks first, only the speed-up measures improved, and it is the one that lands."""
+    repo = _repo(tmp_path)
+    spec = script(propose=[RENAME, FAST])
+    proc = cli("run", "--repo", str(repo), "--model", spec, "--task", TASK, "--parallel", "2")
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    landed = [a for a in log_json(repo) if a["landed"]]
+    assert len(landed) == 1 and "measure dedupe: " in str(landed[0]["reason"]), log_json(repo)
+    assert "dict.fromkeys" in (repo / "dedupe.py").read_text()
