@@ -130,13 +130,18 @@ def test_a_real_speed_up_lands_with_its_figures(tmp_path: Path, script) -> None:
 
     shown = cli("show", "last", "--repo", str(repo), check=True).stdout
     assert "measure dedupe" in shown and "ms → " in shown and "improved" in shown
+    with sqlite3.connect(repo / ".selfforge" / "journal.db") as db:
+        prompts = [p for (p,) in db.execute("SELECT prompt FROM model_calls WHERE role='review'")]
+    assert prompts and "measured (base → candidate):" in prompts[0], prompts  # reviewers see
+    assert "dedupe: " in prompts[0] and ": improved" in prompts[0]
     [report] = (repo / ".selfforge" / "reports").glob("*.md")
     assert "measure dedupe: " in report.read_text() and ": improved" in report.read_text()
 
 
 def test_a_rename_with_no_gain_does_not_land(tmp_path: Path, script) -> None:
     """`--measure` on a plain goal: a rename passes the tests and measures unchanged (or
-    inconclusive): refused, the verdict naming it; nothing lands."""
+    inconclusive): refused, the verdict naming it, before any reviewer (who would
+    approve) is asked; nothing lands."""
     repo = make_repo(
         tmp_path / "r",
         {"dedupe.py": DEDUPE, "bench/dedupe_bench.py": BENCH, "test_dedupe.py": TEST},
@@ -151,6 +156,8 @@ def test_a_rename_with_no_gain_does_not_land(tmp_path: Path, script) -> None:
     assert "must be improved by at least 20%" in reason
     assert git(repo, "rev-parse", "HEAD") == head
     assert "out = []" in (repo / "dedupe.py").read_text()
+    with sqlite3.connect(repo / ".selfforge" / "journal.db") as db:
+        assert not db.execute("SELECT 1 FROM model_calls WHERE role='review'").fetchall()
 
 
 def test_a_faster_but_wrong_change_is_refused_by_the_tests(tmp_path: Path, script) -> None:

@@ -20,7 +20,7 @@ from selfforge.errors import GitError
 from selfforge.judge import criterion as criteria
 from selfforge.judge.gates import describe_state
 from selfforge.judge.stage_log import Recorder, first_line
-from selfforge.judge.stages import Candidate, Judge, run_pipeline
+from selfforge.judge.stages import PIPELINE, Candidate, Judge, review, run_pipeline, smoke
 from selfforge.judge.verdict import Criterion, Judgement, Observed, Outcome, Verdict
 from selfforge.measure.gate import judge_goal
 from selfforge.measure.stats import IMPROVED, WORSE
@@ -29,6 +29,10 @@ from selfforge.propose.protocol import Proposer, ProposerContext
 from selfforge.repo import git
 from selfforge.run.commit_message import landing_message, restate
 from selfforge.run.engine import Engine
+
+# the stages of a measured goal's candidate around its measuring
+AFTER_MEASURING = (review, smoke)
+BEFORE_MEASURING = tuple(stage for stage in PIPELINE if stage not in AFTER_MEASURING)
 
 
 def context_key(commit: str, task: str, budget: int, lessons: list[str]) -> tuple[object, ...]:
@@ -198,10 +202,19 @@ class Attempt:
         candidate = self.commit(applied)
         if isinstance(candidate, Verdict):
             return candidate
-        judgement = run_pipeline(candidate, self.judge())
+        if not self.goal:
+            judgement = run_pipeline(candidate, self.judge())
+            self.observed = candidate.observed
+            return judgement
+        # A measured goal: measured after every test gate, before the reviewers (they see
+        # the figures) and the smoke run; refused by its measure, no reviewer is asked.
+        judge = self.judge()
+        judgement = run_pipeline(candidate, judge, BEFORE_MEASURING)
         self.observed = candidate.observed
-        if judgement.ok and self.goal:
+        if judgement.ok:
             judgement = self.measure_goal(candidate, judgement)
+        if judgement.ok:
+            judgement = run_pipeline(candidate, judge, AFTER_MEASURING)
         return judgement
 
     def measure_goal(self, candidate: Candidate, judgement: Judgement) -> Judgement:
@@ -230,7 +243,7 @@ class Attempt:
                 summary=c.to_json(),
             )
             self._step(f"measure {c.name}", good, c.describe(), c.seconds)
-        self.measured = [c.describe() for c in found]
+        self.measured = candidate.measured = [c.describe() for c in found]
         return judgement
 
     def commit(self, applied: ApplyResult) -> Candidate | Verdict:
