@@ -264,3 +264,19 @@ def test_best_of_two_lands_the_one_that_measures_improved(tmp_path: Path, script
     landed = [a for a in log_json(repo) if a["landed"]]
     assert len(landed) == 1 and "measure dedupe: " in str(landed[0]["reason"]), log_json(repo)
     assert "dict.fromkeys" in (repo / "dedupe.py").read_text()
+
+
+def test_a_planned_task_of_the_one_measured_goal_is_judged_by_it(tmp_path: Path, script) -> None:
+    """`--goal TEXT --measure NAME` with the planner on: its task has a text of its own,
+    and is judged by the one goal's measure all the same."""
+    repo = make_repo(
+        tmp_path / "r",
+        {"dedupe.py": DEDUPE, "bench/dedupe_bench.py": BENCH, "test_dedupe.py": TEST},
+        _directives('"Something else"', heldout=""),
+    )
+    spec = script(plan=["1. Rename out in dedupe() to result"], propose=[RENAME])
+    proc = cli("run", "--repo", str(repo), "--model", spec, "--goal", TASK, "--measure", "dedupe")
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    [attempt] = log_json(repo)
+    assert attempt["task"] != TASK, attempt
+    assert attempt["outcome"] == "rejected" and "goal measure dedupe:" in str(attempt["reason"])

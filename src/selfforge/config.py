@@ -68,6 +68,15 @@ class Goals(_Section):
                 measured[text] = names
         return {**data, "items": items, "measured": measured}
 
+    def measures_for(self, task: str) -> list[str]:
+        """The measures that judge ``task``: its goal's, when it is a measured goal's
+        text; with one goal, that goal's for every task (the planner's tasks serve it)."""
+        if task in self.measured:
+            return list(self.measured[task])
+        if len(self.items) == 1:
+            return list(self.measured.get(self.items[0], []))
+        return []
+
 
 class Checks(_Section):
     test: str | None = None

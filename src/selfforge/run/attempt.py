@@ -73,7 +73,7 @@ class Attempt:
         self.slot = slot  # the worktree this attempt uses (one per candidate of a cycle)
         self.fmt = edit_format or engine.edit_format
         self.criterion: Criterion = criteria.for_task(task, baseline)
-        self.goal = list(engine.d.goals.measured.get(task, []))  # measures that judge it
+        self.goal = engine.d.goals.measures_for(task)  # the measures that judge it
         self.measured: list[str] = []  # the last round's figures, for the landing reason
         self.id = engine.journal.start_attempt(
             engine.run_id,
