@@ -280,3 +280,20 @@ def test_a_planned_task_of_the_one_measured_goal_is_judged_by_it(tmp_path: Path,
     [attempt] = log_json(repo)
     assert attempt["task"] != TASK, attempt
     assert attempt["outcome"] == "rejected" and "goal measure dedupe:" in str(attempt["reason"])
+
+
+def test_measure_a_range_uses_the_bases_benchmark(tmp_path: Path) -> None:
+    """`selfforge measure A..B` over a commit that makes the benchmark do less work: the
+    base's script measures both sides, so nothing improved is reported."""
+    repo = make_repo(
+        tmp_path / "r",
+        {"dedupe.py": DEDUPE, "bench/dedupe_bench.py": BENCH, "test_dedupe.py": TEST},
+        _directives('"Something else"', heldout=""),
+    )
+    (repo / "bench/dedupe_bench.py").write_text(BENCH.replace('"1600"', '"16"'))
+    git(repo, "commit", "-q", "-am", "bench: less work")
+    proc = cli("measure", "HEAD~1..HEAD", "--json", "--repo", str(repo))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [measured] = json.loads(proc.stdout)["measures"]
+    assert measured["verdict"] != "improved", measured
+    assert measured["candidate"] > measured["base"] / 3, measured  # not 16 items' time

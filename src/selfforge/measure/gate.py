@@ -10,14 +10,13 @@ import secrets
 from dataclasses import replace
 from pathlib import Path
 
-from selfforge.config import Directives, Measure, measure_files
+from selfforge.config import Directives, Measure
 from selfforge.judge.outcome import Outcome
 from selfforge.judge.sandbox.check_space import CheckSpace
 from selfforge.judge.verdict import Judgement
 from selfforge.measure import stats
-from selfforge.measure.revisions import SLOTS
-from selfforge.measure.sample import Comparison, MeasureError, Side, compare
-from selfforge.repo import git
+from selfforge.measure.revisions import sides
+from selfforge.measure.sample import Comparison, MeasureError, compare
 from selfforge.repo.workspace import Workspace
 
 
@@ -60,18 +59,6 @@ def apply(judgement: Judgement, found: list[Comparison], failed: list[str]) -> J
     items = [*judgement.review, *review]
     reason = "needs review: " + "; ".join(items[:3])
     return replace(judgement, outcome=Outcome.NEEDS_REVIEW, reason=reason, review=items)
-
-
-def sides(ws: Workspace, d: Directives, base: str, candidate: str) -> tuple[Side, Side]:
-    """Both revisions checked out to be measured; the candidate's tree holds the base's
-    version of every file a measure runs (its script, data, configuration): the base's
-    ruler measures the candidate's code, whatever the change did to the ruler."""
-    a = Side(base, ws.create_worktree(SLOTS[0], base))
-    b = Side(candidate, ws.create_worktree(SLOTS[1], candidate))
-    for path in measure_files(d):
-        if git.ok("cat-file", "-e", f"{base}:{path}", cwd=b.tree):
-            git.git("checkout", "-q", base, "--", path, cwd=b.tree)
-    return a, b
 
 
 def heldout(m: Measure) -> list[Measure]:
