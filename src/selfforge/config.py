@@ -17,6 +17,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from selfforge.errors import ConfigError
@@ -37,6 +38,44 @@ class _Section(BaseModel):
 
 class Goals(_Section):
     items: list[str] = Field(default_factory=list)  # in priority order, most important first
+    # goal text -> the measures that judge it: an item written as a table
+    # ``{ text = "Make dedupe faster", measure = "dedupe" }`` (or ``run --measure``)
+    measured: dict[str, list[str]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tables(cls, data: Any) -> Any:
+        """Items are strings, or tables ``{text, measure}`` (measure: a name or a list)."""
+        if not isinstance(data, dict) or not isinstance(data.get("items"), list):
+            return data
+        items: list[object] = []
+        measured = dict(data.get("measured") or {})
+        for item in data["items"]:
+            if not isinstance(item, dict):
+                items.append(item)
+                continue
+            unknown = sorted(set(item) - {"text", "measure"})
+            if unknown:
+                raise ValueError(f"a goal table takes `text` and `measure`, not {unknown}")
+            text, names = item.get("text"), item.get("measure", [])
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError("a goal table needs `text`: what to do")
+            names = [names] if isinstance(names, str) else names
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f"goal {text!r}: `measure` is a measure's name or a list")
+            items.append(text)
+            if names:
+                measured[text] = names
+        return {**data, "items": items, "measured": measured}
+
+    def measures_for(self, task: str) -> list[str]:
+        """The measures that judge ``task``: its goal's, when it is a measured goal's
+        text; with one goal, that goal's for every task (the planner's tasks serve it)."""
+        if task in self.measured:
+            return list(self.measured[task])
+        if len(self.items) == 1:
+            return list(self.measured.get(self.items[0], []))
+        return []
 
 
 class Checks(_Section):
@@ -217,6 +256,18 @@ class Measure(_Section):
     max_runs: int = Field(default=30, ge=1, le=1000)  # runs per side at most (A..B)
     max_seconds: float = Field(default=300, gt=0)  # wall time of one A..B comparison at most
     timeout_s: float | None = Field(default=None, gt=0)  # one run's; default [checks] timeout_s
+    # more files the measure runs (data, configuration): protected like the command's
+    # script, and measured in the base's version whatever a change does to them
+    files: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)  # variables the command gets
+    # held-out variations: each table's variables are passed at measuring time only
+    # ("random": a number drawn then); a goal's gain must hold on each of them too
+    heldout: list[dict[str, str]] = Field(default_factory=list)
+
+    @field_validator("heldout", mode="before")
+    @classmethod
+    def _one_or_more(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
 
     @field_validator("command")
     @classmethod
@@ -262,12 +313,26 @@ class Directives(_Section):
                     f"measure {m.name!r} has no command: give `command` (it prints the "
                     "number) or a built-in `kind`"
                 )
+            if any(not h for h in m.heldout):
+                raise ValueError(f"measure {m.name!r}: a heldout table names no variable")
             if m.kind == "size" and not m.file:
                 raise ValueError(
                     f"measure {m.name!r} of kind size has no `file`: name the built file "
                     "(a glob, e.g. dist/*.whl)"
                 )
         return value
+
+    @model_validator(mode="after")
+    def _goal_measures_declared(self) -> Directives:
+        declared = {m.name for m in self.measures}
+        for text, names in self.goals.measured.items():
+            unknown = [n for n in names if n not in declared]
+            if unknown:
+                raise ValueError(
+                    f"goal {text!r} names measure {unknown[0]!r}, which no [[measures]] "
+                    f"table declares ({', '.join(sorted(declared)) or 'none is declared'})"
+                )
+        return self
 
     def role_enabled(self, role: str) -> bool:
         return role in self.roles.enabled
@@ -299,7 +364,31 @@ class LoadedDirectives(BaseModel):
             *ALWAYS_PROTECTED,
             *_command_files(checks.test),
             *_command_files(checks.lint),
+            *measure_files(self.directives),
         ]
+
+
+def measure_files(d: Directives) -> list[str]:
+    """The files the declared measures run (the script their command names, their
+    ``files``): a change must not move the ruler it is measured by."""
+    found: list[str] = []
+    for m in d.measures:
+        named = [*_command_files(m.command), *_paths_named(m.command), *m.files]
+        found += [f for f in named if f not in found]
+    return found
+
+
+_PATHLIKE = re.compile(
+    r"^(?![-/$~.])[\w.@+-]*(/[\w.@+-]+)*"
+    r"\.(py|sh|bash|js|mjs|ts|go|rs|rb|json|csv|tsv|txt|toml|yaml|yml|ini|cfg|dat|bin)$"
+)
+
+
+def _paths_named(command: str | None) -> list[str]:
+    """The relative paths a command names (``bench/dedupe.py``, ``data/in.csv``), past
+    its program: what it likely reads or runs."""
+    words = [w.strip("'\"").removeprefix("./") for w in (command or "").split()[1:]]
+    return [w.rstrip("/") for w in words if "=" not in w and _PATHLIKE.match(w)]
 
 
 _SCRIPT_SUFFIXES = (".sh", ".py", ".bash")
@@ -387,6 +476,8 @@ def _describe(exc: ValidationError, text: str, path: Path, prefix: tuple[str, ..
     shown = got is not None and not isinstance(got, dict | list)
     got_text = f" (got {got!r})" if shown else ""
     msg = str(err["msg"]).removeprefix("Value error, ")
+    if not key:  # a rule across sections (a goal naming a measure)
+        return f"{where}: {msg}{more}"
     return f"{where}: bad value for '{key}': {msg}{got_text}{more}"
 
 

@@ -56,6 +56,9 @@ class Candidate:
     review: list[str] = field(default_factory=list)
     # test runs made ahead of their stage (suite_runs.RunAhead), taken by the stage that asks
     ahead: dict[RunKey, TestRun] = field(default_factory=dict)
+    # a measured goal's figures, measured before the reviewers run: they see them, and
+    # they never stand in for them (a goal's measure decides before them)
+    measured: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

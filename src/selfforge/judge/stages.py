@@ -404,6 +404,8 @@ def _observed_text(c: Candidate) -> str:
             f"{v} {k}" for k, v in (obs.tests.summary() if obs.tests else {}).items()
         )
         lines.append(f"tests: exit {obs.tests_result.exit_code}; {counts}; no regression")
+    if c.measured:  # the goal's measures, already improved: the harness measured them
+        lines += ["measured (base → candidate):", *c.measured]
     if c.criterion.kind == "change":
         lines.append("Approve only if the change actually does the task.")
     return "\n".join(lines)

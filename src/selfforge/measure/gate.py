@@ -6,15 +6,17 @@ review, exit 3), ``reject`` or ``report`` (shown, nothing more)."""
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import replace
+from pathlib import Path
 
-from selfforge.config import Directives
+from selfforge.config import Directives, Measure
 from selfforge.judge.outcome import Outcome
 from selfforge.judge.sandbox.check_space import CheckSpace
 from selfforge.judge.verdict import Judgement
 from selfforge.measure import stats
-from selfforge.measure.revisions import SLOTS
-from selfforge.measure.sample import Comparison, MeasureError, Side, compare
+from selfforge.measure.revisions import sides
+from selfforge.measure.sample import Comparison, MeasureError, compare
 from selfforge.repo.workspace import Workspace
 
 
@@ -32,8 +34,7 @@ def measure_change(
     at. Returns the judgement, the comparisons and a line per measure that failed."""
     found: list[Comparison] = []
     failed: list[str] = []
-    a = Side(base, ws.create_worktree(SLOTS[0], base))
-    b = Side(candidate, ws.create_worktree(SLOTS[1], candidate))
+    a, b = sides(ws, d, base, candidate)
     for m in d.measures:
         try:
             found += compare([m], d, a, b, space, ws.root)
@@ -58,3 +59,58 @@ def apply(judgement: Judgement, found: list[Comparison], failed: list[str]) -> J
     items = [*judgement.review, *review]
     reason = "needs review: " + "; ".join(items[:3])
     return replace(judgement, outcome=Outcome.NEEDS_REVIEW, reason=reason, review=items)
+
+
+def heldout(m: Measure) -> list[Measure]:
+    """``m`` on each of its held-out variations: its variables set at measuring time
+    only (``random``: a number drawn now, never written anywhere the proposer reads)."""
+    found = []
+    for table in m.heldout:
+        env = {k: str(secrets.randbelow(10**6)) if v == "random" else v for k, v in table.items()}
+        shown = ",".join(f"{k}={'random' if table[k] == 'random' else v}" for k, v in env.items())
+        found.append(m.model_copy(update={"name": f"{m.name}[{shown}]", "env": {**m.env, **env}}))
+    return found
+
+
+def judge_goal(
+    ws: Workspace,
+    d: Directives,
+    space: CheckSpace,
+    base: str,
+    candidate: str,
+    judgement: Judgement,
+    goal: list[str],
+    root: Path | None = None,
+) -> tuple[Judgement, list[Comparison]]:
+    """A goal judged by its measures (issue 42, point 3): the candidate lands only if each
+    of ``goal``'s measures is improved by at least its min_change, on its held-out
+    variations too, and no other declared measure is worse. A measure that gives no
+    number refuses it. The reason carries every figure."""
+    found: list[Comparison] = []
+    a, b = sides(ws, d, base, candidate)
+    refusals: list[str] = []
+    for m in d.measures:
+        runs = [m, *heldout(m)] if m.name in goal else [m]
+        for one in runs:
+            try:
+                [c] = compare([one], d, a, b, space, root or ws.root)
+            except MeasureError as exc:
+                refusals.append(f"measure could not be read: {exc.message}")
+                break
+            found.append(c)
+            if one.name != m.name or m.name in goal:
+                if c.verdict != stats.IMPROVED:
+                    need = f"it must be improved by at least {m.min_change:.0%}"
+                    refusals.append(f"goal measure {c.describe()}; {need}")
+                    break
+            elif c.verdict == stats.WORSE:
+                refusals.append(f"measure {c.describe()}")
+    figures = "; ".join(c.describe() for c in found)
+    if refusals:
+        reason = "; ".join(refusals)
+        feedback = (
+            f"{reason}. Measured: {figures}. Make the code itself faster (or better by the "
+            "measure) for every input; the measure's files are the base's."
+        )
+        return replace(judgement, outcome=Outcome.REJECTED, reason=reason, feedback=feedback), found
+    return replace(judgement, reason=f"{judgement.reason}; measured: {figures}"), found

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfforge.config import Directives, Measure
+from selfforge.config import Directives, Measure, measure_files
 from selfforge.errors import UsageError
 from selfforge.judge.sandbox.check_space import CheckSpace
 from selfforge.measure.sample import Comparison, Side, Value, compare, values_at
@@ -68,8 +68,7 @@ def measure(ws: Workspace, d: Directives, space: CheckSpace, rev: str, names: li
             if ".." in rev:
                 left, _, right = rev.partition("..")
                 a, b = commit_of(ws.root, left or "HEAD"), commit_of(ws.root, right or "HEAD")
-                base = Side(a, ws.create_worktree(SLOTS[0], a))
-                candidate = Side(b, ws.create_worktree(SLOTS[1], b))
+                base, candidate = sides(ws, d, a, b)
                 found = compare(measures, d, base, candidate, space, ws.root)
                 report = Report(a, b, comparisons=found)
             else:
@@ -80,3 +79,15 @@ def measure(ws: Workspace, d: Directives, space: CheckSpace, rev: str, names: li
             ws.remove_worktrees()
     report.seconds = time.monotonic() - started
     return report
+
+
+def sides(ws: Workspace, d: Directives, base: str, candidate: str) -> tuple[Side, Side]:
+    """Both revisions checked out to be measured; the candidate's tree holds the base's
+    version of every file a measure runs (its script, data, configuration): the base's
+    ruler measures the candidate's code, whatever the change did to the ruler."""
+    a = Side(base, ws.create_worktree(SLOTS[0], base))
+    b = Side(candidate, ws.create_worktree(SLOTS[1], candidate))
+    for path in measure_files(d):
+        if git.ok("cat-file", "-e", f"{base}:{path}", cwd=b.tree):
+            git.git("checkout", "-q", base, "--", path, cwd=b.tree)
+    return a, b

@@ -58,7 +58,7 @@ def measure_once(
         raise MeasureError(str(exc)) from None
     roots = os.pathsep.join(str(p) for p in import_roots(side.tree))
     timeout = m.timeout_s or d.checks.timeout_s
-    env = {"PYTHONPATH": roots, "SELFFORGE_MEASURE_DIR": str(out)}
+    env = {**m.env, "PYTHONPATH": roots, "SELFFORGE_MEASURE_DIR": str(out)}
     shown = space
     if space.adapter is not None:  # the test runner's toolchain (cargo's, go's) shown too
         homes = space.adapter.home_needs()

@@ -20,13 +20,19 @@ from selfforge.errors import GitError
 from selfforge.judge import criterion as criteria
 from selfforge.judge.gates import describe_state
 from selfforge.judge.stage_log import Recorder, first_line
-from selfforge.judge.stages import Candidate, Judge, run_pipeline
+from selfforge.judge.stages import PIPELINE, Candidate, Judge, review, run_pipeline, smoke
 from selfforge.judge.verdict import Criterion, Judgement, Observed, Outcome, Verdict
+from selfforge.measure.gate import judge_goal
+from selfforge.measure.stats import IMPROVED, WORSE
 from selfforge.propose import registry
 from selfforge.propose.protocol import Proposer, ProposerContext
 from selfforge.repo import git
 from selfforge.run.commit_message import landing_message, restate
 from selfforge.run.engine import Engine
+
+# the stages of a measured goal's candidate around its measuring
+AFTER_MEASURING = (review, smoke)
+BEFORE_MEASURING = tuple(stage for stage in PIPELINE if stage not in AFTER_MEASURING)
 
 
 def context_key(commit: str, task: str, budget: int, lessons: list[str]) -> tuple[object, ...]:
@@ -67,6 +73,8 @@ class Attempt:
         self.slot = slot  # the worktree this attempt uses (one per candidate of a cycle)
         self.fmt = edit_format or engine.edit_format
         self.criterion: Criterion = criteria.for_task(task, baseline)
+        self.goal = engine.d.goals.measures_for(task)  # the measures that judge it
+        self.measured: list[str] = []  # the last round's figures, for the landing reason
         self.id = engine.journal.start_attempt(
             engine.run_id,
             cycle,
@@ -194,8 +202,48 @@ class Attempt:
         candidate = self.commit(applied)
         if isinstance(candidate, Verdict):
             return candidate
-        judgement = run_pipeline(candidate, self.judge())
+        if not self.goal:
+            judgement = run_pipeline(candidate, self.judge())
+            self.observed = candidate.observed
+            return judgement
+        # A measured goal: measured after every test gate, before the reviewers (they see
+        # the figures) and the smoke run; refused by its measure, no reviewer is asked.
+        judge = self.judge()
+        judgement = run_pipeline(candidate, judge, BEFORE_MEASURING)
         self.observed = candidate.observed
+        if judgement.ok:
+            judgement = self.measure_goal(candidate, judgement)
+        if judgement.ok:
+            judgement = run_pipeline(candidate, judge, AFTER_MEASURING)
+        return judgement
+
+    def measure_goal(self, candidate: Candidate, judgement: Judgement) -> Judgement:
+        """A goal with measures is judged by them after every test gate held (no test run
+        shares the cores with them): improved, or it does not land. Each figure is a
+        check of the attempt in the journal and a step of the live view."""
+        e = self.e
+        e.reporter.begin("measure")
+        judgement, found = judge_goal(
+            e.ws, e.d, e.space, self.base, candidate.commit, judgement, self.goal
+        )
+        for c in found:
+            judged = c.name.split("[")[0] in self.goal  # a goal's measure, or a variation
+            good = c.verdict == IMPROVED if judged else c.verdict != WORSE
+            e.journal.record_check(
+                run_id=e.run_id,
+                attempt_id=self.id,
+                round_=self.round,
+                name=f"measure {c.name}",
+                command=None,
+                exit_code=None,
+                passed=good,
+                timed_out=False,
+                duration_s=c.seconds,
+                output=c.describe(),
+                summary=c.to_json(),
+            )
+            self._step(f"measure {c.name}", good, c.describe(), c.seconds)
+        self.measured = candidate.measured = [c.describe() for c in found]
         return judgement
 
     def commit(self, applied: ApplyResult) -> Candidate | Verdict:
@@ -260,7 +308,8 @@ class Attempt:
             commit=sha, base_commit=self.base, mode=self.e.d.land.mode, name=self.task
         )
         self._step("land", True, landed.message)
-        reason = "all gates passed; " + landed.message
+        figures = "".join(f"measure {line}; " for line in self.measured)
+        reason = "all gates passed; " + figures + landed.message
         return self.result(
             Outcome.ACCEPTED,
             reason,

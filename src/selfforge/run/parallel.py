@@ -344,6 +344,8 @@ def _choose(
             results[rank.number] = a.result(Outcome.REJECTED, reason)
             continue
         verdict = _model_stages(a, once)
+        if verdict.ok and a.goal:  # measured one at a time, the checks all done
+            verdict = a.measure_goal(a.candidate, verdict)  # type: ignore[arg-type]
         if verdict.ok:
             chosen = rank
             results[rank.number] = a.land()

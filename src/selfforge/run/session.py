@@ -52,6 +52,7 @@ def start_run(
     backend: str = "pool",
     proposer: str | None = None,
     agent: str | None = None,
+    measures: list[str] | None = None,
 ) -> dict[str, Any]:
     """Run the loop as ``selfforge run`` does; return the JSON summary.
 
@@ -81,6 +82,8 @@ def start_run(
     if not d.goals.items:
         where = loaded.path or "selfforge.toml"
         raise UsageError(f"no goals: add items under [goals] in {where} or pass --goal TEXT")
+    if measures:
+        judged_by(loaded, measures, goals)
     require_a_judge(loaded, quiet)
     spec = model or d.model.spec or choose_default_spec()
     if spec is None:
@@ -205,6 +208,23 @@ def _use_detected_checks(loaded: LoadedDirectives, ws: Workspace, quiet: bool) -
             f"[yellow]no selfforge.toml[/]: checking with test = {escape(repr(test))}, "
             f"lint = {escape(repr(lint))} (run `selfforge init` to write and edit them)"
         )
+
+
+def judged_by(loaded: LoadedDirectives, measures: list[str], goals: list[str] | None) -> None:
+    """``--measure NAME``: the measures that judge this run's ``--task`` or ``--goal``s."""
+    d = loaded.directives
+    if not goals:
+        raise UsageError("--measure judges a --task or --goal: give one with it")
+    declared = [m.name for m in d.measures]
+    unknown = [n for n in measures if n not in declared]
+    if unknown:
+        where = loaded.path or "selfforge.toml"
+        raise UsageError(
+            f"--measure {unknown[0]}: no [[measures]] table named so in {where}"
+            + (f"; declared: {', '.join(declared)}" if declared else "; declare one first")
+        )
+    for text in goals:
+        d.goals.measured[text] = list(dict.fromkeys(measures))
 
 
 def apply_overrides(

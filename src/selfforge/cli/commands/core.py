@@ -146,6 +146,12 @@ def run(
     task: str = typer.Option(
         None, "--task", help="Attempt this one task (no planner); for scripts and CI."
     ),
+    measure: list[str] = typer.Option(
+        None,
+        "--measure",
+        help="A declared measure that judges the --task or --goal (repeatable): it lands "
+        "only if improved by the measure's min_change.",
+    ),
     no_sandbox: bool = typer.Option(
         False, "--no-sandbox", help="Run checks without the sandbox (unsafe; warns)."
     ),
@@ -196,6 +202,7 @@ def run(
         backend=backend,
         proposer=proposer,
         agent=agent,
+        measures=measure or None,
     )
 
 
