@@ -39,7 +39,7 @@ def _commit(repo: Path, message: str, files: dict[str, str]) -> None:
 
 def _check(repo: Path, jobs: int) -> dict[str, object]:
     proc = cli("check", "--repo", str(repo), "HEAD", "--json", env={"SELFFORGE_JOBS": str(jobs)})
-    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    assert proc.returncode in (0, 1, 3), proc.stdout + proc.stderr
     return json.loads(proc.stdout)
 
 
@@ -92,7 +92,8 @@ def test_one_job_runs_them_in_turn(slow_repo: Path) -> None:
     [base], [candidate] = runs["baseline:tests"], runs["tests"]
     assert not _overlap(base, candidate), runs
     assert base[1] <= candidate[0]
-    assert "tests:affected" in runs  # the sequential check's first pass, as before
+    # a person's check of a suite under 10 s runs it once: no first pass (judge/suite_runs.py)
+    assert "tests:affected" not in runs
 
 
 def test_a_cached_baseline_runs_nothing_ahead(slow_repo: Path) -> None:
@@ -110,15 +111,16 @@ def test_a_cached_baseline_runs_nothing_ahead(slow_repo: Path) -> None:
     [
         ({"calc.py": FIXED}, "accepted"),
         ({"calc.py": FIXED.replace("a * b", "a + b")}, "rejected"),  # breaks mul()
-        (  # breaks mul() and rewrites its test to match: the base's test judges the code
+        (  # breaks mul() and rewrites its test to match: the base's test fails on the
+            # code and the change rewrote its expectation, a question for a person
             {
                 "calc.py": FIXED.replace("a * b", "a + b"),
                 "test_calc.py": TEST_CALC.replace("mul(4, 3) == 12", "mul(4, 3) == 7"),
             },
-            "rejected",
+            "needs_review",
         ),
     ],
-    ids=["fix", "regression", "weakened-test"],
+    ids=["fix", "regression", "rewritten-test"],
 )
 def test_the_verdict_is_the_sequential_one(
     tmp_path: Path, files: dict[str, str], expected: str

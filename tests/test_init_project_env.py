@@ -175,7 +175,10 @@ def test_a_venv_linked_from_outside_the_checkout_is_seen_by_checks(tmp_path: Pat
     git(repo, "add", "extra.py")
     git(repo, "commit", "-qm", "extra")
     proc = cli("check", "--repo", str(repo), "HEAD")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # judged with the linked venv's Python: accepted, or needs review where that Python
+    # has coverage.py to see that no test runs extra.py
+    assert proc.returncode in (0, 3), proc.stdout + proc.stderr
+    assert proc.returncode == 0 or "no test runs the changed code: extra.py" in proc.stdout
 
 
 def test_a_check_with_another_path_says_which_tool_is_missing(tmp_path: Path) -> None:

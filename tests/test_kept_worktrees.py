@@ -147,7 +147,8 @@ def test_the_gate_for_other_agents_keeps_its_worktree_too(tmp_path: Path) -> Non
         (repo / "calc.py").write_text(text)
         git(repo, "commit", "-qam", f"change {n}")
         checked = cli("check", "--repo", str(repo), "HEAD")
-        assert checked.returncode == 0, checked.stdout + checked.stderr
+        # the second change adds div(), which no test runs: needs review
+        assert checked.returncode == (0, 3)[n], checked.stdout + checked.stderr
         if n == 0:
             unchanged = (kept / "check" / "test_calc.py").stat()
     again = (kept / "check" / "test_calc.py").stat()

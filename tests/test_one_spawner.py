@@ -34,6 +34,7 @@ ALLOWED = {
     "bench/gate.py": "`selfforge check` itself, on a commit, as a user runs it (it sandboxes)",
     "judge/sandbox/buildcache.py": "`cp -a --reflink` of the trusted cargo target dir",
     "cli/launch.py": "a resident started on first use: this installation's own selfforge",
+    "propose/agent_program.py": "`command -v` in /bin/sh: where a cmd: agent's program is",
 }
 
 

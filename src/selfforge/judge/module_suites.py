@@ -27,12 +27,12 @@ from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import contract, gates
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.runners import registry
-from selfforge.judge.runners.base import Module
+from selfforge.judge.runners.base import Adapter, Module
 from selfforge.judge.suite_runs import mark_flaky, restore, run_test_command, summary_text
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
 from selfforge.repo import git
 
-Declared = Callable[[Candidate, Judge], frozenset[str]]
+Declared = Callable[[Candidate, Judge, Adapter], frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def _judge_one(
     seen = Observed(tests=report, tests_result=result, own_tests=report)
     if adapter.reruns() and report is not None and gates.run_gate(result, report).ok:
         seen.flaky = mark_flaky(c, jm, command, report, commit=judged.commit)
-    excused = declared(c, jm)
+    excused = declared(c, jm, adapter)
     verdict = gates.tests_gate(base, seen, Criterion("tests"), excused=excused, diff=c.diff)
     j.record.step(name, verdict.ok, summary_text(report, result, verdict), result=result)
     if verdict.ok and not judged.is_candidate:
