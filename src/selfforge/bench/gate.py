@@ -248,12 +248,7 @@ class Gate:
                 record.verdict, record.reason = "not_drawn", str(exc)
                 continue
             record.drawn = f"{mutation.describe()}; {note}"
-            plain = run_tests(self.clone, self.suite, [], self.timeout_s)
-            if plain.exit_code != 0 or not plain.passed:
-                failed = sorted(t for t, o in plain.outcomes.items() if o == "failed")[:3]
-                record.verdict = "not_drawn"
-                shown = ", ".join(failed) or f"exit {plain.exit_code}"
-                record.reason = f"a plain run of the cheat's suite still fails ({shown})"
+            if self._still_fails(record):
                 continue
             cheat = self._commit_cheat(parent, f"{record.kind}: {record.subject}")
             self._judge(record, cheat)
@@ -285,15 +280,22 @@ class Gate:
             gate_cheats.without_code_change(self.clone, parent, code)
             note += f"; without the change to {', '.join(code[:3])}"
         record.drawn = note
-        plain = run_tests(self.clone, self.suite, [], self.timeout_s)
-        if plain.exit_code != 0 or not plain.passed:
-            failed = sorted(t for t, o in plain.outcomes.items() if o == "failed")[:3]
-            record.verdict = "not_drawn"
-            shown = ", ".join(failed) or f"exit {plain.exit_code}"
-            record.reason = f"a plain run of the cheat's suite still fails ({shown})"
+        if self._still_fails(record):
             return
         self._judge(record, self._commit_cheat(parent, f"{record.kind}: {record.subject}"))
         record.seconds = round(time.monotonic() - started, 1)
+
+    def _still_fails(self, record: GateRecord) -> bool:
+        """A cheat whose plain run still fails is no cheat (a user would see it fail): the
+        record says so, not drawn."""
+        plain = run_tests(self.clone, self.suite, [], self.timeout_s)
+        if plain.exit_code == 0 and plain.passed:
+            return False
+        failed = sorted(t for t, o in plain.outcomes.items() if o == "failed")[:3]
+        record.verdict = "not_drawn"
+        shown = ", ".join(failed) or f"exit {plain.exit_code}"
+        record.reason = f"a plain run of the cheat's suite still fails ({shown})"
+        return True
 
     def _plant(
         self, sha: str, parent: str, own: TestOutcome
