@@ -108,7 +108,10 @@ def test_real_commits_pass_and_every_cheat_is_refused(history: Path, tmp_path: P
     assert all(r["verdict"] in ("rejected", "needs_review") for r in drawn), drawn
     assert all("test_add" in r["drawn"] or "test_sub" in r["drawn"] for r in bugs), drawn
     [vacuous] = [r for r in drawn if r["kind"] == "vacuous"]
-    assert vacuous["verdict"] == "needs_review" and "test_mul" in vacuous["review"][0], vacuous
+    # named among what a person reviews (beside "no test runs the changed code": the
+    # vacuous test no longer calls mul())
+    assert vacuous["verdict"] == "needs_review", vacuous
+    assert "test_mul" in " ".join(vacuous["review"]), vacuous
 
     report = (out / "gate-report.md").read_text()
     assert "| accepted | 2 |" in report and "| needs review | 1 |" in report
