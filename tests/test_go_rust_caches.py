@@ -116,8 +116,10 @@ def test_a_check_reuses_the_trusted_go_cache_and_cannot_write_into_it(tmp_path: 
     assert len(before) > 10  # the baseline's runs filled it
     assert not any("go-build" in p for p in git(repo, "ls-files", "-o").split())  # not in the tree
     second = _check(repo, "b")
-    # accepted: the candidate's test found the trusted entries through its GOCACHE
-    assert second["verdict"] == "accepted", second
+    # not rejected: the candidate's test found the trusted entries through its GOCACHE
+    # (its poison test checks nothing the change does: a person reviews that)
+    assert second["verdict"] in ("accepted", "needs_review"), second
+    assert "passed before and fail now" not in second["reason"], second
     assert _contents(cache) == before  # nothing it wrote reached the trusted cache
 
 
@@ -223,8 +225,10 @@ def test_a_go_check_builds_with_the_user_s_module_cache_and_cannot_write_into_it
     verdict = _check(repo, "p", {"GOMODCACHE": str(modcache)})
     # accepted: the package built (the dependency was found in the module cache, offline)
     # and every write into the cache failed. Shown writable (or not shown, go would
-    # download into a fresh one: no network), the verdict is rejected.
-    assert verdict["verdict"] == "accepted", verdict
+    # download into a fresh one: no network), the verdict is rejected. (Its poison test
+    # checks nothing the change does: needs review, not accepted, since this session.)
+    assert verdict["verdict"] in ("accepted", "needs_review"), verdict
+    assert "exited" not in verdict["reason"] and "fail now" not in verdict["reason"], verdict
     assert _contents(modcache) == before
 
 
