@@ -42,6 +42,9 @@ def test_sees_only_its_own_tree():
     assert os.listdir(ROOT) == [folder]  # no other repository's trees
     assert os.listdir(ROOT / folder) == [kind]  # no scratch git dirs, no setup
     assert os.listdir(ROOT / folder / kind) == [slot]  # not the base's kept tree
+    from calc import add  # and it checks the fix: a new test must be able to fail
+
+    assert add(2, 3) == 5
 """
 
 
