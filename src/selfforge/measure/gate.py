@@ -98,7 +98,7 @@ def judge_goal(
                 refusals.append(f"measure could not be read: {exc.message}")
                 break
             found.append(c)
-            if one.name != m.name or m.name in goal:
+            if m.name in goal:  # the goal's measure and its held-out variations
                 if c.verdict != stats.IMPROVED:
                     need = f"it must be improved by at least {m.min_change:.0%}"
                     refusals.append(f"goal measure {c.describe()}; {need}")
