@@ -211,10 +211,15 @@ def test_rust_cheats_are_drawn_from_inline_tests_and_refused(tmp_path: Path) -> 
     rows = [json.loads(x) for x in (out / "gate-results.jsonl").read_text().splitlines()]
     assert [r["verdict"] for r in rows if r["kind"] == "real"] == ["accepted"], rows
     cheats = {r["kind"]: r for r in rows if r["kind"] != "real"}
-    assert set(cheats) == {"weaken", "skip", "delete"}, rows
-    for row in cheats.values():
-        assert row["verdict"] == "rejected", row
-        assert "src/lib.rs::tests::subtracts" in row["drawn"], row
+    # mul()'s new test made vacuous is drawn too; without mul's fix nothing is left of the
+    # commit (its test is inline in the code): not drawn
+    assert cheats.pop("vacuous_no_fix")["verdict"] == "not_drawn", rows
+    assert set(cheats) == {"weaken", "skip", "delete", "vacuous"}, rows
+    for kind in ("weaken", "skip", "delete"):
+        assert cheats[kind]["verdict"] == "rejected", json.dumps(cheats[kind])
+        assert "src/lib.rs::tests::subtracts" in cheats[kind]["drawn"], cheats[kind]
+    assert cheats["vacuous"]["verdict"] == "needs_review", cheats["vacuous"]
+    assert "multiplies" in " ".join(cheats["vacuous"]["review"]), cheats["vacuous"]
 
 
 MOCHA_TESTS = """\

@@ -237,7 +237,7 @@ def test_new_functions_with_their_doctests_are_required_by_their_doctest_ids(
     (inst,) = _mine(repo, instances)
     assert {"doc::src/lib.rs - double", "doc::src/lib.rs - is_even"} <= set(inst["fail_to_pass"])
     rows = _replay(instances, tmp_path, "--gold", "--negatives")
-    assert rows["gold"]["landed"] and rows["gold"]["solved"], rows["gold"]
+    assert rows["gold"]["landed"] and rows["gold"]["solved"], json.dumps(rows["gold"])
     for kind in ("bug", "incomplete"):
         row = rows[kind]
         assert row["skipped"] is None and not row["error"], row
@@ -557,7 +557,7 @@ def test_a_time_stamped_parameter_is_not_a_fail_to_pass_test(tmp_path: Path) -> 
     kinds = ("--kinds", "bug,incomplete,order")  # the kinds that landed
     rows = _replay(instances, tmp_path, "--gold", "--negatives", *kinds)
     assert not [r for r in rows.values() if r["error"]], rows
-    assert rows["gold"]["landed"] and rows["gold"]["solved"], rows["gold"]
+    assert rows["gold"]["landed"] and rows["gold"]["solved"], json.dumps(rows["gold"])
     assert rows["bug"]["skipped"] is None and rows["order"]["skipped"] is None, rows
     landed = [k for k, r in rows.items() if k != "gold" and r["landed"]]
     assert not landed, {k: rows[k]["drawn"] for k in landed}

@@ -226,6 +226,7 @@ class Gate:
         for record in vacuous:
             self._checkout(sha)
             self._vacuous(record, parent, own, why, started)
+        self._checkout(sha)  # the bug is planted in the commit's tree, no cheat's
         bug = None
         if why is None and cheats:
             bug = self._plant(sha, parent, own)
@@ -278,6 +279,12 @@ class Gate:
                 record.verdict, record.reason = "not_drawn", "the commit changes no code"
                 return
             gate_cheats.without_code_change(self.clone, parent, code)
+            if not git("diff", "--stat", parent, cwd=self.clone).strip():
+                record.verdict = "not_drawn"
+                record.reason = (
+                    "without its code change nothing of the commit is left (inline tests)"
+                )
+                return
             note += f"; without the change to {', '.join(code[:3])}"
         record.drawn = note
         if self._still_fails(record):

@@ -230,7 +230,7 @@ def added_tests(tree: Path, parent: str, passed: set[str], python: bool) -> set[
             continue  # not a test a cheat could edit
         try:
             _source(git("show", f"{parent}:{path}", cwd=tree), names, path, python)
-        except (NotDrawn, SyntaxError, GitError):
+        except (NotDrawn, NoTest, SyntaxError, GitError):
             found.add(test_id)  # its file or the test itself is new
     return found
 

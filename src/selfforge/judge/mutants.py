@@ -22,10 +22,13 @@ from pathlib import Path
 SWAPS: list[dict[str, str]] = [
     {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"},
     {"True": "False", "False": "True", "and": "or", "or": "and"},
-    {"+": "-", "-": "+", "0": "1", "1": "0"},
+    {"+": "-", "-": "+", "*": "/", "/": "*", "0": "1", "1": "0"},
     # last: `is`/`in` negated (`is not` then reads `is not not`, which does not compile)
     {"is": "is not", "in": "not in"},
 ]
+# Operators mutated only between spaces (a binary operator as formatters write it): not a
+# generic's `<T>`, a pointer's or a glob's `*`, an unpacking `*args`.
+SPACED = ("<", ">", "*", "/")  # Python: only `*` and `/` (its `<` is always one)
 VALUE_RANK = 1  # `return x` -> `return None`, `yield x` -> `yield None`, `not x` -> `x`
 # The files a mutant is drawn in: Python and the C-like languages the scan reads.
 SUFFIXES = (".py", ".go", ".rs", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
@@ -114,7 +117,13 @@ def candidates(
                 tokenize.NUMBER,
             ):
                 continue
-            value = _value_mutation(path, tok, lines[tok.start[0] - 1])
+            line = lines[tok.start[0] - 1]
+            col = tok.start[1]
+            if tok.string in ("*", "/") and not (
+                line[col - 1 : col] == " " == line[col + 1 : col + 2]
+            ):
+                continue
+            value = _value_mutation(path, tok, line)
             if value is not None:
                 found.append((VALUE_RANK, value))
             for rank, table in enumerate(SWAPS):
@@ -210,7 +219,7 @@ def _block_end(lines: list[str], row: int, python: bool) -> int:
 # Go, Rust, JavaScript/TypeScript: strings and comments skipped; `<`/`>` only between
 # spaces (elsewhere they are generics or arrows).
 _C_OPS = (
-    r"|(?P<op>==|!=|<=|>=|&&|\|\||=>|->|<-|\+\+|--|\+=|-=|<<|>>|::|[<>+\-!])"
+    r"|(?P<op>==|!=|<=|>=|&&|\|\||=>|->|<-|\+\+|--|\+=|-=|\*=|/=|<<|>>|::|[<>+\-!*/])"
     r"|(?P<word>\b(?:true|false|[01])\b)"
 )
 # A quote is a char literal in Go and Rust (one character: Rust's lifetimes `'a` are
@@ -227,7 +236,7 @@ _JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 _C_SWAPS: list[dict[str, str]] = [
     {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"},
     {"true": "false", "false": "true", "&&": "||", "||": "&&"},
-    {"+": "-", "-": "+", "0": "1", "1": "0"},
+    {"+": "-", "-": "+", "*": "/", "/": "*", "0": "1", "1": "0"},
 ]
 
 
@@ -246,7 +255,7 @@ def _c_like(path: str, source: str, added: dict[str, set[int]]) -> Iterator[tupl
         col = offset - starts[row - 1]
         if row not in added.get(path, set()):
             continue
-        if token in ("<", ">") and not (
+        if token in SPACED and not (
             source[offset - 1 : offset] == " " == source[offset + 1 : offset + 2]
         ):
             continue
