@@ -15,6 +15,7 @@ and add it to CLASSES, listed as defended, once its defence is on main. The exit
 1 only when a class listed as defended is not ("BROKEN").
 
     python bench/redteam.py [--only WORDS] [--class LABEL=MODULE] [--expect LABEL] [--junit DIR]
+    python bench/redteam.py --from-junit RESULTS.xml   # from a run that had every module
 """
 
 from __future__ import annotations
@@ -73,11 +74,21 @@ def run_class(label: str, module: str, expected: bool, junit: Path) -> Row:
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "xdist"]
     command += ["-n", "0", f"--junit-xml={junit}", module]
     subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    return read_class(label, module, expected, junit, whole=False)
+
+
+def read_class(label: str, module: str, expected: bool, junit: Path, whole: bool = True) -> Row:
+    """One class's row from a junit XML that holds its module's results: its own run's,
+    or a whole test run's (``--from-junit``: CI's suite ran every module already)."""
     row = Row(label, expected)
     if not junit.exists():  # the module did not even load: nothing was shown
         row.failures.append(f"{module}: no results (pytest could not run it)")
         return row
+    dotted = module.removesuffix(".py").replace("/", ".")
     for case in ET.parse(junit).iter("testcase"):
+        owner = case.get("classname", "")
+        if whole and owner != dotted and not owner.startswith(dotted + "."):
+            continue  # another module's test (a whole run's XML)
         if any(child.tag == "skipped" for child in case):
             continue
         name = case.get("name", "")
@@ -88,6 +99,8 @@ def run_class(label: str, module: str, expected: bool, junit: Path) -> Row:
             row.attacks, row.refused = row.attacks + 1, row.refused + (not failed)
         if failed:
             row.failures.append(f"{module}::{name}")
+    if not row.attacks and not row.controls:
+        row.failures.append(f"{module}: no results in {junit.name}")
     return row
 
 
@@ -110,19 +123,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--class", dest="extra", action="append", default=[])
     parser.add_argument("--expect", action="append", default=[], help="list LABEL as defended")
     parser.add_argument("--junit", type=Path, help="keep each class's junit XML here")
+    parser.add_argument(
+        "--from-junit",
+        type=Path,
+        help="read every class from this junit XML of a test run that ran their modules "
+        "(CI's suite), instead of running each module again",
+    )
     args = parser.parse_args(argv)
+    if args.from_junit:
+        return run_all(_classes(args), args.from_junit, whole=True)
     with tempfile.TemporaryDirectory(prefix="selfforge-redteam-") as tmp:
         folder = args.junit or Path(tmp)  # the XML is kept only where asked
         folder.mkdir(parents=True, exist_ok=True)
         return run_all(_classes(args), folder)
 
 
-def run_all(classes: list[tuple[str, str, bool]], folder: Path) -> int:
-    """Run each class, print its row as it ends, then what failed; 1 if any is BROKEN."""
+def run_all(classes: list[tuple[str, str, bool]], folder: Path, whole: bool = False) -> int:
+    """Run each class, print its row as it ends, then what failed; 1 if any is BROKEN.
+    ``whole``: ``folder`` is one junit XML that holds every class's results."""
     print(f"{'attack class':54} {'refused':>9} {'controls':>9}  status")
     rows = []
     for n, (label, module, expected) in enumerate(classes):
-        row = run_class(label, module, expected, folder / f"{n}.xml")
+        if whole:
+            row = read_class(label, module, expected, folder)
+        else:
+            row = run_class(label, module, expected, folder / f"{n}.xml")
         rows.append(row)
         print(
             f"{label:54} {row.refused:>4}/{row.attacks:<4} {row.worked:>4}/{row.controls:<4}"

@@ -187,6 +187,34 @@ mode = "{land}"
 """
 
 
+# The test files that take longest (CI's --durations), started first: with pytest-xdist
+# handing out one test at a time (`--maxschedchunk 1`, as the README's command runs the
+# tiers), a run ends on short tests on both workers, not on one long test on one of them.
+LONG_FIRST = (
+    "tests/test_same_verdict.py",
+    "tests/test_selfjudge_landing.py",
+    "tests/test_self_improvement.py",
+    "tests/test_bench_gate.py",
+    "tests/test_bench_shapes.py",
+    "tests/test_agent_proposers.py",
+    "tests/test_measured_goals.py",
+    "tests/test_unseen_histories.py",
+    "tests/test_bench.py",
+    "tests/test_bench_rust.py",
+    "tests/test_measure_kinds.py",
+    "tests/test_bench_agent_proposer.py",
+    "tests/test_cold_check_concurrency.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::")[0]
+        return LONG_FIRST.index(path) if path in LONG_FIRST else len(LONG_FIRST)
+
+    items.sort(key=rank)  # stable: each file's own order kept
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _inner_pytest_without_plugins() -> None:
     """The pytest runs the tests start (through selfforge or not) load no installed plugin.

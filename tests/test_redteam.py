@@ -4,6 +4,7 @@ fails the run only once the class is listed as defended."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,29 @@ def test_an_open_attack_fails_the_run_only_when_listed_as_defended(tmp_path: Pat
     assert listed.returncode == 1, listed.stdout
     assert _row(listed.stdout, "a planted file read").split()[-1] == "BROKEN"
     assert "test_attack_reads_the_planted_file" in listed.stdout
+
+
+def test_rows_read_from_a_whole_runs_junit_match_a_run_of_their_own(tmp_path: Path) -> None:
+    """CI's suite ran every attack module already: the table is read from its junit XML
+    (`--from-junit`), a module with no results there is a failure, never a pass."""
+    (tmp_path / "test_open_attack.py").write_text(OPEN_ATTACK)
+    junit = tmp_path / "whole.xml"
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junit-xml={junit}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    spec = "a planted file read=test_open_attack.py"
+    proc = _redteam("--class", spec, "--only", "planted file", "--from-junit", str(junit))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _row(proc.stdout, "a planted file read").split()[-3:] == ["0/1", "1/1", "open"]
+    missing = "a class never run=tests/test_not_in_that_run.py"
+    listed = _redteam(
+        "--class", missing, "--only", "never run", "--expect", "a class never run",
+        "--from-junit", str(junit),
+    )  # fmt: skip
+    assert listed.returncode == 1, listed.stdout
+    assert "tests/test_not_in_that_run.py: no results" in listed.stdout
