@@ -15,8 +15,9 @@ from selfforge.judge.outcome import Outcome
 from selfforge.judge.sandbox.check_space import CheckSpace
 from selfforge.judge.verdict import Judgement
 from selfforge.measure import stats
+from selfforge.measure.credit import Prover, credited
 from selfforge.measure.revisions import sides
-from selfforge.measure.sample import Comparison, MeasureError, compare
+from selfforge.measure.sample import Comparison, MeasureError, Side, compare
 from selfforge.repo.workspace import Workspace
 
 
@@ -81,6 +82,7 @@ def judge_goal(
     judgement: Judgement,
     goal: list[str],
     root: Path | None = None,
+    prover: Prover | None = None,
 ) -> tuple[Judgement, list[Comparison]]:
     """A goal judged by its measures (issue 42, point 3): the candidate lands only if each
     of ``goal``'s measures is improved by at least its min_change, on its held-out
@@ -103,6 +105,8 @@ def judge_goal(
                     need = f"it must be improved by at least {m.min_change:.0%}"
                     refusals.append(f"goal measure {c.describe()}; {need}")
                     break
+                if one is m and m.kind == "coverage" and prover is not None:
+                    refusals += _credit(m, d, a, b, space, prover, found)
             elif c.verdict == stats.WORSE:
                 refusals.append(f"measure {c.describe()}")
     figures = "; ".join(c.describe() for c in found)
@@ -114,3 +118,30 @@ def judge_goal(
         )
         return replace(judgement, outcome=Outcome.REJECTED, reason=reason, feedback=feedback), found
     return replace(judgement, reason=f"{judgement.reason}; measured: {figures}"), found
+
+
+def _credit(
+    m: Measure,
+    d: Directives,
+    a: Side,
+    b: Side,
+    space: CheckSpace,
+    prover: Prover,
+    found: list[Comparison],
+) -> list[str]:
+    """A coverage goal counts only lines the added tests check (measure/credit.py): its
+    credited figure appended to ``found``; a refusal when it is not improved."""
+    try:
+        result = credited(m, d, a, b, space, prover)
+    except MeasureError as exc:
+        return [f"measure could not be read: {exc.message}"]
+    if result is None:
+        return []
+    comparison, note = result
+    found.append(comparison)
+    if comparison.verdict == stats.IMPROVED:
+        return []
+    return [
+        f"goal measure {comparison.describe()}; {note}: a test that runs code without "
+        "checking it adds nothing"
+    ]
