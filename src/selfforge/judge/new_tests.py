@@ -169,6 +169,9 @@ def _failing_on(
 ) -> set[str] | None:
     """The tests reported failing on the candidate with ``mutation`` made (only those of
     ``only`` run, when given); None: the mutant does not compile (nothing was run)."""
+    key = (mutation.describe(), frozenset(only) if only is not None else None)
+    if key in c.mutant_runs:
+        return c.mutant_runs[key]
     mutated = mutation.applied(texts.read(mutation.path))
     if not mutation.compiles(mutated):
         return None
@@ -176,10 +179,11 @@ def _failing_on(
     sha = contract.with_texts(c.tree, c.commit, {mutation.path: mutated}, message)
     _, report = run_test_command(c, j, "tests:mutant", command, only, commit=sha)
     outcomes = report.outcomes if report is not None else {}
-    return {t for t, outcome in outcomes.items() if outcome in FAILING}
+    failing = c.mutant_runs[key] = {t for t, outcome in outcomes.items() if outcome in FAILING}
+    return failing
 
 
-MUTANTS_PER_UNIT = 4  # mutants tried per stretch of newly covered lines, at most
+MUTANTS_PER_UNIT = 3  # mutants tried per stretch of newly covered lines, at most
 MAX_CREDIT_MUTANTS = 24  # per candidate, at most
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -49,6 +50,21 @@ class Lines:
 
     statements: dict[str, list[int]]
     ran: dict[str, set[int]]
+    percent: float  # coverage.py's own figure: the measure's value
+    seconds: float  # the run's wall time
+
+
+_BASES: dict[tuple[str, str], Lines] = {}  # a base's coverage, for a repair round's credit
+
+
+@dataclass
+class Credit:
+    """A coverage goal's two figures from the same runs: the measure's (coverage.py's
+    total) and the credited one; and a line saying what was credited."""
+
+    measured: Comparison
+    credited: Comparison
+    note: str
 
 
 def credited(
@@ -58,14 +74,16 @@ def credited(
     candidate: Side,
     space: CheckSpace,
     prover: Prover,
-) -> tuple[Comparison, str] | None:
-    """The coverage of the code on both sides, the candidate's with credit only for
-    lines its added tests are shown to check; and a line saying what was credited.
-    None: not coverage.py's report (no credit computed)."""
-    a = _lines(m, d, base, space)
+) -> Credit | None:
+    """The measure on both sides (one run each: coverage is steady) and the coverage of
+    the code, the candidate's with credit only for lines its added tests are shown to
+    check. None: not coverage.py's report (no credit computed)."""
+    key = (base.commit, m.model_dump_json())  # a base's coverage is steady: run once
+    a = _BASES[key] if key in _BASES else _lines(m, d, base, space)
     b = _lines(m, d, candidate, space)
     if a is None or b is None:
         return None
+    _BASES[key] = a
     code = [p for p in b.statements if not prover.is_test(p)]
     base_code = [p for p in a.statements if not prover.is_test(p)]
     units: list[tuple[str, list[int]]] = []
@@ -75,7 +93,10 @@ def credited(
         new = sorted(b.ran[path] - before)
         covered += len(b.ran[path]) - len(new)
         units += [(path, run) for run in _stretches(b.statements[path], set(new))]
-    proven = prover.checked(units)
+    measured = _comparison(m, m.name, kinds.unit_of(m), a.percent, b.percent)
+    measured.seconds = a.seconds + b.seconds
+    # no gain to credit: no mutant is run
+    proven = prover.checked(units) if measured.verdict == stats.IMPROVED else [False] * len(units)
     gained = sum(len(lines) for (_, lines), ok in zip(units, proven, strict=True) if ok)
     new_lines = sum(len(lines) for _, lines in units)
     base_value = _percent(sum(len(a.ran[p]) for p in base_code), a, base_code)
@@ -88,22 +109,28 @@ def credited(
         left = [f"{p}:{_span(lines)}" for (p, lines), ok in zip(units, proven, strict=True)]
         left = [w for w, ok in zip(left, proven, strict=True) if not ok]
         note += f"; not credited: {', '.join(left[:5])} (run by a test, checked by none)"
-    est = stats.estimate([base_value], [value], "higher", m.min_change, steady=True)
-    comparison = Comparison(
-        name=f"{m.name}[credited]",
-        unit="% of the code",
+    comparison = _comparison(m, f"{m.name}[credited]", "% of the code", base_value, value)
+    return Credit(measured, comparison, note)
+
+
+def _comparison(m: Measure, name: str, unit: str, base: float, candidate: float) -> Comparison:
+    est = stats.estimate([base], [candidate], "higher", m.min_change, steady=True)
+    return Comparison(
+        name=name,
+        unit=unit,
         better="higher",
         min_change=m.min_change,
         on_worse=m.on_worse,
-        base=round(base_value, 2),
-        candidate=round(value, 2),
+        base=round(base, 2),
+        candidate=round(candidate, 2),
         change=est.change,
         low=est.low,
         high=est.high,
         runs=1,
         verdict=est.verdict,
+        base_runs=[base],
+        candidate_runs=[candidate],
     )
-    return comparison, note
 
 
 def _percent(covered: int, lines: Lines, files: list[str]) -> float:
@@ -115,6 +142,7 @@ def _lines(m: Measure, d: Directives, side: Side, space: CheckSpace) -> Lines | 
     out = side.tree / kinds.OUT
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
+    started = time.monotonic()
     try:
         plan = kinds.plan(m, m.command or kinds.default_command(m, d), out)
         result = run_on(m, side, space, plan.command, out, m.timeout_s or d.checks.timeout_s)
@@ -123,7 +151,8 @@ def _lines(m: Measure, d: Directives, side: Side, space: CheckSpace) -> Lines | 
             if (out / "cover.out").is_file() or "--test" in plan.command:
                 return None  # Go's or Node's coverage: no credit computed
             raise MeasureError(f"measure {m.name} on {side.commit[:10]}: no coverage report")
-        files = json.loads(report.read_text()).get("files", {})
+        data = json.loads(report.read_text())
+        files = data.get("files", {})
     except kinds.MeasureFailed:
         return None
     finally:
@@ -131,6 +160,8 @@ def _lines(m: Measure, d: Directives, side: Side, space: CheckSpace) -> Lines | 
     return Lines(
         {p: sorted(f["executed_lines"] + f["missing_lines"]) for p, f in files.items()},
         {p: set(f["executed_lines"]) for p, f in files.items()},
+        float(data["totals"]["percent_covered"]),
+        time.monotonic() - started,
     )
 
 

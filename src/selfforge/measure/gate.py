@@ -17,7 +17,7 @@ from selfforge.judge.verdict import Judgement
 from selfforge.measure import stats
 from selfforge.measure.credit import Prover, credited
 from selfforge.measure.revisions import sides
-from selfforge.measure.sample import Comparison, MeasureError, Side, compare
+from selfforge.measure.sample import Comparison, MeasureError, compare
 from selfforge.repo.workspace import Workspace
 
 
@@ -94,8 +94,13 @@ def judge_goal(
     for m in d.measures:
         runs = [m, *heldout(m)] if m.name in goal else [m]
         for one in runs:
+            credit = None
             try:
-                [c] = compare([one], d, a, b, space, root or ws.root)
+                if one is m and m.name in goal and m.kind == "coverage" and prover is not None:
+                    credit = credited(m, d, a, b, space, prover)  # None: not coverage.py's
+                [c] = (
+                    [credit.measured] if credit else compare([one], d, a, b, space, root or ws.root)
+                )
             except MeasureError as exc:
                 refusals.append(f"measure could not be read: {exc.message}")
                 break
@@ -105,8 +110,13 @@ def judge_goal(
                     need = f"it must be improved by at least {m.min_change:.0%}"
                     refusals.append(f"goal measure {c.describe()}; {need}")
                     break
-                if one is m and m.kind == "coverage" and prover is not None:
-                    refusals += _credit(m, d, a, b, space, prover, found)
+                if credit is not None:  # a coverage goal counts only tests that can fail
+                    found.append(credit.credited)
+                    if credit.credited.verdict != stats.IMPROVED:
+                        refusals.append(
+                            f"goal measure {credit.credited.describe()}; {credit.note}: a test "
+                            "that runs code without checking it adds nothing"
+                        )
             elif c.verdict == stats.WORSE:
                 refusals.append(f"measure {c.describe()}")
     figures = "; ".join(c.describe() for c in found)
@@ -118,30 +128,3 @@ def judge_goal(
         )
         return replace(judgement, outcome=Outcome.REJECTED, reason=reason, feedback=feedback), found
     return replace(judgement, reason=f"{judgement.reason}; measured: {figures}"), found
-
-
-def _credit(
-    m: Measure,
-    d: Directives,
-    a: Side,
-    b: Side,
-    space: CheckSpace,
-    prover: Prover,
-    found: list[Comparison],
-) -> list[str]:
-    """A coverage goal counts only lines the added tests check (measure/credit.py): its
-    credited figure appended to ``found``; a refusal when it is not improved."""
-    try:
-        result = credited(m, d, a, b, space, prover)
-    except MeasureError as exc:
-        return [f"measure could not be read: {exc.message}"]
-    if result is None:
-        return []
-    comparison, note = result
-    found.append(comparison)
-    if comparison.verdict == stats.IMPROVED:
-        return []
-    return [
-        f"goal measure {comparison.describe()}; {note}: a test that runs code without "
-        "checking it adds nothing"
-    ]
