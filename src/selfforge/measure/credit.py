@@ -84,8 +84,8 @@ def credited(
     if a is None or b is None:
         return None
     _BASES[key] = a
-    code = [p for p in b.statements if not prover.is_test(p)]
-    base_code = [p for p in a.statements if not prover.is_test(p)]
+    code = [p for p in b.statements if _ours(p) and not prover.is_test(p)]
+    base_code = [p for p in a.statements if _ours(p) and not prover.is_test(p)]
     units: list[tuple[str, list[int]]] = []
     covered = 0
     for path in code:
@@ -131,6 +131,11 @@ def _comparison(m: Measure, name: str, unit: str, base: float, candidate: float)
         base_runs=[base],
         candidate_runs=[candidate],
     )
+
+
+def _ours(path: str) -> bool:
+    """A file of the tree (coverage.py names others by their absolute path)."""
+    return not path.startswith("/") and ".." not in path.split("/")
 
 
 def _percent(covered: int, lines: Lines, files: list[str]) -> float:
