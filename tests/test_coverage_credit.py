@@ -2,7 +2,8 @@
 run`, a candidate's coverage is credited only for the lines its added tests run AND
 check (a mutant of them makes an added test fail): a test that runs an uncovered
 function and checks nothing of it does not land, the reason saying why; the same test
-made to assert lands with its figures."""
+made to assert lands with its figures. `check` of a commit whose test only runs code
+reports the credited figure and needs review."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from tests.conftest import cli, git, log_json, make_repo
+from tests.conftest import check_json, cli, git, log_json, make_repo
 
 PY = sys.executable
 TASK = "Cover scale() with tests"
@@ -22,6 +23,10 @@ def scale(x):
     if x > 1:
         return x * 2
     return 0
+
+
+def half(x):
+    return x / 2
 """
 TEST = """from app import quick
 
@@ -86,7 +91,7 @@ def test_a_coverage_goal_credits_only_lines_the_added_tests_check(tmp_path: Path
     measured = _rows(repo, "SELECT round, name, output FROM checks WHERE name LIKE 'measure%'")
     first = {name: output for round_, name, output in measured if round_ == 0}
     assert first["measure cov"].endswith(": improved"), measured  # coverage.py's figure
-    # app.py alone (tests left out): 3 of its 6 statements ran, and no more are credited
+    # app.py alone (tests left out): 4 of its 8 statements ran, and no more are credited
     assert first["measure cov[credited]"].startswith("cov[credited]: 50 % of the code → 50 %")
     assert first["measure cov[credited]"].endswith(": unchanged"), measured
     [_, told] = [p for (p,) in _rows(repo, "SELECT prompt FROM model_calls WHERE role='propose'")]
@@ -99,6 +104,27 @@ def test_a_coverage_goal_credits_only_lines_the_added_tests_check(tmp_path: Path
     assert attempt["outcome"] == "accepted" and attempt["landed"], attempt
     reason = str(attempt["reason"])
     assert "measure cov: " in reason and ": improved" in reason, reason
-    assert "cov[credited]: 50 % of the code → 100 % of the code, +100.0%" in reason, reason
+    assert "cov[credited]: 50 % of the code → 87.5 % of the code, +75.0%" in reason, reason
     assert git(repo, "rev-parse", "HEAD") != head
     assert "assert scale(3) == 6" in (repo / "test_scale.py").read_text()
+
+
+def test_check_reports_a_coverage_gain_no_added_test_checks(tmp_path: Path) -> None:
+    """`check` has no goals: it reports the coverage measure and its credited figure; a
+    commit whose new test runs half() and checks nothing of it needs review, naming the
+    lines."""
+    repo = make_repo(tmp_path / "r", {"app.py": APP, "test_app.py": TEST}, TOML)
+
+    test_half = "from app import half, quick\n\n\ndef test_half():\n    half(4)\n"
+    (repo / "test_half.py").write_text(test_half + "    assert quick() == 1\n")
+    git(repo, "add", "test_half.py")
+    git(repo, "commit", "-qm", "test half()")
+    code, result = check_json(repo)
+    assert code == 3, result
+    measures = {m["name"]: m for m in result["measures"]}
+    assert measures["cov"]["verdict"] == "improved", measures
+    credited = measures["cov[credited]"]
+    assert (credited["base"], credited["candidate"], credited["verdict"]) == (50, 50, "unchanged")
+    [item] = [r for r in result["review"] if "cov[credited]" in r]
+    assert "coverage credit: 0 of 1 newly covered line(s)" in item, item
+    assert "not credited: app.py:12 (run by a test, checked by none)" in item

@@ -37,7 +37,9 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
 
 
 class Prover(Protocol):
-    """What the judge answers about the tests a candidate adds."""
+    """What the judge answers about the tests a candidate adds (``added``: their ids)."""
+
+    added: list[str]
 
     def is_test(self, path: str) -> bool: ...
 
@@ -100,7 +102,9 @@ def credited(
     gained = sum(len(lines) for (_, lines), ok in zip(units, proven, strict=True) if ok)
     new_lines = sum(len(lines) for _, lines in units)
     base_value = _percent(sum(len(a.ran[p]) for p in base_code), a, base_code)
-    value = _percent(covered + gained, b, code)
+    # deleting code no test ran earns nothing: the code's size never shrinks for the credit
+    total = max(_total(a, base_code), _total(b, code))
+    value = 100.0 * (covered + gained) / total if total else 0.0
     note = (
         f"coverage credit: {gained} of {new_lines} newly covered line(s) of the code are "
         "checked by the added tests (a mutant of them makes an added test fail)"
@@ -138,8 +142,12 @@ def _ours(path: str) -> bool:
     return not path.startswith("/") and ".." not in path.split("/")
 
 
+def _total(lines: Lines, files: list[str]) -> int:
+    return sum(len(lines.statements[p]) for p in files)
+
+
 def _percent(covered: int, lines: Lines, files: list[str]) -> float:
-    total = sum(len(lines.statements[p]) for p in files)
+    total = _total(lines, files)
     return 100.0 * covered / total if total else 0.0
 
 

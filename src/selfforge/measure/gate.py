@@ -7,6 +7,7 @@ review, exit 3), ``reject`` or ``report`` (shown, nothing more)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,24 +29,40 @@ def measure_change(
     base: str,
     candidate: str,
     judgement: Judgement,
+    prover: Prover | None = None,
 ) -> tuple[Judgement, list[Comparison], list[str]]:
     """The declared measures on ``base`` and ``candidate``, and the judgement they leave:
     a measure worse by at least its min_change makes it needs review (or rejected, as
     its on_worse says); one that gives no number on either side is for a person to look
-    at. Returns the judgement, the comparisons and a line per measure that failed."""
+    at. A coverage measure of a change that adds tests is reported credited too
+    (measure/credit.py): raised only by lines no added test checks, it needs review.
+    Returns the judgement, the comparisons and a line per measure that failed."""
     found: list[Comparison] = []
     failed: list[str] = []
+    unchecked: list[str] = []
     a, b = sides(ws, d, base, candidate)
     for m in d.measures:
         try:
-            found += compare([m], d, a, b, space, ws.root)
+            credit = None
+            if m.kind == "coverage" and prover is not None and prover.added:
+                credit = credited(m, d, a, b, space, prover)
+            if credit is None:
+                found += compare([m], d, a, b, space, ws.root)
+                continue
+            credit.credited.on_worse = "report"  # its own measure says worse, if it is
+            found += [credit.measured, credit.credited]
+            if credit.measured.verdict == stats.IMPROVED != credit.credited.verdict:
+                unchecked.append(f"measure {credit.credited.describe()}; {credit.note}")
         except MeasureError as exc:
             failed.append(exc.message)
-    return apply(judgement, found, failed), found, failed
+    return apply(judgement, found, failed, unchecked), found, failed
 
 
-def apply(judgement: Judgement, found: list[Comparison], failed: list[str]) -> Judgement:
-    """The judgement with the measures' say: a rejected change stays rejected."""
+def apply(
+    judgement: Judgement, found: list[Comparison], failed: list[str], unchecked: Sequence[str] = ()
+) -> Judgement:
+    """The judgement with the measures' say: a rejected change stays rejected;
+    ``unchecked``: coverage gains no added test checks, for review."""
     if judgement.outcome is Outcome.REJECTED:
         return judgement
     worse = [c for c in found if c.verdict == stats.WORSE]
@@ -54,7 +71,7 @@ def apply(judgement: Judgement, found: list[Comparison], failed: list[str]) -> J
         reason = "; ".join(f"measure {c.describe()}" for c in rejecting)
         return replace(judgement, outcome=Outcome.REJECTED, reason=reason, feedback=reason)
     review = [f"measure {c.describe()}" for c in worse if c.on_worse == "review"]
-    review += [f"measure could not be read: {line}" for line in failed]
+    review += [f"measure could not be read: {line}" for line in failed] + list(unchecked)
     if not review:
         return judgement
     items = [*judgement.review, *review]
