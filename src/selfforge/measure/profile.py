@@ -33,6 +33,7 @@ from selfforge.repo.workspace import Workspace
 
 PROFILE_TIMEOUT_S = 120.0  # one profile's run at most (or the measure's own timeout)
 TOP = 8  # functions shown per measure
+MIN_SHARE = 0.005  # a Python function shown takes at least this share of the run's time
 MAX_FILES = 10  # files whose uncovered lines are shown
 SLOT = "measure-base"
 _PYTHON = re.compile(r"^(?P<pre>(?:[A-Za-z_]\w*=\S*\s+)*)(?P<py>\S*python[\d.]*)\s+(?P<rest>.*)$")
@@ -128,6 +129,7 @@ def hottest_python(stats: pstats.Stats, tree: Path) -> str:
     if not rows:
         return "cProfile saw none of the project's own functions run"
     rows.sort(key=lambda r: -r[0])
+    rows = [r for r in rows if r[0] >= MIN_SHARE * total] or rows[:3]  # not the idle ones
     shown = [
         f"  {what}: {own:.3f} s own ({own / total:.0%} of the run), {cum:.3f} s with callees, "
         f"{calls} call{'s' if calls != 1 else ''}"
