@@ -59,10 +59,11 @@ def test_the_plan_is_given_the_hottest_functions_and_the_uncovered_lines(
     """Two measured goals: a speed measure (a Python script, profiled with cProfile) and
     a coverage measure; one not named by a goal is not profiled. The plan's prompt names
     slow() as the hottest of the project's own functions (no stdlib, no site-packages)
-    and app.py's lines no test runs."""
+    and app.py's lines no test runs; a profile that fails is one line, the run goes on."""
     toml = f"""[goals]
 items = [{{ text = "Make the benchmark faster", measure = "speed" }},
-         {{ text = "Raise the line coverage", measure = "cov" }}]
+         {{ text = "Raise the line coverage", measure = "cov" }},
+         {{ text = "Keep the tool fast", measure = "gone" }}, "Keep it tidy"]
 
 [checks]
 test = "{PY} -m pytest -q -p no:cacheprovider"
@@ -79,6 +80,10 @@ unit = "ms"
 [[measures]]
 name = "cov"
 kind = "coverage"
+
+[[measures]]
+name = "gone"
+command = "{PY} bench/missing.py"
 
 [[measures]]
 name = "other"
@@ -98,6 +103,8 @@ command = "{PY} -c 'print(1)'"
     assert "measure cov (coverage): lines no test runs" in numbers, numbers
     assert "app.py: lines 2-5, 13-15" in numbers, numbers  # slow's and scale's bodies
     assert "measure other" not in numbers  # no goal names it
+    [gone] = [line for line in numbers.splitlines() if line.startswith("measure gone")]
+    assert gone.startswith("measure gone: no profile: cProfile wrote no profile: "), gone
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
