@@ -107,10 +107,12 @@ command = "{PY} -c 'print(1)'"
     assert gone.startswith("measure gone: no profile: cProfile wrote no profile: "), gone
 
 
+@pytest.mark.slow  # 14-27 s at load 7-9: go test builds, benchmarks and profiles, twice
 @pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
 def test_a_go_benchmark_is_profiled_with_cpuprofile(tmp_path: Path, script) -> None:
     """A go-bench goal: `go test -cpuprofile` read with `go tool pprof -top`; the module's
-    own hottest function is named, the runtime's are not."""
+    own hottest function is named, the runtime's are not; a Go coverage goal: the lines
+    of `go test -coverprofile` no test runs."""
     hot = """package hot
 
 func Slow(n int) int {
@@ -119,6 +121,10 @@ func Slow(n int) int {
 		t += i % 7
 	}
 	return t
+}
+
+func Half(n int) int {
+	return n / 2
 }
 """
     bench = """package hot
@@ -138,7 +144,8 @@ func TestSlow(t *testing.T) {
 }
 """
     toml = """[goals]
-items = [{ text = "Make the benchmark faster", measure = "bench" }]
+items = [{ text = "Make the benchmark faster", measure = "bench" },
+         { text = "Cover the code", measure = "cover" }]
 
 [checks]
 test = "go test ./..."
@@ -150,6 +157,10 @@ cycles = 1
 [[measures]]
 name = "bench"
 kind = "go-bench"
+
+[[measures]]
+name = "cover"
+kind = "coverage"
 """
     files = {"go.mod": "module example.com/hot\n\ngo 1.21\n", "hot.go": hot, "hot_test.go": bench}
     repo = make_repo(tmp_path / "g", files, toml)
@@ -161,3 +172,5 @@ kind = "go-bench"
     first = numbers.split("(own time):\n")[1].splitlines()[0].strip()
     assert first.startswith("example.com/hot.Slow"), numbers  # "Slow (inline): 0.88s own"
     assert "runtime." not in numbers and "testing." not in numbers
+    assert "measure cover (coverage): lines no test runs" in numbers, numbers
+    assert "hot.go: lines 11-13 (3 not run)" in numbers, numbers  # Half(), from -coverprofile

@@ -40,6 +40,7 @@ _PYTHON = re.compile(r"^(?P<pre>(?:[A-Za-z_]\w*=\S*\s+)*)(?P<py>\S*python[\d.]*)
 _PYTEST = re.compile(r"^(?P<pre>(?:[A-Za-z_]\w*=\S*\s+)*)(?P<tool>pytest)\b(?P<rest>.*)$")
 _GO_TEST = re.compile(r"(^|[\s;&|])go\s+test\b")
 _GO_BENCH_FUNC = re.compile(r"^func Benchmark\w*\(\w+ \*testing\.B\)", re.M)
+_NO_PROFILE = ("lint", "size", "cargo-bench")  # a count, a size; Rust's: no profiler here
 _NOT_OURS = ("site-packages", "dist-packages", ".venv", "venv", kinds.OUT, "node_modules")
 
 
@@ -67,6 +68,8 @@ def profile(m: Measure, d: Directives, side: Side, space: CheckSpace, root: Path
         command = m.command or kinds.default_command(m, d)
         if command:
             command = anchor_command(command, root)
+        if m.kind in _NO_PROFILE:
+            return f"{head}: no profile for this kind ({m.kind})"
         if m.kind == "coverage":
             return f"{head} (coverage): {_uncovered(m, d, side, space, command, out)}"
         if m.kind == "go-bench" or (command and _GO_TEST.search(command)):
