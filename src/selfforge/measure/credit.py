@@ -118,11 +118,12 @@ def credited(
 
 
 def _comparison(m: Measure, name: str, unit: str, base: float, candidate: float) -> Comparison:
-    est = stats.estimate([base], [candidate], "higher", m.min_change, steady=True)
+    better = kinds.better_of(m)
+    est = stats.estimate([base], [candidate], better, m.min_change, steady=True)
     return Comparison(
         name=name,
         unit=unit,
-        better="higher",
+        better=better,
         min_change=m.min_change,
         on_worse=m.on_worse,
         base=round(base, 2),
