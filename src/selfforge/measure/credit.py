@@ -25,10 +25,12 @@ import re
 import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from selfforge.config import Directives, Measure
 from selfforge.judge.sandbox.check_space import CheckSpace
+from selfforge.judge.sandbox.command import anchor_command
 from selfforge.measure import kinds, stats
 from selfforge.measure.sample import Comparison, MeasureError, Side, run_on
 from selfforge.repo import git
@@ -76,14 +78,17 @@ def credited(
     candidate: Side,
     space: CheckSpace,
     prover: Prover,
+    root: Path,
 ) -> Credit | None:
     """The measure on both sides (one run each: coverage is steady) and the coverage of
     the code, the candidate's with credit only for lines its added tests are shown to
     check. None: not coverage.py's report (no credit computed)."""
     key = (base.commit, m.model_dump_json())  # a base's coverage is steady: run once
-    a = _BASES[key] if key in _BASES else _lines(m, d, base, space)
-    b = _lines(m, d, candidate, space)
-    if a is None or b is None:
+    a = _BASES[key] if key in _BASES else _lines(m, d, base, space, root)
+    if a is None:
+        return None
+    b = _lines(m, d, candidate, space, root)
+    if b is None:
         return None
     _BASES[key] = a
     code = [p for p in b.statements if _ours(p) and not prover.is_test(p)]
@@ -152,23 +157,31 @@ def _percent(covered: int, lines: Lines, files: list[str]) -> float:
     return 100.0 * covered / total if total else 0.0
 
 
-def _lines(m: Measure, d: Directives, side: Side, space: CheckSpace) -> Lines | None:
+def _lines(m: Measure, d: Directives, side: Side, space: CheckSpace, root: Path) -> Lines | None:
+    """coverage.py's per-line report of the measure's run on ``side`` (None: the
+    command is Go's or Node's, whose coverage is not credited)."""
     out = side.tree / kinds.OUT
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     started = time.monotonic()
+    where = f"measure {m.name} on {side.commit[:10]}"
     try:
-        plan = kinds.plan(m, m.command or kinds.default_command(m, d), out)
-        result = run_on(m, side, space, plan.command, out, m.timeout_s or d.checks.timeout_s)
+        command = m.command or kinds.default_command(m, d)
+        try:
+            plan = kinds.plan(m, anchor_command(command, root) if command else None, out)
+        except kinds.MeasureFailed as exc:
+            raise MeasureError(f"{where}: {exc}") from None
+        if "coverage json" not in plan.command:
+            return None  # Go's or Node's coverage: no credit computed
+        timeout = m.timeout_s or d.checks.timeout_s
+        result = run_on(m, side, space, plan.command, out, timeout)
         report = out / "coverage.json"
-        if result.timed_out or not report.is_file():
-            if (out / "cover.out").is_file() or "--test" in plan.command:
-                return None  # Go's or Node's coverage: no credit computed
-            raise MeasureError(f"measure {m.name} on {side.commit[:10]}: no coverage report")
+        if result.timed_out:
+            raise MeasureError(f"{where}: no result within {timeout:g} s (timeout_s)")
+        if not report.is_file():
+            raise MeasureError(f"{where}: the test command left no coverage report")
         data = json.loads(report.read_text())
         files = data.get("files", {})
-    except kinds.MeasureFailed:
-        return None
     finally:
         shutil.rmtree(out, ignore_errors=True)
     return Lines(

@@ -45,7 +45,7 @@ def measure_change(
         try:
             credit = None
             if m.kind == "coverage" and prover is not None and prover.added:
-                credit = credited(m, d, a, b, space, prover)
+                credit = credited(m, d, a, b, space, prover, ws.root)
             if credit is None:
                 found += compare([m], d, a, b, space, ws.root)
                 continue
@@ -111,13 +111,12 @@ def judge_goal(
     for m in d.measures:
         runs = [m, *heldout(m)] if m.name in goal else [m]
         for one in runs:
-            credit = None
+            credit = None  # a coverage goal's: both figures from the same runs
+            here = root or ws.root
             try:
                 if one is m and m.name in goal and m.kind == "coverage" and prover is not None:
-                    credit = credited(m, d, a, b, space, prover)  # None: not coverage.py's
-                [c] = (
-                    [credit.measured] if credit else compare([one], d, a, b, space, root or ws.root)
-                )
+                    credit = credited(m, d, a, b, space, prover, here)  # None: not coverage.py
+                [c] = [credit.measured] if credit else compare([one], d, a, b, space, here)
             except MeasureError as exc:
                 refusals.append(f"measure could not be read: {exc.message}")
                 break
