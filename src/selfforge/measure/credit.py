@@ -58,7 +58,7 @@ class Lines:
     seconds: float  # the run's wall time
 
 
-_BASES: dict[tuple[str, str], Lines] = {}  # a base's coverage, for a repair round's credit
+_BASES: dict[tuple[str, str, str, str], Lines] = {}  # a base's coverage, for repairs
 
 
 @dataclass
@@ -83,7 +83,9 @@ def credited(
     """The measure on both sides (one run each: coverage is steady) and the coverage of
     the code, the candidate's with credit only for lines its added tests are shown to
     check. None: not coverage.py's report (no credit computed)."""
-    key = (base.commit, m.model_dump_json())  # a base's coverage is steady: run once
+    # a base's coverage is steady: run once per commit, measure and command (a resident
+    # selfforge keeps this between commands: the key holds all that the run depends on)
+    key = (base.commit, m.model_dump_json(), str(kinds.default_command(m, d)), str(root))
     a = _BASES[key] if key in _BASES else _lines(m, d, base, space, root)
     if a is None:
         return None
