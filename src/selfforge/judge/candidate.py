@@ -59,6 +59,9 @@ class Candidate:
     # a measured goal's figures, measured before the reviewers run: they see them, and
     # they never stand in for them (a goal's measure decides before them)
     measured: list[str] = field(default_factory=list)
+    # mutant runs (judge/new_tests.py): (mutant, tests run) -> the tests that failed, so
+    # a coverage goal's credit never reruns a mutant the new-tests stage ran
+    mutant_runs: dict[tuple[str, frozenset[str] | None], set[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

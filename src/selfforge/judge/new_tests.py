@@ -147,22 +147,89 @@ def _try_mutants(
     for mutation in mutants.spread(mutants.candidates(c.tree, lines, texts.read)):
         if len(proof.tried) >= MAX_MUTANTS or time.monotonic() - started > budget:
             break
-        mutated = mutation.applied(texts.read(mutation.path))
-        if not mutation.compiles(mutated):
-            continue
-        message = f"selfforge: a mutant of the change: {mutation.describe()}"
-        sha = contract.with_texts(c.tree, c.commit, {mutation.path: mutated}, message)
         unproven = proof.unproven
-        _, report = run_test_command(
-            c, j, "tests:mutant", command, unproven if selects else None, commit=sha
-        )
+        failing = _failing_on(c, j, command, mutation, texts, unproven if selects else None)
+        if failing is None:
+            continue
         proof.tried.append(mutation.describe())
-        outcomes = report.outcomes if report is not None else {}
         for test in unproven:
-            if outcomes.get(test) in FAILING:  # reported failing: the mutant built
+            if test in failing:  # reported failing: the mutant built
                 proof.proven[test] = f"fails on the mutant {mutation.describe()}"
         if not proof.unproven:
             break
+
+
+def _failing_on(
+    c: Candidate,
+    j: Judge,
+    command: str,
+    mutation: mutants.Mutation,
+    texts: _Texts,
+    only: list[str] | None,
+) -> set[str] | None:
+    """The tests reported failing on the candidate with ``mutation`` made (only those of
+    ``only`` run, when given); None: the mutant does not compile (nothing was run)."""
+    key = (mutation.describe(), frozenset(only) if only is not None else None)
+    if key in c.mutant_runs:
+        return c.mutant_runs[key]
+    mutated = mutation.applied(texts.read(mutation.path))
+    if not mutation.compiles(mutated):
+        return None
+    message = f"selfforge: a mutant of the change: {mutation.describe()}"
+    sha = contract.with_texts(c.tree, c.commit, {mutation.path: mutated}, message)
+    _, report = run_test_command(c, j, "tests:mutant", command, only, commit=sha)
+    outcomes = report.outcomes if report is not None else {}
+    failing = c.mutant_runs[key] = {t for t, outcome in outcomes.items() if outcome in FAILING}
+    return failing
+
+
+MUTANTS_PER_UNIT = 3  # mutants tried per stretch of newly covered lines, at most
+MAX_CREDIT_MUTANTS = 24  # per candidate, at most
+
+
+class AddedTestsProver:
+    """Whether the tests a candidate adds check given stretches of its code: the credit
+    a coverage goal gives (measure/credit.py). A stretch is checked when one of its
+    mutants (judge/mutants.py, the same machinery as ``check_new_tests``) makes an added
+    test fail; tests that run code without checking it never do."""
+
+    def __init__(self, c: Candidate, j: Judge) -> None:
+        self.c, self.j = c, j
+        base, own = j.baseline.tests, c.observed.own_tests
+        self.added = new_tests(base, own) if base is not None and own is not None else []
+        self.tried = 0
+
+    def is_test(self, path: str) -> bool:
+        """A test file or test infrastructure (never code a coverage goal credits)."""
+        return contract.is_infrastructure(path, self.j.rule)
+
+    def checked(self, units: list[tuple[str, list[int]]]) -> list[bool]:
+        """Per stretch (a file and its lines): whether an added test fails on a mutant of
+        it, within the mutants' count and time budget (a stretch left untried: False)."""
+        command = self.j.directives.checks.test
+        if not command or not self.added:
+            return [False] * len(units)
+        selects = registry.for_space(self.j.space, command, self.c.tree).can_select()
+        only = self.added if selects else None
+        suite_s = self.c.observed.tests_result.duration_s if self.c.observed.tests_result else 0.0
+        budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
+        started = time.monotonic()
+        texts = _Texts(self.c)
+        found = []
+        for path, lines in units:
+            found.append(False)
+            unit = mutants.spread(mutants.candidates(self.c.tree, {path: set(lines)}, texts.read))
+            for mutation in unit[:MUTANTS_PER_UNIT]:
+                if self.tried >= MAX_CREDIT_MUTANTS or time.monotonic() - started > budget:
+                    break
+                failing = _failing_on(self.c, self.j, command, mutation, texts, only)
+                if failing is None:
+                    continue
+                self.tried += 1
+                if failing & set(self.added):
+                    found[-1] = True
+                    break
+        return found
 
 
 class _Texts:

@@ -17,7 +17,13 @@ from selfforge.config import Directives, Measure
 from selfforge.errors import SelfforgeError
 from selfforge.judge.runners.import_roots import import_roots
 from selfforge.judge.sandbox.check_space import CheckSpace
-from selfforge.judge.sandbox.command import anchor_command, keep_pythonpath, run_command, trim
+from selfforge.judge.sandbox.command import (
+    CommandResult,
+    anchor_command,
+    keep_pythonpath,
+    run_command,
+    trim,
+)
 from selfforge.measure import kinds, stats
 
 
@@ -56,18 +62,8 @@ def measure_once(
         plan = kinds.plan(m, command, out)
     except kinds.MeasureFailed as exc:
         raise MeasureError(str(exc)) from None
-    roots = os.pathsep.join(str(p) for p in import_roots(side.tree))
     timeout = m.timeout_s or d.checks.timeout_s
-    env = {**m.env, "PYTHONPATH": roots, "SELFFORGE_MEASURE_DIR": str(out)}
-    shown = space
-    if space.adapter is not None:  # the test runner's toolchain (cargo's, go's) shown too
-        homes = space.adapter.home_needs()
-        shown = dataclasses.replace(space, readable=(*space.readable, *homes))
-        toolchain = space.adapter.prepare(plan.command, None, str(out)).env
-        env |= {k: v for k, v in toolchain.items() if k.endswith("_HOME")}
-    result = run_command(
-        keep_pythonpath(plan.command), side.tree, timeout, shown, extra_env=env, head=side.commit
-    )
+    result = run_on(m, side, space, plan.command, out, timeout)
     where = f"measure {m.name} on {side.commit[:10]}"
     if result.timed_out:
         raise MeasureError(f"{where}: no result within {timeout:g} s (timeout_s)")
@@ -82,6 +78,25 @@ def measure_once(
     finally:
         shutil.rmtree(out, ignore_errors=True)
     return Run(value, time.monotonic() - started)
+
+
+def run_on(
+    m: Measure, side: Side, space: CheckSpace, command: str, out: Path, timeout: float
+) -> CommandResult:
+    """``command`` run on ``side``'s tree in the check sandbox as a measure's runs are:
+    the tree's import roots on PYTHONPATH, ``out`` in SELFFORGE_MEASURE_DIR, the test
+    runner's toolchain shown (measure/profile.py profiles a measure's command so too)."""
+    roots = os.pathsep.join(str(p) for p in import_roots(side.tree))
+    env = {**m.env, "PYTHONPATH": roots, "SELFFORGE_MEASURE_DIR": str(out)}
+    shown = space
+    if space.adapter is not None:  # the test runner's toolchain (cargo's, go's) shown too
+        homes = space.adapter.home_needs()
+        shown = dataclasses.replace(space, readable=(*space.readable, *homes))
+        toolchain = space.adapter.prepare(command, None, str(out)).env
+        env |= {k: v for k, v in toolchain.items() if k.endswith("_HOME")}
+    return run_command(
+        keep_pythonpath(command), side.tree, timeout, shown, extra_env=env, head=side.commit
+    )
 
 
 def _tail(output: str, out: Path) -> str:

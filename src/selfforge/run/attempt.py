@@ -19,6 +19,7 @@ from selfforge.edits import ApplyResult
 from selfforge.errors import GitError
 from selfforge.judge import criterion as criteria
 from selfforge.judge.gates import describe_state
+from selfforge.judge.new_tests import AddedTestsProver
 from selfforge.judge.stage_log import Recorder, first_line
 from selfforge.judge.stages import PIPELINE, Candidate, Judge, review, run_pipeline, smoke
 from selfforge.judge.verdict import Criterion, Judgement, Observed, Outcome, Verdict
@@ -223,8 +224,9 @@ class Attempt:
         check of the attempt in the journal and a step of the live view."""
         e = self.e
         e.reporter.begin("measure")
+        prover = AddedTestsProver(candidate, self.judge())  # a coverage goal's credit
         judgement, found = judge_goal(
-            e.ws, e.d, e.space, self.base, candidate.commit, judgement, self.goal
+            e.ws, e.d, e.space, self.base, candidate.commit, judgement, self.goal, prover=prover
         )
         for c in found:
             judged = c.name.split("[")[0] in self.goal  # a goal's measure, or a variation

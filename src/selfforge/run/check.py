@@ -21,6 +21,7 @@ from pathlib import Path
 from selfforge.config import LoadedDirectives
 from selfforge.errors import SelfforgeError, UsageError
 from selfforge.journal.store import Journal
+from selfforge.judge.new_tests import AddedTestsProver
 from selfforge.judge.stages import Candidate, run_pipeline
 from selfforge.judge.verdict import Judgement, Outcome
 from selfforge.measure.gate import measure_change
@@ -272,7 +273,8 @@ def _judge(
         raise CannotJudge(f"{judgement.reason}; {change.label} does not make it build either")
     measured: list[Comparison] = []
     if e.d.measures and judgement.outcome is not Outcome.REJECTED:
-        judgement, measured = _measure(e, change.base, commit, judgement)
+        prover = AddedTestsProver(candidate, attempt.judge())  # coverage's credit
+        judgement, measured = _measure(e, change.base, commit, judgement, prover)
     if judgement.ok and land:
         result = _land(e, attempt, change, patch is not None, head, commit)
     else:
@@ -283,11 +285,11 @@ def _judge(
 
 
 def _measure(
-    e: Engine, base: str, commit: str, judgement: Judgement
+    e: Engine, base: str, commit: str, judgement: Judgement, prover: AddedTestsProver
 ) -> tuple[Judgement, list[Comparison]]:
     """The declared measures on the base and the candidate, after every other gate (no
     test run shares the cores with them), each change a step of the check."""
-    judgement, found, failed = measure_change(e.ws, e.d, e.space, base, commit, judgement)
+    judgement, found, failed = measure_change(e.ws, e.d, e.space, base, commit, judgement, prover)
     for c in found:
         e.reporter.step(f"measure {c.name}", c.verdict != WORSE, c.describe())
     for line in failed:

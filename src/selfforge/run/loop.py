@@ -170,6 +170,8 @@ def _cycles(
     plans = d.role_enabled("plan") and options.task is None  # --task: no planner
     planner = Planner(Backlog(journal), engine.caller if plans else None, d.goals.items)
     planner.fresh_only = options.fresh_backlog
+    if plans and d.goals.measured:  # measured goals: the plan is given their profiles
+        planner.numbers = functools.partial(_profiles, engine)
     if options.task is None:
         return _run_cycles(engine, options, summary, checker, planner, ahead)
     # --task is this run's only work: a row of its own (however often it was given before),
@@ -181,6 +183,14 @@ def _cycles(
     finally:
         if (row := planner.backlog.get(task.id)) is not None and row.status == "open":
             planner.backlog.update(task.id, status="dropped", note=TASK_ONCE)
+
+
+def _profiles(engine: Engine) -> str:
+    """The measured goals' measures profiled on the code now (measure/profile.py)."""
+    from selfforge.measure.profile import for_planner
+
+    engine.reporter.info("  profiling the measured goals' measures for the plan")
+    return for_planner(engine.ws, engine.d, engine.space, require_commit(engine.ws.root))
 
 
 TASK_ONCE = "given with --task: attempted in that run only, not kept for later runs"

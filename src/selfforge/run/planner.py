@@ -8,6 +8,7 @@ then retried in another edit format, and finally skipped with a journaled reason
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from selfforge.journal.store import AttemptRecord, Journal
@@ -109,6 +110,9 @@ class Planner:
         self.note = ""  # why the last plan gave nothing usable, for the run's stop reason
         self.fresh_only = False  # --goal: work only on tasks planned in this run
         self.created: set[int] = set()
+        # measured goals: the profile of their measures on the current code (the hottest
+        # functions, the lines no test runs), for the plan to choose its tasks from
+        self.numbers: Callable[[], str] | None = None
 
     def next_task(self, state: str, history: list[str], repo_map: str = "") -> Task | None:
         """The first open task; plan new ones when none is open. None: nothing left."""
@@ -133,6 +137,7 @@ class Planner:
                 backlog=[t.text for t in self.backlog.open_tasks()],
                 repo_map=repo_map,
                 max_tasks=self.max_tasks,
+                numbers=self.numbers() if self.numbers is not None else "",
             )
             reply = self.caller.ask("plan", prompt, hints={"goals": self.goals})
             texts = self.usable(parse_plan(reply.content, self.max_tasks))
