@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -183,16 +182,6 @@ def show(value: float, unit: str) -> str:
     return f"{text} {unit}".strip()
 
 
-def warm_statistics() -> None:
-    """Import scipy's t quantile in a thread while the first runs go (imports the
-    comparison needs only after its first pairs)."""
-
-    def load() -> None:
-        import scipy.special  # noqa: F401
-
-    threading.Thread(target=load, daemon=True, name="selfforge-warm-stats").start()
-
-
 def compare(
     measures: list[Measure],
     d: Directives,
@@ -206,8 +195,6 @@ def compare(
     its interval settles the verdict or its budget (max_runs pairs, max_seconds) ends.
     Measures run one after another, never two at once: a wall-time measure has the
     cores to itself while it measures."""
-    if any(not kinds.steady(m) for m in measures):
-        warm_statistics()
     return [_compare_one(m, d, base, candidate, space, root, on_pair) for m in measures]
 
 
