@@ -15,6 +15,7 @@ from pathlib import Path
 from selfforge.config import Directives, Measure
 from selfforge.errors import SelfforgeError
 from selfforge.judge.runners.import_roots import import_roots
+from selfforge.judge.sandbox import policy
 from selfforge.judge.sandbox.check_space import CheckSpace
 from selfforge.judge.sandbox.command import anchor_command, keep_pythonpath, run_command, trim
 from selfforge.measure import kinds, stats
@@ -58,10 +59,8 @@ def measure_once(
     roots = os.pathsep.join(str(p) for p in import_roots(side.tree))
     timeout = m.timeout_s or d.checks.timeout_s
     env = {**m.env, "PYTHONPATH": roots, "SELFFORGE_MEASURE_DIR": str(out)}
-    shown = space
+    shown = _shown(space)
     if space.adapter is not None:  # the test runner's toolchain (cargo's, go's) shown too
-        homes = space.adapter.home_needs()
-        shown = dataclasses.replace(space, readable=(*space.readable, *homes))
         toolchain = space.adapter.prepare(plan.command, None, str(out)).env
         env |= {k: v for k, v in toolchain.items() if k.endswith("_HOME")}
     result = run_command(
@@ -81,6 +80,20 @@ def measure_once(
     finally:
         shutil.rmtree(out, ignore_errors=True)
     return Run(value, time.monotonic() - started)
+
+
+def _shown(space: CheckSpace) -> CheckSpace:
+    """The check space a measure runs in: the test runner's toolchain shown too."""
+    if space.adapter is None:
+        return space
+    return dataclasses.replace(space, readable=(*space.readable, *space.adapter.home_needs()))
+
+
+def policy_ahead(measures: list[Measure], space: CheckSpace, root: Path) -> None:
+    """Start the sandbox policy's shared part of the first measure's command (the places
+    shown, the credentials among them) in a thread, while the worktrees are made."""
+    if measures and measures[0].command:
+        policy.policy_ahead(_shown(space), anchor_command(measures[0].command, root))
 
 
 def _tail(output: str, out: Path) -> str:
