@@ -16,12 +16,14 @@ the first call starts a resident selfforge on its way out, each later one is han
 it), `resident` (the same, the resident started by `selfforge resident start`: no
 Python start-up, selfforge's modules preloaded), `own process` (SELFFORGE_RESIDENT=0, as
 on CI: Python's start-up and every import paid per call) and `no sandbox` (own process,
-`--no-sandbox`: the sandbox's own cost, inside `runs`, told apart). Bytecode is written
-as an installed selfforge has it (PYTHONDONTWRITEBYTECODE, where set, is dropped: with
-it every call compiles selfforge anew). The load average before and after is printed:
-on a shared machine it moves every figure. `--code DIR` measures the selfforge source
-tree DIR (its `src`) instead of the installed one, to compare two versions in the same
-minutes.
+`--no-sandbox`: the sandbox's own cost, inside `runs`, told apart); then `worker CPU`:
+the CPU time a resident's worker spends outside the runs, its own and its git
+processes' (a load that makes every wall time wait for a core does not move it).
+Bytecode is written as an installed selfforge has it (PYTHONDONTWRITEBYTECODE, where
+set, is dropped: with it every call compiles selfforge anew). The load average before
+and after is printed: on a shared machine it moves every figure. `--code DIR` measures
+the selfforge source tree DIR (its `src`) instead of the installed one, to compare two
+versions in the same minutes.
 
     python bench/measure_overhead.py [--repeat 5] [--max-runs 8] [--code DIR]
 """
@@ -101,6 +103,67 @@ def resident(env: dict[str, str], action: str) -> None:
     subprocess.run(command, capture_output=True, check=False, env=env)
 
 
+def worker_cpu(repo: Path, rng: str, repeat: int) -> None:
+    """The CPU time a resident's worker spends outside the runs (its own, and its
+    children's: git), which waiting for a core on a loaded machine does not move: this
+    process preloads selfforge as a resident does and forks a worker per call, whose
+    measure_once is wrapped to tell the runs' CPU apart."""
+    import gc
+
+    from selfforge.cli import resident as resident_module
+
+    command = resident_module.preload()
+    gc.collect()
+    gc.freeze()
+    for _ in range(repeat):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            _worker(command, repo, rng, write)
+        os.close(write)
+        while os.read(read, 65536):
+            pass
+        os.waitpid(pid, 0)
+
+
+def _children() -> float:
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _worker(command: object, repo: Path, rng: str, write: int) -> None:
+    from selfforge.cli import resident as resident_module
+    from selfforge.measure import sample
+
+    inside = [0.0, 0.0]
+    real = sample.measure_once
+
+    def timed(*args: object, **kwargs: object) -> object:
+        own, kids = time.process_time(), _children()
+        try:
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            inside[0] += time.process_time() - own
+            inside[1] += _children() - kids
+
+    sample.measure_once = timed  # type: ignore[assignment]
+    own, kids = time.process_time(), _children()
+    sys.argv = ["selfforge", "measure", rng, "--repo", str(repo), "--json"]
+    saved = os.dup(1)
+    os.dup2(write, 1)
+    code = resident_module._run(command, "selfforge")
+    sys.stdout.flush()
+    os.dup2(saved, 1)
+    mine = time.process_time() - own - inside[0]
+    git = _children() - kids - inside[1]
+    print(f" worker CPU: outside the runs {mine:.3f} s own, {git:.3f} s git (its processes)")
+    sys.stdout.flush()
+    os._exit(code)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -134,6 +197,8 @@ def main() -> None:
             print(f"{label:>11}: median overhead {median:.2f} s (target <= 0.30 s)")
             if label == "resident":
                 resident(default, "stop")
+        if not args.code:
+            worker_cpu(repo, rng, args.repeat)
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 
