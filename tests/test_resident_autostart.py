@@ -175,6 +175,7 @@ def test_a_folder_others_can_enter_starts_nothing(folder: Path, repo: Path) -> N
     [
         (["check", "HEAD"], {}, True),
         (["--debug", "show", "last"], {}, True),
+        (["measure", "main..topic"], {}, True),  # a small comparison's start-up (issue 42)
         (["check"], {"CI": "1"}, False),
         (["check"], {"CI": "0"}, True),
         (["check"], {"CI": "true", "SELFFORGE_RESIDENT": "auto"}, True),

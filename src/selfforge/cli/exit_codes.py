@@ -44,9 +44,11 @@ EXIT_CODES: dict[str, str] = {
     "cannot judge (the reason and the fix); 3 needs review: every gate passed but the change "
     "touches protected paths, dependencies or build configuration, changes tested behaviour "
     "(a base test fails on it and the change rewrote that test's expectation, or updated base "
-    "tests that no longer build against it), declares a change of tested behaviour "
+    "tests that no longer build against it), marks as expected failures tests that failed on "
+    "the base already, declares a change of tested behaviour "
     "(--changes, a Selfforge-Changes trailer), adds a test that passes on the base and on every "
-    "mutant of the change's lines, adds code no test runs, or a declared measure is worse",
+    "mutant of the change's lines, adds code no test runs, a declared measure is worse, or a "
+    "coverage measure rose only by lines no added test checks",
     "measure": _codes(
         "measured (whatever the verdicts: improved, unchanged, worse or inconclusive)",
         "no measure declared, an unknown --measure, no such revision",

@@ -38,10 +38,11 @@ PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
 DECISION_S = 30.0  # the resident says yes or no within milliseconds unless it is stuck
 # The commands after which a resident is started on first use: quick, and run often (a
-# hook's check, a look at the journal). Not `run`, `bench`, `demo`, `serve` or `mcp`:
-# their start-up is nothing beside what they do; not `resident` itself.
+# hook's check, a look at the journal, a small measure compared: issue 42). Not `run`,
+# `bench`, `demo`, `serve` or `mcp`: their start-up is nothing beside what they do; not
+# `resident` itself.
 QUICK = frozenset(
-    ("check", "log", "show", "status", "apply-edits", "map", "index", "plan", "doctor")
+    ("check", "log", "show", "status", "apply-edits", "map", "index", "plan", "doctor", "measure")
 )
 AUTO_IDLE = "30m"
 

@@ -75,7 +75,6 @@ def warm() -> None:
     from selfforge.config import ALWAYS_PROTECTED, DEFAULT_PROTECTED
     from selfforge.judge import baseline as judge_baseline
     from selfforge.judge.rules import integrity_lang
-    from selfforge.measure import stats as measure_stats
     from selfforge.repo import protected
     from selfforge.roles import caller as roles
 
@@ -84,7 +83,6 @@ def warm() -> None:
     protected.matching_glob("warm", [*DEFAULT_PROTECTED, *ALWAYS_PROTECTED])
     integrity_lang.warm()
     judge_baseline._judge_code()
-    measure_stats.t_quantile(4, 0.99)  # scipy.special, imported once (measure A..B)
 
 
 def _watched() -> Iterator[str]:

@@ -13,6 +13,13 @@ stays refused: a failing base test the change weakened, skipped, xfailed, focuse
 or deleted (said in the rejection), or one it did not touch. ``run`` (a model's proposal)
 never gets here: ``Judge.person`` is False.
 
+A red base made green by the change's own list of expected failures: a base test that
+failed on the base and fails on the change's code too (its base version) regressed in
+nothing; when the change's own suite xfails it (an xfail mark, a list in its conftest or
+a data file the suite reads), the verdict is needs review, a line per test: xfailed, how
+(rules/test_changes.py), failed on the base too, the same failure or not. An xfail on a
+test that passed on the base and fails now stays a regression.
+
 A declaration (``--changes``, the ``Selfforge-Changes:`` trailer) hides nothing either:
 the review lists what the change did to each declared test and the counts of tests
 before and after.
@@ -22,13 +29,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.gates import is_worse
-from selfforge.judge.rules.test_changes import HIDING, Reader, TestChange, test_change
+from selfforge.judge.rules.test_changes import (
+    HIDING,
+    XFAILED,
+    Reader,
+    TestChange,
+    test_change,
+)
 from selfforge.judge.runners.base import Adapter
 from selfforge.judge.runners.results import TestReport
 from selfforge.judge.verdict import PASS, Verdict
@@ -47,6 +60,17 @@ class Intent:
     unbuilt_tests: frozenset[str] = frozenset()  # the base's tests in those modules
     build_errors: dict[str, str] = field(default_factory=dict)  # every module that broke
     tests_only: frozenset[str] = frozenset()  # of those, the ones where a test file fails
+    red: frozenset[str] = frozenset()  # base tests failing on the base and on its code
+    describe: Callable[[str], TestChange] | None = None  # what the change did to a test
+
+    def expected_failures(self, own: TestReport | None) -> frozenset[str]:
+        """The base tests that failed on the base, fail on the change's code too (as the
+        base's tests), and that the change's own suite expects to fail (an xfail mark, a
+        list its conftest or data reads): nothing regressed, a person reviews what the
+        change marked (``confirm``)."""
+        if own is None:
+            return frozenset()
+        return frozenset(t for t in self.red if own.outcome(t) == "xfailed")
 
     @property
     def excused(self) -> frozenset[str]:
@@ -124,7 +148,24 @@ def read(
     if hiding:  # an API change does not excuse a test it hides
         unbuilt, unbuilt_tests = {}, frozenset()
     built = errors if adapter.build_error else {}  # a toolchain that says where it broke
-    return Intent(changes, rewritten, unbuilt, unbuilt_tests, built, tests_only)
+    red = frozenset(
+        t
+        for t, was in base.outcomes.items()
+        if was in _FAILING and report.outcome(t) in _FAILING and t not in j.baseline.flaky
+    )
+    return Intent(
+        changes,
+        rewritten,
+        unbuilt,
+        unbuilt_tests,
+        built,
+        tests_only,
+        red,
+        lambda t: changes.get(t) or test_change(reader, t, adapter.language, j.rule),
+    )
+
+
+_FAILING = ("failed", "error")
 
 
 def _in_test_file(error: str, j: Judge, adapter: Adapter) -> bool:
@@ -185,7 +226,8 @@ def confirm(
     """After the change's own suite ran: each rewritten test passes there (or is gone
     with the data entry it checked), the modules whose base tests no longer build build
     and pass; then the review items, else the rejection."""
-    if not intent.rewritten and not intent.unbuilt:
+    xfailed = intent.expected_failures(own)
+    if not intent.rewritten and not intent.unbuilt and not xfailed:
         return PASS
     if own is None:
         reason = "the change's own suite gave no per-test results to confirm its rewritten tests"
@@ -226,7 +268,30 @@ def confirm(
             + ("; ".join(edited[:_SHOWN]) or "no test function edited")
             + f" ({counts(base, own)})"
         )
+    items += [_expected_failure(t, base, judged, intent) for t in sorted(xfailed)]
     return Verdict(True, PASS.reason, review=items)
+
+
+def _expected_failure(test: str, base: TestReport, judged: TestReport, intent: Intent) -> str:
+    """A review line: a test the change marks as expected to fail, which failed on the
+    base already and fails on the change's code too (in its base version)."""
+    change = intent.describe(test) if intent.describe is not None else None
+    how = f" ({change.how})" if change is not None and change.action == XFAILED else ""
+    was = _first_line(base.messages.get(test) or base.outcomes.get(test, ""))
+    now = _first_line(judged.messages.get(test) or judged.outcome(test) or "")
+    same = (
+        f"fails the same way on the new code ({now})"
+        if was == now
+        else (f"fails on the new code too, differently: {now} (on the base: {was})")
+    )
+    return (
+        f"xfails a test that already failed: {test}: xfailed{how}; failed on the base too; {same}"
+    )
+
+
+def _first_line(message: str) -> str:
+    lines = message.strip().splitlines()
+    return lines[0][:160] if lines else message
 
 
 def _in(test: str, module: str) -> bool:

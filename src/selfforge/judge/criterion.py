@@ -268,6 +268,7 @@ def progress_gate(
     infrastructure: list[str] | tuple[str, ...] = (),
     person: bool = False,
     diff: str = "",
+    reviewed: frozenset[str] = frozenset(),
 ) -> Verdict:
     """A task aimed at failing tests lands only when they pass now: every one it names,
     or at least one when it named none. A named test the base does not have is not in the
@@ -275,10 +276,17 @@ def progress_gate(
     it — unless the change also brings test infrastructure (``infrastructure``: conftest,
     helpers, runner settings), which could fake that progress: then a person reviews it
     (``person``), or the proposal is refused. ``diff``: the change, which may rename
-    what a target doctest documents (``Buffer::push_byte`` → ``Buffer::byte_push``)."""
+    what a target doctest documents (``Buffer::push_byte`` → ``Buffer::byte_push``).
+    ``reviewed``: failing targets a person's change marks as expected failures, each a
+    review item already (behaviour_change.py): the reviewer decides on those, not this."""
     base, cand, result = baseline.tests, candidate.tests, candidate.tests_result
     if criterion.kind != "tests" or result is None:
         return PASS
+    if reviewed & set(criterion.targets):
+        targets = [t for t in criterion.targets if t not in reviewed]
+        if not targets:
+            return Verdict(True, "the target tests are marked as expected failures: reviewed")
+        criterion = Criterion("tests", targets, criterion.every)
     if base is None or cand is None:
         return _exit_code_progress(baseline, result)
     flaky = baseline.flaky | candidate.flaky

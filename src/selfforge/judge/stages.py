@@ -252,8 +252,10 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         # tests, new and changed ones in.
         own_result, own = run_test_command(c, j, "tests:new", command)
         seen.own_tests = own
+        # a person's xfail of a test failing on the base and its code: reviewed, not rerun
+        xfails = intent.expected_failures(own)
         if adapter.reruns() and own is not None and report is not None:
-            known = j.baseline.flaky | seen.flaky
+            known = j.baseline.flaky | seen.flaky | xfails
             seen.flaky |= own_suite_flaky(c, j, command, report, own, judged.commit, known)
         verdict = gates.own_suite_gate(
             j.baseline,
@@ -261,7 +263,7 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
             own,
             own_result,
             person=j.person,
-            declared=excused,
+            declared=excused | xfails,
             flaky=j.baseline.flaky | seen.flaky,
         )
         if verdict.ok and c.criterion.kind == "whole":
@@ -288,7 +290,13 @@ def check_tests(c: Candidate, j: Judge) -> Verdict:
         )
     infrastructure = criteria.infrastructure_changes(c.changed, j.rule)
     progress = criteria.progress_gate(
-        j.baseline, seen, c.criterion, infrastructure=infrastructure, person=j.person, diff=c.diff
+        j.baseline,
+        seen,
+        c.criterion,
+        infrastructure=infrastructure,
+        person=j.person,
+        diff=c.diff,
+        reviewed=intent.expected_failures(seen.own_tests),
     )
     if progress.needs_review:  # a person's change: listed for review, not refused
         progress = Verdict(True, progress.reason, review=progress.details)

@@ -11,7 +11,7 @@ from pathlib import Path
 from selfforge.config import Directives, Measure, measure_files
 from selfforge.errors import UsageError
 from selfforge.judge.sandbox.check_space import CheckSpace
-from selfforge.measure.sample import Comparison, Side, Value, compare, values_at
+from selfforge.measure.sample import Comparison, Side, Value, compare, policy_ahead, values_at
 from selfforge.repo import git
 from selfforge.repo.workspace import Workspace
 
@@ -63,6 +63,7 @@ def measure(ws: Workspace, d: Directives, space: CheckSpace, rev: str, names: li
     """The measures at ``rev``, or compared between the two sides of ``A..B``."""
     measures = chosen(d, names)
     started = time.monotonic()
+    policy_ahead(measures, space, ws.root)
     with ws.locked("selfforge measure"):
         try:
             if ".." in rev:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from selfforge.config import Directives, Measure
 from selfforge.errors import SelfforgeError
 from selfforge.judge.runners.import_roots import import_roots
+from selfforge.judge.sandbox import policy
 from selfforge.judge.sandbox.check_space import CheckSpace
 from selfforge.judge.sandbox.command import (
     CommandResult,
@@ -88,15 +88,27 @@ def run_on(
     runner's toolchain shown (measure/profile.py profiles a measure's command so too)."""
     roots = os.pathsep.join(str(p) for p in import_roots(side.tree))
     env = {**m.env, "PYTHONPATH": roots, "SELFFORGE_MEASURE_DIR": str(out)}
-    shown = space
+    shown = _shown(space)
     if space.adapter is not None:  # the test runner's toolchain (cargo's, go's) shown too
-        homes = space.adapter.home_needs()
-        shown = dataclasses.replace(space, readable=(*space.readable, *homes))
         toolchain = space.adapter.prepare(command, None, str(out)).env
         env |= {k: v for k, v in toolchain.items() if k.endswith("_HOME")}
     return run_command(
         keep_pythonpath(command), side.tree, timeout, shown, extra_env=env, head=side.commit
     )
+
+
+def _shown(space: CheckSpace) -> CheckSpace:
+    """The check space a measure runs in: the test runner's toolchain shown too."""
+    if space.adapter is None:
+        return space
+    return dataclasses.replace(space, readable=(*space.readable, *space.adapter.home_needs()))
+
+
+def policy_ahead(measures: list[Measure], space: CheckSpace, root: Path) -> None:
+    """Start the sandbox policy's shared part of the first measure's command (the places
+    shown, the credentials among them) in a thread, while the worktrees are made."""
+    if measures and measures[0].command:
+        policy.policy_ahead(_shown(space), anchor_command(measures[0].command, root))
 
 
 def _tail(output: str, out: Path) -> str:
@@ -198,16 +210,6 @@ def show(value: float, unit: str) -> str:
     return f"{text} {unit}".strip()
 
 
-def warm_statistics() -> None:
-    """Import scipy's t quantile in a thread while the first runs go (imports the
-    comparison needs only after its first pairs)."""
-
-    def load() -> None:
-        import scipy.special  # noqa: F401
-
-    threading.Thread(target=load, daemon=True, name="selfforge-warm-stats").start()
-
-
 def compare(
     measures: list[Measure],
     d: Directives,
@@ -221,8 +223,6 @@ def compare(
     its interval settles the verdict or its budget (max_runs pairs, max_seconds) ends.
     Measures run one after another, never two at once: a wall-time measure has the
     cores to itself while it measures."""
-    if any(not kinds.steady(m) for m in measures):
-        warm_statistics()
     return [_compare_one(m, d, base, candidate, space, root, on_pair) for m in measures]
 
 

@@ -3,7 +3,7 @@ its confidence interval and the verdict word (improved, unchanged, worse, inconc
 
 The runs come in interleaved pairs (base, candidate, base, candidate …), so a machine
 that slows down or speeds up during the comparison moves both sides of a pair alike.
-The interval is Student's t interval (its quantile from scipy.special) of the mean of
+The interval is Student's t interval (its quantile computed here) of the mean of
 the pairs' log ratios (candidate / base), turned back into a relative change: exact for
 normal noise, robust to slow drift. It is looked at after every pair from the fifth on,
 and every look is a chance to be fooled by noise, so the 1 % of error is shared among
@@ -17,6 +17,7 @@ instructions) is settled by one pair.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -85,12 +86,82 @@ def estimate(
     return Estimate(change, low, high, word, word != INCONCLUSIVE, needed)
 
 
+@functools.lru_cache(maxsize=256)
 def t_quantile(df: int, level: float) -> float:
-    """The two-sided Student's t quantile for ``level`` (scipy.special's: the light part
-    of scipy, a fifth of scipy.stats' import time)."""
-    from scipy.special import stdtrit
+    """The two-sided Student's t quantile for ``level``: the t whose two tails together
+    hold 1 − level. Both tails beyond t hold I_x(df/2, 1/2) with x = df / (df + t²)
+    (the regularized incomplete beta function), so t is found by Newton's method on the
+    log of that tail, kept inside a bracket that bisection narrows when a step would
+    leave it. Pure Python, under a millisecond: scipy's import (0.3–2 s) cost more than
+    the runs of a small measure; tests/test_measure_overhead.py checks it against
+    scipy.special.stdtrit."""
+    tail = 1 - level
+    if not 0 < tail < 1:
+        raise ValueError(f"a confidence level between 0 and 1, not {level}")
+    low, high = 0.0, 1.0
+    while _tails(df, high) > tail:
+        low, high = high, high * 2
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    t = (low + high) / 2
+    for _ in range(100):
+        beyond = _tails(df, t)
+        if beyond > tail:
+            low = t
+        else:
+            high = t
+        density = math.exp(log_norm - (df + 1) / 2 * math.log1p(t * t / df))
+        step = (math.log(beyond) - math.log(tail)) * beyond / (2 * density)
+        nxt = t + step  # the tails fall by twice the density as t grows
+        if not low < nxt < high:
+            nxt = (low + high) / 2
+        if abs(nxt - t) <= 1e-14 * t:
+            return nxt
+        t = nxt
+    return t
 
-    return float(stdtrit(df, 1 - (1 - level) / 2))
+
+def _tails(df: int, t: float) -> float:
+    """P(|T| > t) for Student's t with ``df`` degrees of freedom."""
+    return _beta_inc(df / 2, 0.5, df / (df + t * t))
+
+
+def _beta_inc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued fraction
+    (Numerical Recipes' betai: the fraction converges fast below (a + 1) / (a + b + 2),
+    and I_x(a, b) = 1 − I_{1−x}(b, a) above)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(a, b, x) / a
+    return 1 - front * _beta_fraction(b, a, 1 - x) / b
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The incomplete beta function's continued fraction (modified Lentz)."""
+    tiny = 1e-300
+
+    def kept(v: float) -> float:
+        return v if abs(v) > tiny else tiny
+
+    c, d = 1.0, 1 / kept(1 - (a + b) * x / (a + 1))
+    h = d
+    for m in range(1, 500):
+        even = m * (b - m) * x / ((a - 1 + 2 * m) * (a + 2 * m))
+        d = 1 / kept(1 + even * d)
+        c = kept(1 + even / c)
+        h *= d * c
+        odd = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1 + 2 * m))
+        d = 1 / kept(1 + odd * d)
+        c = kept(1 + odd / c)
+        h *= d * c
+        if abs(d * c - 1) < 1e-16:
+            break
+    return h
 
 
 def confidence(max_pairs: int) -> float:

@@ -39,11 +39,14 @@ def measure_command(
     of the relative change settles a verdict (improved, unchanged, worse) or its budget
     (max_runs, max_seconds) ends: inconclusive, with the runs that would settle it."""
     from selfforge.config import load_directives
+    from selfforge.judge.sandbox import bwrap
     from selfforge.measure.revisions import measure
     from selfforge.measure.sample import show
     from selfforge.repo.workspace import Workspace
     from selfforge.run.engine import check_space
 
+    if not no_sandbox:
+        bwrap.probe_ahead()  # answered while the directives are read
     try:
         ws = Workspace(repo)
         d = load_directives(ws.root).directives

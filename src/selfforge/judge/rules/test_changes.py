@@ -27,7 +27,9 @@ file reads (a file in a test folder or ``testdata/`` that the test file names by
 stem or folder) is the expectation: its edit is a rewrite (an entry changed, removed or
 added, shown old and new) — a removed entry included, which a reviewer sees as removed;
 an entry added to a list of tests allowed to fail or be skipped (``xfail``, ``skip``,
-``known_failures``…) xfails or skips the test.
+``known_failures``…) xfails or skips the test. So does a line the change adds to such a
+list that names the test, in a ``conftest.py`` or a data file named for the list, when
+the test file does not read it itself (the suite's conftest does).
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def test_change(reader: Reader, test_id: str, language: str, rule: TestRule) -> 
     found = _python(test_id, name, old, new) if python else _block(test_id, name, path, old, new)
     if found.action == UNTOUCHED:
         own = test_id + "\n" + _own_source(name, path, old, python)
-        return _data(reader, test_id, path, own, rule) or found
+        return _data(reader, test_id, path, own, rule) or _listed(reader, test_id, rule) or found
     return found
 
 
@@ -608,6 +610,41 @@ def _data(
             removed, added = [f"{data}: {ln}" for ln in removed[:2]] or [data], ["removed"]
         return TestChange(test_id, REWRITTEN, tuple(removed), tuple(added), data, True)
     return None
+
+
+_XFAIL_WORDS = re.compile(r"xfail|known.?fail|expected.?fail|expectedFailure", re.I)
+
+
+def _listed(reader: Reader, test_id: str, rule: TestRule) -> TestChange | None:
+    """The test's code is untouched: a list of tests allowed to fail or be skipped that
+    the change edited names it in a line it adds — a ``conftest.py`` that xfails or skips
+    the tests it lists, or a test data file named for such a list (``xfail.txt``,
+    ``known_failures.json``) read by the suite's own code."""
+    name = test_id.split("::")[-1]
+    names = {test_id, name, name.split("[")[0]}
+    pattern = re.compile("|".join(rf"(?<![\w.]){re.escape(n)}(?![\w])" for n in names))
+    for data, status in sorted(reader.changed.items()):
+        pure = PurePosixPath(data)
+        conftest = pure.name == "conftest.py"
+        if status[:1] == "D" or not rule.is_test_path(data):
+            continue
+        if not conftest and not (_EXCUSE_LIST.search(pure.name) and pure.suffix not in _CODE):
+            continue
+        old = reader.at(reader.base, data) if status[:1] != "A" else None
+        new = reader.at(reader.commit, data) or ""
+        added = [ln for ln in _lines_changed(old, new)[1] if pattern.search(ln)]
+        if not added:
+            continue
+        said = new if conftest else pure.name + "\n" + new
+        if _XFAIL_WORDS.search(said):
+            return TestChange(test_id, XFAILED, (), tuple(added), how=f"listed in {data}")
+        if conftest and not _SKIP_WORDS.search(new):
+            continue  # a conftest naming the test for another reason
+        return TestChange(test_id, SKIPPED, (), tuple(added), how=f"listed in {data}")
+    return None
+
+
+_SKIP_WORDS = re.compile(r"\bskip|deselect", re.I)
 
 
 def _reads(test_text: str, data: PurePosixPath) -> bool:
