@@ -135,9 +135,9 @@ def run_demo(
     else:
         console.print(f"Using the model [bold]{escape(spec)}[/].")
     start_run(root, model=spec)
-    measured = lang == "python"
-    if measured:
-        run_measured_goal(
+    refused = None  # the measured goal's first refused candidate (Python demo only)
+    if lang == "python":
+        refused = run_measured_goal(
             root, f"script:{replay_path(name=MEASURED_REPLAY)}" if replaying else spec
         )
     me = invocation()
@@ -146,15 +146,16 @@ def run_demo(
     out(escape(f"  {me} log --repo {root}"))
     out(escape(f"  {me} show 1 --repo {root}    (the rejected candidate: checks, diff)"))
     out(escape(f"  {me} show 1 --prompts --repo {root}    (and every prompt and response)"))
-    if measured:
-        out(escape(f"  {me} show 3 --repo {root}    (the rename its measure refused)"))
-        out(escape(f"  {me} measure HEAD~1..HEAD --repo {root}    (measure the speed-up again)"))
+    if refused is not None:
+        out(escape(f"  {me} show {refused} --repo {root}    (the candidate its measure refused)"))
+    if lang == "python":
+        out(escape(f"  {me} measure HEAD~1..HEAD --repo {root}    (measure the last commit)"))
     out(escape(f"  git -C {root} log --oneline"))
     out("\n[bold]On your own repository[/]:")
     out(escape(f"  cd your-repo && {me} init       # writes selfforge.toml with your checks"))
     out("  export GEMINI_API_KEY=...             # or --model ollama:qwen2.5-coder:7b")
     out(escape(f"  {me} run --cycles 5"))
-    if measured:
+    if lang == "python":
         out(
             escape(
                 f'  {me} run --task "Make X faster" --measure NAME    # NAME: a [[measures]] table'
@@ -163,8 +164,10 @@ def run_demo(
     return root
 
 
-def run_measured_goal(root: Path, spec: str) -> None:
-    """The second run: a goal judged by a measure, not by the reviewers' word."""
+def run_measured_goal(root: Path, spec: str) -> int | None:
+    """The second run: a goal judged by a measure, not by the reviewers' word. Returns
+    the id of its first refused attempt, if any."""
+    from selfforge.judge.outcome import Outcome
     from selfforge.run.session import start_run
 
     console.print(
@@ -175,7 +178,9 @@ def run_measured_goal(root: Path, spec: str) -> None:
         "improved by at least its min_change (50 %); the reviewers see the figures, they "
         "never stand in for them."
     )
-    start_run(root, model=spec, task=MEASURED_TASK, measures=[MEASURE], cycles=2)
+    summary = start_run(root, model=spec, task=MEASURED_TASK, measures=[MEASURE], cycles=2)
+    refused = [a["id"] for a in summary["attempts"] if a["outcome"] == Outcome.REJECTED]
+    return refused[0] if refused else None
 
 
 def invocation() -> str:
