@@ -5,7 +5,6 @@ text in square brackets kept, reasons never cut."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sqlite3
@@ -222,23 +221,6 @@ def test_plan_shows_task_text_in_brackets(calc_repo: Path) -> None:
     added = cli("plan", "add", "Read [checks] and [bold]x[/bold]", *repo, check=True).stdout
     assert "[checks] and [bold]x[/bold]" in added
     assert "[checks]" in cli("plan", *repo, check=True).stdout
-
-
-def test_demo_hints_repeat_the_command_as_it_was_run(tmp_path: Path) -> None:
-    script_path = Path(sys.executable).parent / "selfforge"
-    if not script_path.exists():
-        pytest.skip("selfforge is not installed as a console script here")
-    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # not on PATH: only the path works
-    proc = subprocess.run(
-        [str(script_path), "demo", "--replay", "--dir", str(tmp_path / "demo")],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert f"{script_path} log --repo" in proc.stdout
-    assert f"{script_path} init" in proc.stdout
 
 
 def test_a_critic_s_long_reason_is_kept_whole(tmp_path: Path, script) -> None:

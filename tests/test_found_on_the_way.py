@@ -129,8 +129,9 @@ def test_the_uncommitted_work_recipes_judge_the_agents_edits(repo: Path, agent: 
 
 
 def test_the_demos_hint_runs_selfforge_after_cd_your_repo(tmp_path: Path) -> None:
-    """Started as `.venv/bin/selfforge` (not on PATH), the demo's `cd your-repo && … init`
-    names a selfforge that the shell still finds after the cd."""
+    """Started as `.venv/bin/selfforge` (not on PATH), the demo's hints repeat the command
+    as it was run, and its `cd your-repo && … init` names a selfforge that the shell still
+    finds after the cd (one demo run for both: each costs CI seconds)."""
     script = Path(sys.executable).parent / "selfforge"
     here = script.parent.parent.parent
     typed = os.path.relpath(script, here)  # .venv/bin/selfforge, as a user types it
@@ -142,6 +143,7 @@ def test_the_demos_hint_runs_selfforge_after_cd_your_repo(tmp_path: Path) -> Non
         cwd=here, capture_output=True, text=True, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{script} log --repo" in proc.stdout  # every hint names the path it was run by
     [hint] = re.findall(r"^\s*cd your-repo && (.+) init\b", proc.stdout, re.M)
     your_repo = make_repo(tmp_path / "your-repo", {"a.py": "A = 1\n"})
     ran = subprocess.run(

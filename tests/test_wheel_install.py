@@ -103,7 +103,14 @@ def test_the_installed_wheel_runs_the_demo_and_a_check_with_an_empty_home(
     assert "1 accepted, 1 rejected" in demo.stdout
     first = git(project, "rev-list", "--max-parents=0", "HEAD").strip()
     sample = git(project, "ls-tree", "-r", "--name-only", first).split()
-    assert sample == ["calc.py", "selfforge.toml", "test_calc.py"]  # no installer's cache
+    assert sample == [  # no installer's cache, in the project or its bench/
+        "bench/dedupe_bench.py",
+        "calc.py",
+        "dedupe.py",
+        "selfforge.toml",
+        "test_calc.py",
+        "test_dedupe.py",
+    ]
 
     python = venv / "bin" / "python"
     repo = make_repo(

@@ -1,7 +1,9 @@
 """``selfforge demo``: the main job on a sample project, with no setup and no key.
 
 With a real model configured (or ``--model``) it uses that model; with none it replays a
-model session recorded for the demo and bundled with the package, and says so.
+model session recorded for the demo and bundled with the package, and says so. The Python
+demo then runs one measured goal (``run --task … --measure dedupe``): a rename that claims
+a speed-up is refused by the measure, a real one lands with its figures.
 """
 
 from __future__ import annotations
@@ -36,10 +38,16 @@ LANGS = {
     "js": ("project_js", "replay_js.json", "calc.js has a bug (add() subtracts), so 'add' fails"),
 }
 TOOLCHAINS = {"go": "go", "rust": "cargo", "js": "node"}
+# The Python demo's measured goal: its task, the measure that judges it (declared in the
+# sample project's selfforge.toml) and the recorded session it replays.
+MEASURED_TASK = "Make dedupe() faster"
+MEASURE = "dedupe"
+MEASURED_REPLAY = "replay_measure.json"
 
 
-def replay_path(lang: str = "python") -> Path:
-    return Path(str(resources.files("selfforge") / "demo_data" / LANGS[lang][1]))
+def replay_path(lang: str = "python", name: str | None = None) -> Path:
+    """A recorded session bundled for the demo: the language's, or the one named."""
+    return Path(str(resources.files("selfforge") / "demo_data" / (name or LANGS[lang][1])))
 
 
 def make_project(where: Path | None = None, lang: str = "python") -> Path:
@@ -116,6 +124,7 @@ def run_demo(
         "propose edits, check them in an isolated worktree, and land only what passes "
         "every gate."
     )
+    replaying = spec is None
     if spec is None:
         spec = f"script:{replay_path(lang)}"
         console.print(
@@ -126,18 +135,52 @@ def run_demo(
     else:
         console.print(f"Using the model [bold]{escape(spec)}[/].")
     start_run(root, model=spec)
+    refused = None  # the measured goal's first refused candidate (Python demo only)
+    if lang == "python":
+        refused = run_measured_goal(
+            root, f"script:{replay_path(name=MEASURED_REPLAY)}" if replaying else spec
+        )
     me = invocation()
     out = console.print
     out(f"\n[bold]What happened[/] is in the journal at {escape(str(root / '.selfforge'))}:")
     out(escape(f"  {me} log --repo {root}"))
     out(escape(f"  {me} show 1 --repo {root}    (the rejected candidate: checks, diff)"))
     out(escape(f"  {me} show 1 --prompts --repo {root}    (and every prompt and response)"))
+    if refused is not None:
+        out(escape(f"  {me} show {refused} --repo {root}    (the candidate its measure refused)"))
+    if lang == "python":
+        out(escape(f"  {me} measure HEAD~1..HEAD --repo {root}    (measure the last commit)"))
     out(escape(f"  git -C {root} log --oneline"))
     out("\n[bold]On your own repository[/]:")
     out(escape(f"  cd your-repo && {me} init       # writes selfforge.toml with your checks"))
     out("  export GEMINI_API_KEY=...             # or --model ollama:qwen2.5-coder:7b")
     out(escape(f"  {me} run --cycles 5"))
+    if lang == "python":
+        out(
+            escape(
+                f'  {me} run --task "Make X faster" --measure NAME    # NAME: a [[measures]] table'
+            )
+        )
     return root
+
+
+def run_measured_goal(root: Path, spec: str) -> int | None:
+    """The second run: a goal judged by a measure, not by the reviewers' word. Returns
+    the id of its first refused attempt, if any."""
+    from selfforge.judge.outcome import Outcome
+    from selfforge.run.session import start_run
+
+    console.print(
+        f"\n[bold]A measured goal[/]: {MEASURED_TASK!r}, judged by the `{MEASURE}` measure "
+        f"(bench/dedupe_bench.py prints dedupe()'s time; see {escape('[[measures]]')} in "
+        "selfforge.toml). The base and the candidate are measured in turns until the "
+        "change is clear: a candidate lands only if every test gate holds and it measures "
+        "improved by at least its min_change (50 %); the reviewers see the figures, they "
+        "never stand in for them."
+    )
+    summary = start_run(root, model=spec, task=MEASURED_TASK, measures=[MEASURE], cycles=2)
+    refused = [a["id"] for a in summary["attempts"] if a["outcome"] == Outcome.REJECTED]
+    return refused[0] if refused else None
 
 
 def invocation() -> str:

@@ -2,9 +2,10 @@
 
 The verdict on a self-change always comes from the installed, running selfforge; the
 candidate's code is only ever run, in the sandbox. Before a self-change lands, the
-candidate version must (1) complete the demo, one candidate rejected and one landed, and
-(2) still refuse a set of known-bad candidates (a regression, a protected path, a
-skipped test in a package, no progress, a forged exit, a check that reads selfforge's
+candidate version must (1) complete the demo, one candidate rejected and one landed, then
+a rename its measure refused and a speed-up landed with its figures, and (2) still
+refuse a set of known-bad candidates (a regression, a protected path, a skipped test in a
+package, no progress, a forged exit, a check that reads selfforge's
 environment: refused only when the candidate's checks run sandboxed). What it did is
 read back by the running code from the journals and git repositories it left, never
 from its output.
@@ -159,21 +160,27 @@ def _commits(repo: Path) -> int:
 
 
 def _verify_demo(project: Path, space: CheckSpace, output: str) -> Verdict:
-    outcomes = [outcome for outcome, _ in _outcomes(project)]
-    if Outcome.REJECTED not in outcomes or Outcome.ACCEPTED not in outcomes:
+    attempts = _outcomes(project)
+    outcomes = [outcome for outcome, _ in attempts]
+    if outcomes != [Outcome.REJECTED, Outcome.ACCEPTED] * 2:
         return _fail(
-            f"the demo's attempts were {outcomes}, not one rejected and one accepted", output
+            f"the demo's attempts were {outcomes}, not one rejected and one accepted, then "
+            "a rename its measure refused and a speed-up it landed",
+            output,
         )
+    if "measure dedupe: " not in attempts[3][1] or ": improved" not in attempts[3][1]:
+        return _fail(f"the demo's speed-up landed without its figures: {attempts[3][1]!r}", output)
     # Judged by the running code: the sample project's own tests must pass now.
     tests = run_command("python3 -m unittest -q", project, 60, space)
     if tests.exit_code != 0:
         return _fail("after the demo, the sample project's tests still fail", tests.output)
     commits = _commits(project)
-    if commits != 2:
+    if commits != 3:
         return _fail(
-            f"the demo left {commits} commits, expected the initial one and the fix", output
+            f"the demo left {commits} commits, expected the initial one, the fix and the speed-up",
+            output,
         )
-    return Verdict(True, "the demo rejected one candidate and landed one")
+    return Verdict(True, "the demo rejected one candidate and landed one, twice")
 
 
 def _fail(reason: str, output: str) -> Verdict:
