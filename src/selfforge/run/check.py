@@ -24,6 +24,7 @@ from selfforge.journal.store import Journal
 from selfforge.judge.stages import Candidate, run_pipeline
 from selfforge.judge.verdict import Judgement, Outcome
 from selfforge.measure.gate import measure_change
+from selfforge.measure.history import keep
 from selfforge.measure.sample import Comparison
 from selfforge.measure.stats import WORSE
 from selfforge.models import Model
@@ -273,6 +274,15 @@ def _judge(
     measured: list[Comparison] = []
     if e.d.measures and judgement.outcome is not Outcome.REJECTED:
         judgement, measured = _measure(e, change.base, commit, judgement)
+        keep(
+            e.journal,
+            "check",
+            change.base,
+            commit,
+            measured,
+            run_id=e.run_id,
+            attempt_id=attempt.id,
+        )
     if judgement.ok and land:
         result = _land(e, attempt, change, patch is not None, head, commit)
     else:
