@@ -36,11 +36,13 @@ from selfforge.bench.perf import PerfInstance
 from selfforge.bench.testrun import Suite, resolve_command, run_tests
 from selfforge.config import parse_directives
 from selfforge.errors import SelfforgeError
+from selfforge.judge.outcome import Outcome
 from selfforge.measure import stats
 from selfforge.repo.git import git, ok
 
 BENCH_IDENTITY = ["-c", "user.name=selfforge bench", "-c", "user.email=bench@localhost"]
 NEGATIVES = ("reverted", "noop", "broken")
+NOT_DRAWN = "not_drawn"  # a negative the instance has none of
 COMMENT = {".py": "#", ".sh": "#", ".rb": "#", ".toml": "#", ".yaml": "#", ".yml": "#"}
 
 
@@ -142,7 +144,7 @@ class _Replay:
                 sha, drawn = getattr(self, f"_{kind}")()
             except _NotDrawn as why:
                 result.candidates.append(
-                    Candidate(candidate=kind, outcome="not_drawn", reason=str(why))
+                    Candidate(candidate=kind, outcome=NOT_DRAWN, reason=str(why))
                 )
                 continue
             noop = sha if kind == "noop" else noop
@@ -239,14 +241,14 @@ class _Replay:
         proc = _selfforge(
             "check", "--json", "--repo", str(self.clone), rev, timeout=self.timeout_s * 10
         )
-        row = Candidate(candidate=name, outcome="error")
+        row = Candidate(candidate=name, outcome=Outcome.ERROR)
         try:
             answer = json.loads(proc.stdout[proc.stdout.index("{") :])
         except ValueError:
             tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             row.reason = f"exit {proc.returncode}: {tail[:300]}"
             return row
-        row.outcome = str(answer.get("verdict") or answer.get("outcome") or "error")
+        row.outcome = str(answer.get("verdict") or Outcome.ERROR)
         row.reason = str(answer.get("reason") or answer.get("error") or "")[:500]
         row.figures = list(answer.get("measures") or [])
         row.measures = {str(m["name"]): str(m["verdict"]) for m in row.figures}
@@ -254,7 +256,7 @@ class _Replay:
         others = any(
             v == stats.WORSE for k, v in row.measures.items() if k not in self.inst.measures
         )
-        row.lands = row.outcome == "accepted" and goal and not others
+        row.lands = row.outcome == Outcome.ACCEPTED and goal and not others
         row.seconds = round(time.monotonic() - started, 3)
         return row
 
@@ -298,22 +300,22 @@ def summary(results: list[PerfResult]) -> list[str]:
     """The bench's figures: gold improved, negatives refused, no-op false improvements,
     wall time per instance."""
     golds = [r.row("gold") for r in results]
-    golds_run = [g for g in golds if g is not None and g.outcome != "error"]
+    golds_run = [g for g in golds if g is not None and g.outcome != Outcome.ERROR]
     improved = sum(
         all(g.measures.get(m) == stats.IMPROVED for m in r.measures)
         for r, g in zip(results, golds, strict=True)
-        if g is not None and g.outcome != "error"
+        if g is not None and g.outcome != Outcome.ERROR
     )
     landed = sum(g.lands for g in golds_run)
     drawn = [
         c
         for r in results
         for c in r.candidates
-        if c.candidate in NEGATIVES and c.outcome not in ("not_drawn", "error")
+        if c.candidate in NEGATIVES and c.outcome not in (NOT_DRAWN, Outcome.ERROR)
     ]
     refused = sum(not c.lands for c in drawn)
-    not_drawn = sum(c.outcome == "not_drawn" for r in results for c in r.candidates)
-    errors = sum(c.outcome == "error" for r in results for c in r.candidates) + sum(
+    not_drawn = sum(c.outcome == NOT_DRAWN for r in results for c in r.candidates)
+    errors = sum(c.outcome == Outcome.ERROR for r in results for c in r.candidates) + sum(
         r.error is not None for r in results
     )
     trials = sum(r.noop_trials for r in results)
@@ -374,7 +376,7 @@ def write_report(results: list[PerfResult], folder: Path, source: str) -> Path:
 
 
 def _cell(c: Candidate, goal: list[str]) -> str:
-    if c.outcome in ("not_drawn", "error"):
+    if c.outcome in (NOT_DRAWN, Outcome.ERROR):
         return c.outcome.replace("_", " ")
     words = ", ".join(c.measures.get(m, "not measured") for m in goal)
     said = "lands" if c.lands else "refused"
