@@ -66,7 +66,7 @@ def _commit(repo: Path, files: dict[str, str], message: str) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
-@pytest.mark.slow  # ~40 s: six comparisons of timed runs, four checks, a planted bug
+@pytest.mark.slow  # 72-107 s at load 8-10 on 2 cores: 6 comparisons, 4 checks, a planted bug
 def test_perf_commits_are_mined_and_replayed(tmp_path: Path) -> None:
     files = {"work.py": SLOW, "bench.py": BENCH, "test_work.py": TEST}
     repo = make_repo(tmp_path / "r", files, DIRECTIVES)
