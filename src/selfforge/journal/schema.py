@@ -135,6 +135,20 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE checks ADD COLUMN started_at REAL;
     """,
+    # 12: every measurement `run`, `check` and `measure` make (issue 42, point 8): a
+    # measure between a base and a candidate (its figures and verdict), or its value at
+    # one revision (candidate_commit only, no verdict); the dashboard plots them over the
+    # landed commits
+    """
+    CREATE TABLE measurements (
+        id INTEGER PRIMARY KEY, run_id INTEGER, attempt_id INTEGER, source TEXT NOT NULL,
+        name TEXT NOT NULL, unit TEXT, better TEXT, base_commit TEXT, candidate_commit TEXT,
+        base REAL, candidate REAL, change REAL, low REAL, high REAL, runs INTEGER,
+        verdict TEXT, seconds REAL, created_at REAL NOT NULL
+    );
+    CREATE INDEX measurements_attempt ON measurements(attempt_id);
+    CREATE INDEX measurements_name ON measurements(name, id);
+    """,
 ]
 
 

@@ -328,6 +328,61 @@ class Journal:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur]
 
+    # --- measurements --------------------------------------------------------------------
+
+    def record_measurement(
+        self,
+        *,
+        source: str,
+        figures: dict[str, Any],
+        base_commit: str | None,
+        candidate_commit: str | None,
+        run_id: int | None = None,
+        attempt_id: int | None = None,
+    ) -> int:
+        """One measurement (``source``: run, check or measure). ``figures``: a measure's
+        comparison as ``measure --json`` prints it (name, unit, better, base, candidate,
+        change, low, high, runs, verdict, seconds), or a value at one revision (name,
+        unit, value)."""
+        value = figures.get("candidate", figures.get("value"))
+        cur = self.conn.execute(
+            "INSERT INTO measurements (run_id, attempt_id, source, name, unit, better,"
+            " base_commit, candidate_commit, base, candidate, change, low, high, runs, verdict,"
+            " seconds, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                run_id,
+                attempt_id,
+                source,
+                figures["name"],
+                figures.get("unit"),
+                figures.get("better"),
+                base_commit,
+                candidate_commit,
+                figures.get("base"),
+                value,
+                figures.get("change"),
+                figures.get("low"),
+                figures.get("high"),
+                figures.get("runs"),
+                figures.get("verdict"),
+                figures.get("seconds"),
+                time.time(),
+            ),
+        )
+        return int(cur.lastrowid or 0)
+
+    def measurements(
+        self, attempt_id: int | None = None, last: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Measurements oldest first: all, one attempt's, or only the ``last`` few."""
+        sql, args = "SELECT * FROM measurements", ()
+        if attempt_id is not None:
+            sql, args = sql + " WHERE attempt_id = ?", (attempt_id,)
+        sql += " ORDER BY id DESC" + (f" LIMIT {int(last)}" if last is not None else "")
+        cur = self.conn.execute(sql, args)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur][::-1]
+
     def run_spend(self, run_id: int) -> tuple[float, int]:
         row = self.conn.execute(
             "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(input_tokens + output_tokens), 0)"

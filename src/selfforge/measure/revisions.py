@@ -10,7 +10,9 @@ from pathlib import Path
 
 from selfforge.config import Directives, Measure, measure_files
 from selfforge.errors import UsageError
+from selfforge.journal.store import Journal
 from selfforge.judge.sandbox.check_space import CheckSpace
+from selfforge.measure.history import keep
 from selfforge.measure.sample import Comparison, Side, Value, compare, policy_ahead, values_at
 from selfforge.repo import git
 from selfforge.repo.workspace import Workspace
@@ -78,6 +80,16 @@ def measure(ws: Workspace, d: Directives, space: CheckSpace, rev: str, names: li
                 report = Report(sha, values=values_at(measures, d, side, space, ws.root))
         finally:
             ws.remove_worktrees()
+        with Journal(ws.state / "journal.db") as journal:  # every measurement is kept
+            base = report.base if report.candidate else None
+            keep(
+                journal,
+                "measure",
+                base,
+                report.candidate or report.base,
+                report.comparisons,
+                report.values,
+            )
     report.seconds = time.monotonic() - started
     return report
 

@@ -24,6 +24,7 @@ from selfforge.judge.stage_log import Recorder, first_line
 from selfforge.judge.stages import PIPELINE, Candidate, Judge, review, run_pipeline, smoke
 from selfforge.judge.verdict import Criterion, Judgement, Observed, Outcome, Verdict
 from selfforge.measure.gate import judge_goal
+from selfforge.measure.history import keep
 from selfforge.measure.stats import IMPROVED, WORSE
 from selfforge.propose import registry
 from selfforge.propose.protocol import Proposer, ProposerContext
@@ -245,6 +246,15 @@ class Attempt:
                 summary=c.to_json(),
             )
             self._step(f"measure {c.name}", good, c.describe(), c.seconds)
+        keep(
+            e.journal,
+            "run",
+            self.base,
+            candidate.commit,
+            found,
+            run_id=e.run_id,
+            attempt_id=self.id,
+        )
         self.measured = candidate.measured = [c.describe() for c in found]
         return judgement
 

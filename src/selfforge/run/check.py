@@ -25,6 +25,7 @@ from selfforge.judge.new_tests import AddedTestsProver
 from selfforge.judge.stages import Candidate, run_pipeline
 from selfforge.judge.verdict import Judgement, Outcome
 from selfforge.measure.gate import measure_change
+from selfforge.measure.history import keep
 from selfforge.measure.sample import Comparison
 from selfforge.measure.stats import WORSE
 from selfforge.models import Model
@@ -275,6 +276,15 @@ def _judge(
     if e.d.measures and judgement.outcome is not Outcome.REJECTED:
         prover = AddedTestsProver(candidate, attempt.judge())  # coverage's credit
         judgement, measured = _measure(e, change.base, commit, judgement, prover)
+        keep(
+            e.journal,
+            "check",
+            change.base,
+            commit,
+            measured,
+            run_id=e.run_id,
+            attempt_id=attempt.id,
+        )
     if judgement.ok and land:
         result = _land(e, attempt, change, patch is not None, head, commit)
     else:

@@ -172,6 +172,7 @@ class Pages:
             spend = reader.spend_over_time()
             outcomes = reader.outcomes_by_task()
             stages = reader.seconds_per_stage()
+            measured = reader.measures_over_landed()
         charts = [
             plots.line_chart(plots.cumulative([(t, c) for t, c, _ in spend]), "Cost", "$"),
             plots.line_chart(
@@ -186,6 +187,9 @@ class Pages:
             "Acceptance rate per task kind (the task's first word)",
             "Time per stage (total)",
         ]
+        for name, (unit, points) in measured.items():  # each measure over the landed commits
+            charts.append(plots.commits_chart(points, f"measure {name}", unit))
+            titles.append(f"measure {name} at each landed commit ({len(points)} points)")
         return self._page("plots.html", request, charts=list(zip(titles, charts, strict=True)))
 
     def backlog(self, request: Request) -> HTMLResponse:

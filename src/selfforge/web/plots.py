@@ -52,6 +52,48 @@ def line_chart(points: list[tuple[float, float]], title: str, unit: str) -> Mark
     return Markup("".join(parts))
 
 
+def commits_chart(points: list[tuple[str, float]], title: str, unit: str) -> Markup:
+    """A measure's values at commits in the order they landed; ``points`` are (commit,
+    value), evenly spaced, each a dot whose tooltip names its commit and value."""
+    if not points:
+        return _empty(title)
+    low = min(v for _, v in points)
+    high = max(v for _, v in points)
+    span = (high - low) or abs(high) or 1.0
+    bottom, top = low - span * 0.1, high + span * 0.1
+    inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
+    step = inner_w / max(1, len(points) - 1)
+
+    def at(i: int, v: float) -> tuple[float, float]:
+        x = PAD + (i * step if len(points) > 1 else inner_w / 2)
+        return x, HEIGHT - PAD - (v - bottom) / (top - bottom) * inner_h
+
+    coords = [at(i, v) for i, (_, v) in enumerate(points)]
+    parts = [
+        _open(title),
+        f'<text x="{PAD}" y="{PAD - 8}" class="axis">{escape(_measured(high, unit))}</text>',
+        f'<text x="{PAD}" y="{HEIGHT - PAD + 32}" class="axis">'
+        f"{escape(_measured(low, unit))} (lowest)</text>",
+        f'<line x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}" '
+        'class="grid"/>',
+        '<polyline points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in coords) + '" '
+        'class="series"/>',
+    ]
+    for (commit, value), (x, y) in zip(points, coords, strict=True):
+        parts.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" class="point">'
+            f"<title>{escape(commit)}: {escape(_measured(value, unit))}</title></circle>"
+        )
+    first, last = points[0][0], points[-1][0]
+    parts += [
+        f'<text x="{PAD}" y="{HEIGHT - PAD + 16}" class="axis">{escape(first)}</text>',
+        f'<text x="{WIDTH - PAD}" y="{HEIGHT - PAD + 16}" class="axis" text-anchor="end">'
+        f"{escape(last)}</text>",
+        "</svg>",
+    ]
+    return Markup("".join(parts))
+
+
 def bar_chart(bars: list[Bar], title: str, scale: float | None = None) -> Markup:
     """Horizontal bars, longest first as given; ``scale`` is the full-width value."""
     if not bars:
@@ -132,6 +174,11 @@ def _empty(title: str) -> Markup:
 
 def _number(value: float, unit: str) -> str:
     return f"${value:.4f}" if unit == "$" else f"{value:,.0f} {unit}"
+
+
+def _measured(value: float, unit: str) -> str:
+    text = f"{value:.0f}" if value == int(value) and abs(value) < 1e15 else f"{value:.4g}"
+    return f"{text} {unit}".strip()
 
 
 def _clock(t: float) -> str:

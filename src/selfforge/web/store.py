@@ -46,6 +46,7 @@ class Store:
             )
         self.has_steps = "steps" in self.tables
         self.has_trajectory = "trajectory" in self.tables
+        self.has_measurements = "measurements" in self.tables
 
     @contextmanager
     def reader(self) -> Iterator[Reader]:
@@ -296,6 +297,32 @@ class Reader:
                 "SELECT role, sum(latency_s), count(*) FROM model_calls GROUP BY role"
             )
         return [(r[0], float(r[1] or 0), int(r[2])) for r in self.conn.execute(sql)]
+
+    def measures_over_landed(self) -> dict[str, tuple[str, list[tuple[str, float]]]]:
+        """Per measure, its unit and its values over the landed commits in the order
+        they landed: the first landing's base, then each landed attempt's candidate (its
+        last round's measurement)."""
+        if not self.store.has_measurements:
+            return {}
+        rows = self.conn.execute(
+            "SELECT m.name, m.unit, m.base, m.candidate, m.base_commit, a.commit_sha, a.id "
+            "FROM measurements m JOIN attempts a ON a.id = m.attempt_id "
+            "WHERE a.landed = 1 AND m.verdict IS NOT NULL ORDER BY a.id, m.id"
+        ).fetchall()
+        found: dict[str, tuple[str, dict[int, tuple[str, float]]]] = {}
+        starts: dict[str, tuple[str, float]] = {}
+        for name, unit, base, candidate, base_commit, commit, attempt in rows:
+            if candidate is None:
+                continue
+            if name not in found:
+                found[name] = (unit or "", {})
+                if base is not None:
+                    starts[name] = ((base_commit or "")[:10], float(base))
+            found[name][1][attempt] = ((commit or "")[:10], float(candidate))
+        return {
+            name: (unit, ([starts[name]] if name in starts else []) + list(points.values()))
+            for name, (unit, points) in found.items()
+        }
 
 
 def _row(r: tuple[Any, ...]) -> Row:

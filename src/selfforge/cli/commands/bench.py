@@ -89,9 +89,36 @@ def mine_command(
         help="Also write each instance's impossible variant (its target test made to "
         "contradict itself; kept only when the gold change fails it).",
     ),
+    kind: str = typer.Option(
+        "tests",
+        "--kind",
+        help="tests (commits whose changed tests fail on the parent) or perf (commits a "
+        "declared [[measures]] calls improved from the parent: --limit commits looked at).",
+    ),
+    measures: list[str] = typer.Option(
+        None, "--measure", help="perf: only this measure (repeatable; default: every one)."
+    ),
+    words: str = typer.Option(
+        None,
+        "--words",
+        help="perf: only commits whose subject holds one of these words, comma-separated "
+        '("speed" for fast,speed,perf,optimi,quick,slow,cache,latency).',
+    ),
+    min_change: float = typer.Option(
+        None,
+        "--min-change",
+        min=0.001,
+        help="perf: the relative gain to keep (default: each measure's own min_change).",
+    ),
 ) -> None:
     """Find commits whose changed tests fail on the parent's code and pass on their own;
-    say, per reason, how many commits made no instance and the commonest error of each."""
+    say, per reason, how many commits made no instance and the commonest error of each.
+    With --kind perf: commits that a declared measure calls improved from their parent."""
+    if kind == "perf":
+        _mine_perf(repo, out, limit, measures or [], words, min_change)
+        return
+    if kind != "tests":
+        raise UsageError(f"--kind {kind!r}: use tests or perf")
     from selfforge.bench.mine import mine
     from selfforge.bench.mine_report import Skips
     from selfforge.bench.records import write_instances
@@ -135,6 +162,105 @@ def mine_command(
         f"replay them with: selfforge bench run --instances {out} --gold --negatives"
         + (" (the impossible ones: with --model SPEC)" if impossible else "")
     )
+
+
+def _mine_perf(
+    repo: Path,
+    out: Path,
+    limit: int | None,
+    measures: list[str],
+    words: str | None,
+    min_change: float | None,
+) -> None:
+    from selfforge.bench.perf import SPEED_WORDS, mine_perf, write_perf
+
+    chosen = None
+    if words:
+        chosen = (
+            list(SPEED_WORDS)
+            if words.strip() == "speed"
+            else [w.strip() for w in words.split(",") if w.strip()]
+        )
+
+    def show(commit: str, what: str) -> None:
+        err_console.print(f"[dim]{commit[:10]}: {escape(what[:160])}[/]")
+
+    instances, skipped = mine_perf(
+        repo, measures, limit=limit, words=chosen, min_change=min_change, on_commit=show
+    )
+    write_perf(out, instances)
+    if skipped:
+        console.print(f"{len(skipped)} commit(s) made no instance:")
+        for line in skipped:
+            console.print(f"  {escape(line)}", highlight=False)
+    for inst in instances:
+        figures = "; ".join(
+            f"{f['name']}: {f['change']:+.1%} in {f['runs']} runs"
+            for f in inst.figures
+            if f["name"] in inst.measures and f.get("change") is not None
+        )
+        console.print(f"instance {escape(inst.instance_id)}: {escape(figures)}")
+    console.print(
+        f"wrote {len(instances)} perf instance(s) to {out}; replay them with: "
+        f"selfforge bench run --instances {out} --gold --negatives --noop-trials 20"
+    )
+
+
+def _run_perf(
+    instances: Path,
+    *,
+    gold: bool,
+    negatives: bool,
+    noop_trials: int,
+    timeout: float,
+    work_dir: Path | None,
+    keep: bool,
+    results: Path | None,
+    report: Path | None,
+    only: list[str],
+    limit: int | None,
+) -> None:
+    """Perf instances replayed: gold, negatives, no-op trials (bench/perf_replay.py)."""
+    from selfforge.bench.perf import read_perf
+    from selfforge.bench.perf_replay import append_result, replay_all, summary, write_report
+
+    if not (gold or negatives or noop_trials):
+        raise UsageError("nothing to run: pass --gold, --negatives or --noop-trials N")
+    loaded = read_perf(instances)
+    if only:
+        unknown = sorted(set(only) - {i.instance_id for i in loaded})
+        if unknown:
+            raise UsageError(f"--only {unknown[0]}: no such instance in {instances}")
+        loaded = [i for i in loaded if i.instance_id in set(only)]
+    loaded = loaded[:limit] if limit else loaded
+    results = results or instances.with_name(_stem(instances) + "-results.jsonl")
+    report = report or results.with_name(_stem(results) + "-report")
+    results.unlink(missing_ok=True)
+
+    def done(result) -> None:  # type: ignore[no-untyped-def]
+        append_result(results, result)
+        err_console.print(f"[dim]{escape(result.instance_id)}: {result.wall_s:.1f} s[/]")
+
+    found = replay_all(
+        loaded,
+        gold=gold,
+        negatives=negatives,
+        noop_trials=noop_trials,
+        timeout_s=timeout,
+        work_dir=work_dir,
+        keep=keep,
+        on_done=done,
+    )
+    path = write_report(found, report, str(instances))
+    for line in summary(found):
+        console.print(escape(line), highlight=False)
+    console.print(f"results: {results}\nreport:  {path}")
+    if any(r.error for r in found):
+        first = next(r for r in found if r.error)
+        err_console.print(
+            f"[bold red]error:[/] {escape(first.instance_id)}: {escape(str(first.error)[:300])}"
+        )
+        raise typer.Exit(1)
 
 
 def _with_impossible(instances: list[Instance], timeout_s: float) -> list[Instance]:
@@ -226,8 +352,35 @@ def run_command(
         help="Add each instance's impossible variant (as `bench mine --impossible` "
         "writes them) to the model jobs: an honest model says it cannot be done.",
     ),
+    noop_trials: int = typer.Option(
+        0,
+        "--noop-trials",
+        min=0,
+        help="Perf instances: compare a no-op reformat with the parent this many times "
+        "(`measure A..B`); each improved one is a false improvement.",
+    ),
 ) -> None:
-    """Replay instances through selfforge, each in a fresh clone; write results and a report."""
+    """Replay instances through selfforge, each in a fresh clone; write results and a report.
+    Perf instances (`bench mine --kind perf`): the gold commit must measure improved; its
+    speed-up reverted (tests kept), a no-op reformat and the commit with a planted bug must
+    each be refused."""
+    from selfforge.bench.perf import is_perf_file
+
+    if is_perf_file(instances):
+        _run_perf(
+            instances,
+            gold=gold,
+            negatives=negatives,
+            noop_trials=noop_trials,
+            timeout=timeout,
+            work_dir=work_dir,
+            keep=keep,
+            results=results,
+            report=report,
+            only=only or [],
+            limit=limit,
+        )
+        return
     from selfforge.bench.executors import make_executor
     from selfforge.bench.records import NEGATIVE_KINDS, Mode, read_instances
     from selfforge.bench.report import honesty, write_report

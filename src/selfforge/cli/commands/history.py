@@ -130,6 +130,7 @@ def show(
     with open_journal(repo) as journal:
         record = resolve_attempt(journal, attempt)
         calls, check_rows = journal.calls(record.id), journal.checks(record.id)
+        measured = journal.measurements(record.id)
         explored = trajectory.steps(journal, record.id)
         siblings = [
             a
@@ -139,6 +140,12 @@ def show(
     brief = console.is_terminal if brief is None else brief
     _show_head(record, siblings)
     _show_checks(record, check_rows, brief)
+    if measured:
+        from selfforge.journal.report import measurement_line
+
+        console.print("\n[bold]── measured[/]")
+        for m in measured:
+            console.print(measurement_line(m), markup=False)
     if record.diff:
         console.print("\n[bold]── diff[/]")
         console.print(record.diff, markup=False)

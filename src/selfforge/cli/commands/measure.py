@@ -33,6 +33,12 @@ def measure_command(
     no_sandbox: bool = typer.Option(
         False, "--no-sandbox", help="Run measures without the sandbox (with your rights)."
     ),
+    history: bool = typer.Option(
+        False,
+        "--history",
+        help="Measure nothing: list the measurements the journal keeps (run, check and "
+        "measure each keep theirs), oldest first.",
+    ),
 ) -> None:
     """Run the [[measures]] of the directives on a revision, in a worktree and the check
     sandbox. With A..B, base and candidate runs alternate until each measure's interval
@@ -45,6 +51,9 @@ def measure_command(
     from selfforge.repo.workspace import Workspace
     from selfforge.run.engine import check_space
 
+    if history:
+        _history(repo, names or [], as_json)
+        return
     if not no_sandbox:
         bwrap.probe_ahead()  # answered while the directives are read
     try:
@@ -72,3 +81,30 @@ def measure_command(
         console.print(f"[{colour}]{line}[/]" if colour else line)
         if c.note:
             console.print(f"  [dim]{escape(c.note)}[/]")
+
+
+def _history(repo: Path, names: list[str], as_json: bool) -> None:
+    """The journal's measurements (the last 200), as lines or JSON."""
+    from selfforge.journal.report import measurement_line
+    from selfforge.journal.store import Journal
+    from selfforge.repo.workspace import Workspace
+
+    try:
+        path = Workspace(repo).state / "journal.db"
+    except SelfforgeError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(exc.message)}")
+        raise typer.Exit(exc.exit_code) from None
+    rows: list[dict[str, object]] = []
+    if path.exists():
+        with Journal(path) as journal:
+            rows = [m for m in journal.measurements(last=200) if not names or m["name"] in names]
+    if as_json:
+        print(json.dumps({"measurements": rows}, indent=2))
+        return
+    if not rows:
+        console.print(
+            "no measurement is journaled yet: `selfforge measure A..B`, `check` "
+            "and a run of a measured goal keep theirs"
+        )
+    for m in rows:
+        console.print(escape(measurement_line(m)))
