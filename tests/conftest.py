@@ -191,6 +191,7 @@ mode = "{land}"
 # handing out one test at a time (`--maxschedchunk 1`, as the README's command runs the
 # tiers), a run ends on short tests on both workers, not on one long test on one of them.
 LONG_FIRST = (
+    "tests/test_self_measure.py",
     "tests/test_same_verdict.py",
     "tests/test_selfjudge_landing.py",
     "tests/test_self_improvement.py",
@@ -204,6 +205,11 @@ LONG_FIRST = (
     "tests/test_measure_kinds.py",
     "tests/test_bench_agent_proposer.py",
     "tests/test_cold_check_concurrency.py",
+    "tests/test_bench_perf.py",
+    "tests/test_coverage_credit.py",
+    "tests/test_planned_from_numbers.py",
+    "tests/test_demo.py",
+    "tests/test_wheel_install.py",
 )
 
 
