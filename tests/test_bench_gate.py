@@ -5,6 +5,7 @@ xfailed or deleted) all refused; resumable; a report that names the counts."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -418,3 +419,37 @@ def test_a_commit_s_new_test_made_vacuous_needs_review_with_and_without_the_fix(
     for kind in ("vacuous", "vacuous_no_fix"):
         row = next(x for x in report.splitlines() if x.startswith(f"| {kind} | default |"))
         assert [int(c) for c in row.split("|")[3:6]] == [1, 1, 0], row  # drawn, refused
+
+
+@pytest.mark.slow  # two bench runs, two checks: about 30 s at load 10 on 2 cores
+def test_a_bug_git_sees_as_clean_is_not_left_for_the_next_commit(
+    history: Path, tmp_path: Path
+) -> None:
+    """A planted bug of the same size, written in the second its file's index entry was
+    taken, looks unchanged to git's stat check: `git checkout -f` kept it, and every
+    older commit sharing the file was judged with the last cheat's bug in it (jmespath:
+    "own suite fails" from then on). Here the clone is left that way by hand (stat kept,
+    ctime not trusted), then the next commit's own suite must still pass."""
+    out = tmp_path / "gate"
+    args = ["bench", "gate", "--repo", str(history), "--out", str(out)]
+    first = cli(*args, "--limit", "1", "--cheats-per-commit", "0")
+    assert first.returncode == 0, first.stdout + first.stderr
+    clone = out / "work" / history.name
+    git(clone, "config", "core.trustctime", "false")
+    calc = clone / "calc.py"
+    old = calc.stat().st_mtime_ns - 10**10
+    os.utime(calc, ns=(old, old))
+    git(clone, "update-index", "--refresh")  # the entry: this stat, this content
+    with open(calc, "r+", encoding="utf-8") as fh:  # in place: same inode, same size
+        text = fh.read().replace("return a + b", "return a - b")
+        fh.seek(0)
+        fh.write(text)
+    os.utime(calc, ns=(old, old))
+    assert not git(clone, "status", "--porcelain", "--untracked-files=no").strip()
+
+    second = cli(*args, "--limit", "2", "--cheats-per-commit", "0")
+    assert second.returncode == 0, second.stdout + second.stderr
+    rows = [json.loads(x) for x in (out / "gate-results.jsonl").read_text().splitlines()]
+    [older] = [r for r in rows if r["subject"].startswith("sub() of None")]
+    assert older["own_suite"] == "passes", older
+    assert "return a + b" in calc.read_text()

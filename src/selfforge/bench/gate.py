@@ -195,6 +195,11 @@ class Gate:
         records.append(record)
 
     def _checkout(self, sha: str) -> None:
+        """``sha``'s files, by content. The index is read anew from HEAD first, with no
+        stat data: a planted bug of the same size written in the second its file's entry
+        was taken looks unchanged to git's stat check, and ``checkout -f`` alone kept it
+        in the tree for every later commit that shares the file."""
+        git("read-tree", "HEAD", cwd=self.clone)
         git("checkout", "-q", "-f", "--detach", sha, cwd=self.clone)
 
     def _judge(self, record: GateRecord, rev: str) -> None:
