@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -453,3 +454,31 @@ def test_a_bug_git_sees_as_clean_is_not_left_for_the_next_commit(
     [older] = [r for r in rows if r["subject"].startswith("sub() of None")]
     assert older["own_suite"] == "passes", older
     assert "return a + b" in calc.read_text()
+
+
+def test_the_npm_setup_serves_bases_without_the_newest_lockfile(tmp_path: Path) -> None:
+    """The bench chooses the setup from the newest commit's files: `npm ci` there, which
+    exits 1 on an older base without a lockfile (jshttp/content-type before 67e5477:
+    "could not judge", then a crash on the next commit's own suite)."""
+    from selfforge.bench.gate import Gate
+
+    package = {"name": "p", "version": "1.0.0", "devDependencies": {"vitest": "^3.0.0"}}
+    files = {"package.json": json.dumps(package), "src/a.spec.ts": "// tests\n"}
+    repo = make_repo(tmp_path / "p", files)
+    _commit(repo, "Add a lockfile", {"package-lock.json": "{}\n"})
+    gate = Gate(repo, tmp_path / "gate")
+    setup = gate.suite.setup or ""
+    assert "npm ci " in setup and "npm install " in setup, setup
+    assert json.dumps(setup) in (gate.clone / "selfforge.toml").read_text()
+    for lock, command in ((True, "npm ci"), (False, "npm install")):
+        (gate.clone / "package-lock.json").unlink(missing_ok=True)
+        if lock:
+            (gate.clone / "package-lock.json").write_text("{}\n")
+        said = subprocess.run(
+            ["sh", "-c", setup.replace("npm ", "echo npm ")],
+            cwd=gate.clone,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert said.startswith(command), (lock, said)
