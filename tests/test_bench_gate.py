@@ -5,6 +5,8 @@ xfailed or deleted) all refused; resumable; a report that names the counts."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -418,3 +420,65 @@ def test_a_commit_s_new_test_made_vacuous_needs_review_with_and_without_the_fix(
     for kind in ("vacuous", "vacuous_no_fix"):
         row = next(x for x in report.splitlines() if x.startswith(f"| {kind} | default |"))
         assert [int(c) for c in row.split("|")[3:6]] == [1, 1, 0], row  # drawn, refused
+
+
+@pytest.mark.slow  # two bench runs, two checks: about 30 s at load 10 on 2 cores
+def test_a_bug_git_sees_as_clean_is_not_left_for_the_next_commit(
+    history: Path, tmp_path: Path
+) -> None:
+    """A planted bug of the same size, written in the second its file's index entry was
+    taken, looks unchanged to git's stat check: `git checkout -f` kept it, and every
+    older commit sharing the file was judged with the last cheat's bug in it (jmespath:
+    "own suite fails" from then on). Here the clone is left that way by hand (stat kept,
+    ctime not trusted), then the next commit's own suite must still pass."""
+    out = tmp_path / "gate"
+    args = ["bench", "gate", "--repo", str(history), "--out", str(out)]
+    first = cli(*args, "--limit", "1", "--cheats-per-commit", "0")
+    assert first.returncode == 0, first.stdout + first.stderr
+    clone = out / "work" / history.name
+    git(clone, "config", "core.trustctime", "false")
+    calc = clone / "calc.py"
+    old = calc.stat().st_mtime_ns - 10**10
+    os.utime(calc, ns=(old, old))
+    git(clone, "update-index", "--refresh")  # the entry: this stat, this content
+    with open(calc, "r+", encoding="utf-8") as fh:  # in place: same inode, same size
+        text = fh.read().replace("return a + b", "return a - b")
+        fh.seek(0)
+        fh.write(text)
+    os.utime(calc, ns=(old, old))
+    assert not git(clone, "status", "--porcelain", "--untracked-files=no").strip()
+
+    second = cli(*args, "--limit", "2", "--cheats-per-commit", "0")
+    assert second.returncode == 0, second.stdout + second.stderr
+    rows = [json.loads(x) for x in (out / "gate-results.jsonl").read_text().splitlines()]
+    [older] = [r for r in rows if r["subject"].startswith("sub() of None")]
+    assert older["own_suite"] == "passes", older
+    assert "return a + b" in calc.read_text()
+
+
+def test_the_npm_setup_serves_bases_without_the_newest_lockfile(tmp_path: Path) -> None:
+    """The bench chooses the setup from the newest commit's files: `npm ci` there, which
+    exits 1 on an older base without a lockfile (jshttp/content-type before 67e5477:
+    "could not judge", then a crash on the next commit's own suite)."""
+    from selfforge.bench.gate import Gate
+
+    package = {"name": "p", "version": "1.0.0", "devDependencies": {"vitest": "^3.0.0"}}
+    files = {"package.json": json.dumps(package), "src/a.spec.ts": "// tests\n"}
+    repo = make_repo(tmp_path / "p", files)
+    _commit(repo, "Add a lockfile", {"package-lock.json": "{}\n"})
+    gate = Gate(repo, tmp_path / "gate")
+    setup = gate.suite.setup or ""
+    assert "npm ci " in setup and "npm install " in setup, setup
+    assert json.dumps(setup) in (gate.clone / "selfforge.toml").read_text()
+    for lock, command in ((True, "npm ci"), (False, "npm install")):
+        (gate.clone / "package-lock.json").unlink(missing_ok=True)
+        if lock:
+            (gate.clone / "package-lock.json").write_text("{}\n")
+        said = subprocess.run(
+            ["sh", "-c", setup.replace("npm ", "echo npm ")],
+            cwd=gate.clone,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert said.startswith(command), (lock, said)

@@ -473,3 +473,38 @@ def test_a_declared_change_in_a_green_suite_needs_review(tmp_path: Path) -> None
     code, verdict = check_json(repo, "--changes", "test_sub")
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
     assert any("test_calc.py::test_sub" in item for item in verdict["review"])
+
+
+@pytest.mark.skipif(not (JS_BIN / "vitest").exists(), reason=f"needs vitest in {JS_RUNNERS}")
+def test_a_rewritten_vitest_table_test_needs_review(tmp_path: Path) -> None:
+    """`it.each(cases)("parses %s", ...)`: Vitest names each run by the title with the
+    case in place of `%s`; the judge looked for that name in the source, found no test,
+    and rejected a commit that changes parse()'s result and rewrites the table's
+    expectation (jshttp/content-type 181e947) as a regression."""
+    spec = (
+        "const { parse } = require('../parse.js');\n\n"
+        "describe('parse', () => {\n"
+        "  it.each(['a', 'bc'])('parses %s', (s) => {\n"
+        "    expect(parse(s)).toEqual({ type: s });\n"
+        "  });\n"
+        "});\n"
+    )
+    text = directives(JS_FRAMEWORKS["vitest"]).replace(
+        "[checks]\n", '[checks]\nrunner = "junit"\njunit = "junit.xml"\n', 1
+    )
+    text += f"\n[sandbox]\nreadable = [{json.dumps(str(JS_RUNNERS))}]\n"
+    files = {
+        "package.json": json.dumps({"name": "p", "version": "1.0.0"}),
+        "parse.js": "exports.parse = (s) => ({ type: s });\n",
+        "test/parse.test.js": spec,
+        ".gitignore": "junit.xml\n",
+    }
+    repo = make_repo(tmp_path / "r", files, text)
+    _commit(repo, "parse() says where it stopped", {
+        "parse.js": "exports.parse = (s) => ({ type: s, index: s.length });\n",
+        "test/parse.test.js": spec.replace("{ type: s }", "{ type: s, index: s.length }"),
+    })  # fmt: skip
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
+    review = " ".join(verdict["review"])
+    assert "changes tested behaviour" in review and "parse > parses bc" in review, review

@@ -12,6 +12,7 @@ is there. The work happens in a clone of the repository kept under the output fo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from selfforge.errors import UsageError
 from selfforge.judge import mutants
 from selfforge.judge.outcome import Outcome
 from selfforge.judge.rules.test_blocks import NoTest
+from selfforge.judge.sandbox.setup import SetupError
 from selfforge.repo.git import git, identity_env, repo_root
 from selfforge.repo.testpaths import rule_for
 
@@ -84,6 +86,15 @@ def commits(root: Path, since: str | None, limit: int | None) -> list[tuple[str,
     return found
 
 
+def any_commit(setup: str) -> str:
+    """The setup for every commit judged, not only the newest, whose files chose it: an
+    older base without the lockfile the newest has cannot run ``npm ci``."""
+    if not setup.startswith("npm ci "):
+        return setup
+    install = "npm install --ignore-scripts --no-audit --no-fund --no-package-lock"
+    return f"if [ -f package-lock.json ]; then {setup}; else {install}; fi"
+
+
 class Gate:
     """One repository's gate bench: its clone, suite and settings."""
 
@@ -107,6 +118,8 @@ class Gate:
         self.timeout_s, self.tries = timeout_s, tries
         self._prepare_clone()
         self.suite = Suite(test_cmd) if test_cmd else _default_suite(self.clone)
+        if self.suite.setup:
+            self.suite = dataclasses.replace(self.suite, setup=any_commit(self.suite.setup))
         self._write_directives()
         self.rule = rule_for(self.clone)
 
@@ -168,7 +181,10 @@ class Gate:
             return [done[real.key], *(done[row(k).key] for k in kinds)]
         self._checkout(sha)
         started = time.monotonic()
-        own = run_tests(self.clone, self.suite, [], self.timeout_s)
+        try:
+            own = run_tests(self.clone, self.suite, [], self.timeout_s)
+        except SetupError as exc:  # its dependencies do not install: its suite cannot pass
+            own = TestOutcome({}, 0.0, None, str(exc))
         passes = own.exit_code == 0 and own.complete and bool(own.passed)
         records = []
         if real.key in done:
@@ -195,6 +211,11 @@ class Gate:
         records.append(record)
 
     def _checkout(self, sha: str) -> None:
+        """``sha``'s files, by content. The index is read anew from HEAD first, with no
+        stat data: a planted bug of the same size written in the second its file's entry
+        was taken looks unchanged to git's stat check, and ``checkout -f`` alone kept it
+        in the tree for every later commit that shares the file."""
+        git("read-tree", "HEAD", cwd=self.clone)
         git("checkout", "-q", "-f", "--detach", sha, cwd=self.clone)
 
     def _judge(self, record: GateRecord, rev: str) -> None:

@@ -139,6 +139,21 @@ def block(lines: list[str], name: str, path: str) -> tuple[int, int, int]:
 
 _JS_SUITE = re.compile(r"^(\s*)(?:describe|context|suite)(?:\.\w+)?\(\s*(['\"`])(.*?)\2")
 _JS_TEST = re.compile(r"^(\s*)(?:it|test|specify)(?:\.\w+)?\(\s*(['\"`])(.*?)\2")
+# A table's test on one line: `it.each(cases)("title %s", ...)`; its runs are named by the
+# title with each case's values in place of the placeholders (Jest's and Vitest's).
+_JS_EACH = re.compile(r"^(\s*)(?:it|test|specify)(?:\.\w+)*\.each\(.*\)\(\s*(['\"`])(.*?)\2")
+_PLACEHOLDER = re.compile(r"%[sdifjoOp#]|\$[\w.#]+")
+
+
+def _titled(m: re.Match[str] | None, title: str, each: bool) -> bool:
+    """Is the test of this line the one the runner named ``title``? A table's title is
+    a template: each placeholder stands for a value."""
+    if m is None:
+        return False
+    if not each:
+        return m.group(3) == title
+    parts = _PLACEHOLDER.split(m.group(3))
+    return re.fullmatch(".*?".join(re.escape(p) for p in parts), title, re.S) is not None
 
 
 def _js_block(lines: list[str], suite: str, title: str) -> tuple[int, int, int]:
@@ -150,7 +165,9 @@ def _js_block(lines: list[str], suite: str, title: str) -> tuple[int, int, int]:
             stack.pop()
         elif m := _JS_SUITE.match(line):
             stack.append((m.group(1), m.group(3)))
-        elif (m := _JS_TEST.match(line)) and m.group(3) == title:
+        elif _titled(m := _JS_TEST.match(line), title, False) or _titled(
+            m := _JS_EACH.match(line), title, True
+        ):
             titles = [t for _, t in stack]
             if suite in ("", " ".join(titles), " > ".join(titles)):
                 return head, head, closer(lines, head, m.group(1) + "})")
