@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Protocol
 
 from selfforge.config import Directives, Measure
+from selfforge.errors import GitError
 from selfforge.judge.sandbox.check_space import CheckSpace
 from selfforge.judge.sandbox.command import anchor_command
 from selfforge.measure import kinds, stats
@@ -195,10 +196,13 @@ def _lines(m: Measure, d: Directives, side: Side, space: CheckSpace, root: Path)
 
 
 def _diff(base: Side, candidate: Side, path: str) -> str:
-    return git.git(
-        "diff", "-U0", "--no-renames", base.commit, candidate.commit, "--", path,
-        cwd=candidate.tree, check=False,
-    )  # fmt: skip
+    """The attribute-proof diff (git.diff): a .gitattributes cannot blind it."""
+    try:
+        return git.diff(
+            candidate.tree, "-U0", "--no-renames", base.commit, candidate.commit, "--", path
+        )
+    except GitError:
+        return ""
 
 
 def _carried(lines: set[int], diff: str) -> set[int]:
