@@ -349,6 +349,21 @@ def _cli_in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(["selfforge", *args], code, out.getvalue(), err.getvalue())
 
 
+def clone_self(parent: Path) -> tuple[Path, str]:
+    """A clone of selfforge's own repository in ``parent/selfforge``, with a git identity
+    and a one-test suite (the judge needs per-test results, and the whole suite is too
+    slow): the clone and the test command that runs that suite."""
+    copy = parent / "selfforge"
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(root), str(copy)], check=True)
+    git(copy, "config", "user.name", "Test User")
+    git(copy, "config", "user.email", "user@example.com")
+    (copy / "tests" / "test_self_import.py").write_text(
+        "def test_selfforge_imports():\n    import selfforge.cli.program  # noqa: F401\n"
+    )
+    return copy, f"{sys.executable} -m pytest -q -p no:cacheprovider tests/test_self_import.py"
+
+
 def check_json(repo: Path, *args: str) -> tuple[int, dict]:
     """``selfforge check --json`` on ``repo`` as a user runs it (its own process): the
     exit code and the parsed JSON."""

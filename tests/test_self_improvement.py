@@ -5,15 +5,13 @@ still judged by the installed code; rollback checks what it restores."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from selfforge.journal.store import Journal
 
-from conftest import cli, git, log_json
+from conftest import cli, clone_self, git, log_json
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_LINE = '    console.print("[bold]selfforge demo[/]")\n'
@@ -28,15 +26,7 @@ def _block(path: str, search: str, replace: str) -> str:
 def self_copy(tmp_path: Path) -> Path:
     if not (REPO / ".git").exists():
         pytest.skip("needs selfforge's own git checkout")
-    copy = tmp_path / "selfforge"
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(copy)], check=True)
-    git(copy, "config", "user.name", "Test User")
-    git(copy, "config", "user.email", "user@example.com")
-    # A one-test suite: the judge needs per-test results, and the whole suite is too slow.
-    (copy / "tests" / "test_self_import.py").write_text(
-        "def test_selfforge_imports():\n    import selfforge.cli.program  # noqa: F401\n"
-    )
-    test = f"{sys.executable} -m pytest -q -p no:cacheprovider tests/test_self_import.py"
+    copy, test = clone_self(tmp_path)
     (copy / "selfforge.toml").write_text(
         '[goals]\nitems = ["Keep selfforge working"]\n\n'
         f"[checks]\ntest = {json.dumps(test)}\ntimeout_s = 120\n\n"

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from conftest import cli, git, log_json
+from conftest import cli, clone_self, git, log_json
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = "Make selfforge start faster"
@@ -75,15 +74,7 @@ def test_selfforge_lands_a_measured_speed_up_of_itself_and_refuses_a_rename(
         pytest.skip("needs selfforge's own git checkout")
     real = tomllib.loads((REPO / "selfforge.toml").read_text())
     measures, name = _own_measures()
-    copy = tmp_path / "selfforge"
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(copy)], check=True)
-    git(copy, "config", "user.name", "Test User")
-    git(copy, "config", "user.email", "user@example.com")
-    # A one-test suite: the judge needs per-test results, and the whole suite is too slow.
-    (copy / "tests" / "test_self_import.py").write_text(
-        "def test_selfforge_imports():\n    import selfforge.cli.program  # noqa: F401\n"
-    )
-    test = f"{sys.executable} -m pytest -q -p no:cacheprovider tests/test_self_import.py"
+    copy, test = clone_self(tmp_path)
     (copy / "selfforge.toml").write_text(
         '[goals]\nitems = ["Keep selfforge working"]\n\n'
         f"[checks]\ntest = {json.dumps(test)}\ntimeout_s = 120\nreruns = 0\n\n"

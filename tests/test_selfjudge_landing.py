@@ -8,14 +8,12 @@ rule it no longer held (a failed parallel candidate was landed)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from conftest import cli, git, log_json
+from conftest import cli, clone_self, git, log_json
 
 REPO = Path(__file__).resolve().parents[1]
 # path: (search, replace) — each keeps selfforge working, and weakens what feeds the judge.
@@ -42,15 +40,7 @@ WEAKENINGS = {
 
 
 def _self_copy(parent: Path, protected: list[str]) -> Path:
-    copy = parent / "selfforge"
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(copy)], check=True)
-    git(copy, "config", "user.name", "Test User")
-    git(copy, "config", "user.email", "user@example.com")
-    # A one-test suite: the judge needs per-test results, and the whole suite is too slow.
-    (copy / "tests" / "test_self_import.py").write_text(
-        "def test_selfforge_imports():\n    import selfforge.cli.program  # noqa: F401\n"
-    )
-    test = f"{sys.executable} -m pytest -q -p no:cacheprovider tests/test_self_import.py"
+    copy, test = clone_self(parent)
     (copy / "selfforge.toml").write_text(
         '[goals]\nitems = ["Keep selfforge working"]\n\n'
         f"[checks]\ntest = {json.dumps(test)}\ntimeout_s = 120\n\n"
