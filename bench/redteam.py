@@ -131,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.from_junit:
+        if not args.from_junit.is_file():  # a missing file is not thirteen broken classes
+            parser.error(
+                f"--from-junit {args.from_junit}: no such file (was the run's junit XML kept?)"
+            )
         return run_all(_classes(args), args.from_junit, whole=True)
     with tempfile.TemporaryDirectory(prefix="selfforge-redteam-") as tmp:
         folder = args.junit or Path(tmp)  # the XML is kept only where asked

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
@@ -347,6 +348,23 @@ def _cli_in_process(args: list[str]) -> subprocess.CompletedProcess[str]:
         os.environ.update(saved_env)
         sys.argv = saved_argv
     return subprocess.CompletedProcess(["selfforge", *args], code, out.getvalue(), err.getvalue())
+
+
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder ``build`` fills once for the whole run, whichever xdist worker asks first
+    (the others wait on a lock, then share it): an install that takes half a minute is
+    not made again by each worker. ``build`` is given the empty folder."""
+    root = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's own
+    place, done = root / f"shared-{name}", root / f"shared-{name}.done"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            place.mkdir(exist_ok=True)
+            build(place)
+            done.touch()
+    return place
 
 
 def clone_self(parent: Path) -> tuple[Path, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import CALC, IDENTITY, TEST_CALC, directives, git, make_repo
+from conftest import CALC, IDENTITY, TEST_CALC, built_once, directives, git, make_repo
 
 SELFFORGE = Path(__file__).resolve().parents[1]
 ACTION = yaml.safe_load((SELFFORGE / "action.yml").read_text())
@@ -60,16 +60,23 @@ def _run_step(
     return proc.returncode, proc.stdout + proc.stderr
 
 
-@pytest.fixture(scope="module")
-def runner_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The steps before the check, run once: selfforge installed from the action's path."""
-    temp = tmp_path_factory.mktemp("runner-temp")
+@pytest.fixture
+def runner_temp(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The steps before the check, run once for the whole run (selfforge installed from
+    the action's path); each test's RUNNER_TEMP, for its outputs, links that install."""
     setup = STEPS[0]
     assert setup["uses"].startswith("actions/setup-python@")
     assert setup["with"]["update-environment"] is False  # the job's Python stays first
-    for step in STEPS[1:-1]:
-        status, out = _run_step(step, {}, temp, temp)
-        assert status == 0, f"{step.get('name')}: {out}"
+
+    def install(temp: Path) -> None:
+        for step in STEPS[1:-1]:
+            status, out = _run_step(step, {}, temp, temp)
+            assert status == 0, f"{step.get('name')}: {out}"
+
+    installed = built_once(tmp_path_factory, "action-runner-temp", install)
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    (temp / "selfforge-venv").symlink_to(installed / "selfforge-venv")
     assert (temp / "selfforge-venv" / "bin" / "selfforge").is_file()
     return temp
 

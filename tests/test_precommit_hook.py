@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CALC, IDENTITY, TEST_CALC, directives, git, make_repo
+from conftest import CALC, IDENTITY, TEST_CALC, built_once, directives, git, make_repo
 
 SELFFORGE = Path(__file__).resolve().parents[1]
 FIXED = CALC.replace("return a - b", "return a + b", 1)
@@ -27,8 +27,9 @@ CHEAT = {
 
 @pytest.fixture(scope="module")
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One hook environment for the module: pre-commit installs selfforge into it once."""
-    return tmp_path_factory.mktemp("pre-commit-home")
+    """One hook environment for the whole run: pre-commit installs selfforge into it once
+    (its store locks itself, so xdist's workers share it)."""
+    return built_once(tmp_path_factory, "pre-commit-home", lambda place: None)
 
 
 @pytest.fixture

@@ -80,3 +80,5 @@ def test_rows_read_from_a_whole_runs_junit_match_a_run_of_their_own(tmp_path: Pa
     )  # fmt: skip
     assert listed.returncode == 1, listed.stdout
     assert "tests/test_not_in_that_run.py: no results" in listed.stdout
+    gone = _redteam("--from-junit", str(tmp_path / "removed" / ".." / "whole.xml"))
+    assert gone.returncode == 2 and "no such file" in gone.stderr, gone.stdout + gone.stderr
