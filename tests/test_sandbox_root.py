@@ -106,6 +106,10 @@ def test_control_root_keeps_its_capabilities_without_the_defence(
 ) -> None:
     home, checkout, tree = _places(outside_tmp)
     monkeypatch.setenv("HOME", str(home))
+    # The process's probe is answered with the defence on, whichever test asked first; a
+    # probe made without it would refuse this run, or (cached) every later one here.
+    found = sandbox.probe()
+    monkeypatch.setattr(sandbox, "probe", lambda: found)
     monkeypatch.setattr(sandbox, "unprivileged", lambda: [])  # the sandbox as it was
     out = _attack(home, checkout, tree)
     assert "CapEff:\t000001ff" in out and "UNMOUNTED" in out and KEY in out
