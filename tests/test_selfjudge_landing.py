@@ -1,9 +1,10 @@
 """A weakened judge cannot land itself (#21.9), end to end: each weakening a red team
 landed before is offered by the (scripted) model to a copy of selfforge's repository
 under its real protected list, and is refused, naming the file; control: with that file
-taken off the protected list, the same change is not refused by protection: three pass
-every gate, their smoke run included, and land; the smoke run refuses the fourth by the
-rule it no longer held (a failed parallel candidate was landed)."""
+taken off the protected list, the same change is not refused by protection: the smoke run
+refuses two by the rule each no longer held (a failed parallel candidate was landed; the
+sandbox was off), and the other two, offered together in one change, pass every gate,
+their smoke run included, and land."""
 
 from __future__ import annotations
 
@@ -53,11 +54,14 @@ def _self_copy(parent: Path, protected: list[str]) -> Path:
     return copy
 
 
-def _offer(copy: Path, path: str, script) -> dict[str, object]:
-    search, replace = WEAKENINGS[path]
-    assert search in (copy / path).read_text(), f"the anchor in {path} moved; update the test"
-    block = f"{path}\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
-    spec = script(plan=["1. Simplify the code"], propose=[block, ""])
+def _offer(copy: Path, paths: list[str], script) -> dict[str, object]:
+    """One candidate that makes the weakening of each of ``paths``."""
+    blocks = []
+    for path in paths:
+        search, replace = WEAKENINGS[path]
+        assert search in (copy / path).read_text(), f"the anchor in {path} moved; update the test"
+        blocks.append(f"{path}\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n")
+    spec = script(plan=["1. Simplify the code"], propose=["\n".join(blocks), ""])
     proc = cli("run", "--repo", str(copy), "--model", spec, "--cycles", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return log_json(copy)[0]
@@ -72,7 +76,7 @@ def _real_protected() -> list[str]:
 def test_a_weakening_of_the_judge_is_refused(tmp_path: Path, script, path: str) -> None:
     copy = _self_copy(tmp_path, _real_protected())
     head = git(copy, "rev-parse", "HEAD")
-    attempt = _offer(copy, path, script)
+    attempt = _offer(copy, [path], script)
     assert attempt["outcome"] == "rejected", attempt
     assert path in str(attempt["reason"]) and "protected" in str(attempt["reason"])
     assert git(copy, "rev-parse", "HEAD") == head
@@ -86,16 +90,24 @@ SMOKE_RUN_CATCHES = {
 }
 
 
+# The two weakenings nothing else catches are offered together: one smoke run, not two.
+CONTROLS = [
+    *([path] for path in sorted(SMOKE_RUN_CATCHES)),
+    sorted(set(WEAKENINGS) - set(SMOKE_RUN_CATCHES)),
+]
+
+
 @pytest.mark.slow  # the candidate's selfforge runs the demo and the known-bad set
-@pytest.mark.parametrize("path", sorted(WEAKENINGS))
-def test_control_unprotected_the_weakening_lands(tmp_path: Path, script, path: str) -> None:
-    protected = [glob for glob in _real_protected() if glob != path]
+@pytest.mark.parametrize("paths", CONTROLS, ids=lambda paths: "+".join(paths))
+def test_control_unprotected_the_weakening_lands(tmp_path: Path, script, paths: list[str]) -> None:
+    protected = [glob for glob in _real_protected() if glob not in paths]
     copy = _self_copy(tmp_path, protected)
-    attempt = _offer(copy, path, script)
-    if path in SMOKE_RUN_CATCHES:  # the candidate's selfforge landed a known-bad change
+    attempt = _offer(copy, paths, script)
+    if paths[0] in SMOKE_RUN_CATCHES:  # the candidate's selfforge landed a known-bad change
         assert attempt["outcome"] == "rejected", attempt
         assert str(attempt["reason"]).startswith("smoke run failed")
-        assert SMOKE_RUN_CATCHES[path] in str(attempt["reason"])
+        assert SMOKE_RUN_CATCHES[paths[0]] in str(attempt["reason"])
         return
     assert attempt["outcome"] == "accepted", attempt["reason"]
-    assert WEAKENINGS[path][0] not in (copy / path).read_text()
+    for path in paths:
+        assert WEAKENINGS[path][0] not in (copy / path).read_text(), path
