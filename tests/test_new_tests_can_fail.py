@@ -100,6 +100,27 @@ def test_a_vacuous_test_of_new_code_is_not_proven_by_its_import(tmp_path: Path) 
     assert "test_neg.py::test_neg does not build on the base" in " ".join(verdict["review"])
 
 
+# A change no mutant can be made of (a new constant): its test does not import on the
+# base; only what the test's own body uses tells a real one from a vacuous one.
+GREET = CALC + '\n\nGREETING = "hello"\n'
+TEST_GREET = "from calc import GREETING\n\n\ndef test_greeting():\n    assert GREETING == 'hello'\n"
+
+
+def test_with_no_mutant_a_new_test_counts_only_by_what_its_body_uses(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, GREEN)
+    _commit(repo, "GREETING", {"calc.py": GREET, "test_greet.py": TEST_GREET})
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
+    assert "test_greeting: does not build on the base; it uses GREETING" in _can_fail(repo)
+    # the same commit, its test made trivially true (it still imports the new name)
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    vacuous = TEST_GREET.replace("GREETING == 'hello'", "True")
+    _commit(repo, "GREETING", {"calc.py": GREET, "test_greet.py": vacuous})
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
+    assert "its body uses nothing the change defines" in " ".join(verdict["review"])
+
+
 MUL_LOOP = FIXED.replace(
     "def mul(a, b):\n    return a * b\n",
     "def mul(a, b):\n    total = 0\n    for _ in range(b):\n        total = total + a\n"
