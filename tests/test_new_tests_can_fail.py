@@ -100,25 +100,32 @@ def test_a_vacuous_test_of_new_code_is_not_proven_by_its_import(tmp_path: Path) 
     assert "test_neg.py::test_neg does not build on the base" in " ".join(verdict["review"])
 
 
-# A change no mutant can be made of (a new constant): its test does not import on the
-# base; only what the test's own body uses tells a real one from a vacuous one.
+# A change of constants only, no operator in it: its test does not import on the base,
+# so only a mutant (the string emptied) tells a real test from a vacuous one; with no
+# mutant at all (a new name bound to another), the test is not checked.
 GREET = CALC + '\n\nGREETING = "hello"\n'
 TEST_GREET = "from calc import GREETING\n\n\ndef test_greeting():\n    assert GREETING == 'hello'\n"
 
 
-def test_with_no_mutant_a_new_test_counts_only_by_what_its_body_uses(tmp_path: Path) -> None:
+def test_a_new_test_of_new_constants_is_proven_by_a_mutant_or_not_at_all(tmp_path: Path) -> None:
     repo = _repo(tmp_path, GREEN)
     _commit(repo, "GREETING", {"calc.py": GREET, "test_greet.py": TEST_GREET})
     code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
-    assert "test_greeting: does not build on the base; it uses GREETING" in _can_fail(repo)
+    assert "test_greeting: fails on the mutant calc.py:" in _can_fail(repo)
     # the same commit, its test made trivially true (it still imports the new name)
     git(repo, "reset", "-q", "--hard", "HEAD~1")
     vacuous = TEST_GREET.replace("GREETING == 'hello'", "True")
     _commit(repo, "GREETING", {"calc.py": GREET, "test_greet.py": vacuous})
     code, verdict = check_json(repo)
     assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
-    assert "its body uses nothing the change defines" in " ".join(verdict["review"])
+    # and an alias, no mutant to make: not building on the base proves nothing
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    alias = "from calc import add, plus\n\n\ndef test_greeting():\n    assert plus is add\n"
+    _commit(repo, "plus", {"calc.py": CALC + "\n\nplus = add\n", "test_greet.py": alias})
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
+    assert "no mutant of the change's lines could be made" in " ".join(verdict["review"])
 
 
 MUL_LOOP = FIXED.replace(

@@ -1,12 +1,14 @@
 """Mutants: one small change on a line a commit added, the one home of the machinery.
 
 A mutation changes one thing on such a line: flips a comparison, a boolean, an
-arithmetic sign or a 0/1 constant, drops a `not` (`!`), or makes a Python `return`/`yield`
-give None. Python is read with its tokenizer; Go, Rust and JavaScript/TypeScript with one
-C-like scan that skips strings and comments. Two users: the judge asks whether a test a
-change adds can fail (judge/new_tests.py: a test no mutant of the change's lines fails
-checks nothing the change does), and the bench plants bugs with it (``find_breaking``:
-bench/mine.py's negatives, bench/gate_cheats.py's cheats).
+arithmetic sign or a 0/1 constant, drops a `not` (`!`), makes a Python `return`/`yield`
+give None, and, last, drops an assignment to a field or element (or an augmented one) or
+empties a string literal. Python is read with its tokenizer; Go, Rust and
+JavaScript/TypeScript with one C-like scan that skips strings and comments. Two users:
+the judge asks whether a test a change adds can fail (judge/new_tests.py: a test no
+mutant of the change's lines fails checks nothing the change does), and the bench plants
+bugs with it (``find_breaking``: bench/mine.py's negatives, bench/gate_cheats.py's
+cheats).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ SWAPS: list[dict[str, str]] = [
 # Operators mutated only between spaces (a binary operator as formatters write it): not a
 # generic's `<T>`, a pointer's or a glob's `*`, an unpacking `*args`.
 SPACED = ("<", ">", "*", "/")  # Python: only `*` and `/` (its `<` is always one)
+# Last: an assignment to a field, element or running total dropped, a string emptied:
+# what a change made only of assignments and constants (no operator) still gives.
+REMOVAL_RANK = len(SWAPS)
 VALUE_RANK = 1  # `return x` -> `return None`, `yield x` -> `yield None`, `not x` -> `x`
 # The files a mutant is drawn in: Python and the C-like languages the scan reads.
 SUFFIXES = (".py", ".go", ".rs", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
@@ -102,6 +107,7 @@ def candidates(
             source = read(path) if read else (root / path).read_text(encoding="utf-8")
         except (OSError, ValueError):
             continue
+        found += _removals(path, source, added[path])
         if not path.endswith(".py"):
             found += [(rank, m) for rank, m in _c_like(path, source, added)]
             continue
@@ -271,6 +277,73 @@ def _c_like(path: str, source: str, added: dict[str, set[int]]) -> Iterator[tupl
         for rank, table in enumerate(_C_SWAPS):
             if token in table:
                 yield rank, Mutation(path, row, col, token, table[token])
+
+
+# An assignment statement inside a body: to a field or an element, or an augmented one
+# (`x += 1`); never a declaration (`let`, `const`, `var`, `:=`), whose removal leaves a
+# later use of its name unbuilt, nor a plain Python name, which would fail by NameError.
+_PY_ASSIGN = re.compile(
+    r"^[ \t]+(?P<stmt>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\]\n]*\])+[ \t]*=(?!=)[^\n]*\S"
+    r"|[A-Za-z_][\w.]*[ \t]*(?:[-+*/%|&^@]|//|\*\*|<<|>>)=[^\n]*\S)[ \t]*$"
+)
+_C_ASSIGN = re.compile(
+    r"^[ \t]+(?P<stmt>(?!(?:let|const|var|static|return)\b)[*]?[A-Za-z_]\w*"
+    r"(?:\.[A-Za-z_]\w*|\[[^\]\n]*\])*[ \t]*(?:[-+*/%|&^]|<<|>>)?=(?![=>])[^\n]*)$"
+)
+_PY_STRING = re.compile(r"""^[rRbBuU]{0,2}(['"])(?!\1\1)(?:\\.|[^\\\n])+?\1$""")
+_C_STRING = re.compile(r'"(?:\\.|[^"\\\n])+"')
+# lines whose strings are names a build needs: imports, attributes, a Go import block's
+_NO_STRINGS = re.compile(
+    r"^\s*(?:import\b|use\b|package\b|#|@|extern\b|mod\b|\"[^\"]*\"\s*$)|require\("
+)
+
+
+def _removals(path: str, source: str, added: set[int]) -> list[tuple[int, Mutation]]:
+    """On ``added`` lines: an assignment statement dropped (Python's made ``pass``), and
+    a non-empty string literal emptied (not in a comment, an import or an attribute)."""
+    python = path.endswith(".py")
+    found: list[tuple[int, Mutation]] = []
+    lines = source.splitlines()
+    for row in sorted(added):
+        if not 0 < row <= len(lines):
+            continue
+        line = lines[row - 1]
+        m = (_PY_ASSIGN if python else _C_ASSIGN).match(line)
+        if m and (python or path.endswith(".go") or line.rstrip().endswith(";")):
+            stmt = m.group("stmt")
+            if python or not stmt.rstrip().endswith(("{", "(", ",", "[")):
+                new = "pass" if python else ""
+                found.append((REMOVAL_RANK, Mutation(path, row, m.start("stmt"), stmt, new)))
+        if _NO_STRINGS.search(line):
+            continue
+        for col, text in _strings(line, python):
+            if "{" in text or "%" in text:
+                continue  # a format string: emptied, its arguments would not build
+            quote = text[-1]
+            prefix = text[: text.index(quote)]
+            found.append((REMOVAL_RANK, Mutation(path, row, col, text, f"{prefix}{quote}{quote}")))
+            break  # one per line
+    return found
+
+
+def _strings(line: str, python: bool) -> Iterator[tuple[int, str]]:
+    """The string literals of one line (columns and texts), outside comments; Python's
+    by its tokenizer (a docstring, an f-string or a triple-quoted one left out)."""
+    if not python:
+        code = line.split("//")[0] if '"' not in line.split("//")[0][-1:] else line
+        for m in _C_STRING.finditer(code):
+            yield m.start(), m.group(0)
+        return
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return
+    if len([t for t in tokens if t.type not in (tokenize.NEWLINE, tokenize.ENDMARKER)]) == 1:
+        return  # a string alone on its line: a docstring
+    indent = len(line) - len(line.lstrip())
+    for tok in tokens:
+        if tok.type == tokenize.STRING and _PY_STRING.match(tok.string):
+            yield indent + tok.start[1], tok.string
 
 
 def _line_of(starts: list[int], offset: int) -> int:

@@ -17,9 +17,8 @@ one of two ways, the cheaper first:
 A test that does not import or build over the base's code (the code it calls is new)
 fails there, but so would ``assert True`` in its file: it is tried on the mutants too,
 and counts as able to fail unless every mutant tried leaves it passing. With no mutant
-to try, it counts only when its own body uses a name the change's code defines (a new
-constant, type or function): a vacuous test beside it, in a file or crate that does
-not build on the base, is not checked, for review.
+to try it is not checked, for review: ``assert True`` beside a test that imports the new
+code does not build on the base either (autocfg f332b4d's vacuous cheat landed so).
 
 A change that adds only tests (no line of code added or modified) has no base to differ
 from: its new tests are tried on mutants of the code they name (the bodies of the
@@ -34,7 +33,6 @@ made, the test is named as not checked, for review as well (never passed in sile
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
 from dataclasses import dataclass, field
@@ -109,9 +107,8 @@ def check_new_tests(c: Candidate, j: Judge) -> Verdict:
                 proof.unbuilt.add(test)
     if proof.unproven:
         _try_mutants(c, j, command, adapter.can_select(), proof, started)
-    if not proof.tried:  # no mutant to tell: what the test's own body names must
-        for test, name in _naming_new(c, j, sorted(proof.unbuilt)).items():
-            proof.proven[test] = f"does not build on the base; it uses {name}, new in the change"
+    # no mutant to tell: a test that does not build on the base is not checked (it may
+    # be `assert True` beside a test that imports the new code), for review
     return _verdict(c, j, proof, started)
 
 
@@ -279,72 +276,6 @@ def _inline_test_lines(text: str) -> set[int]:
 
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
-# a definition's name, in each language mutants.py reads (a Go method's receiver skipped)
-_DEFINES = re.compile(
-    r"\b(?:def|fn|func|class|struct|enum|trait|type|const|static|let|var|interface|function)"
-    r"\s+(?:\([^)]*\)\s*)?(?:mut\s+)?([A-Za-z_]\w*)"
-)
-_ASSIGNED = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)", re.M)  # a module's name
-_TEST_START = re.compile(
-    r"^\s*(?:#\[|@|(?:pub(?:\(\w+\))?\s+)?(?:async\s+)?(?:fn|def|func|function)\s)"
-)
-
-
-def _naming_new(c: Candidate, j: Judge, tests: list[str]) -> dict[str, str]:
-    """Of ``tests`` (new, not building on the base, no mutant to try them on): each whose
-    own body, in the change's test files, uses a name the change's code defines, with
-    that name. Not building on the base is then its use of the new code, not a
-    neighbour's: ``assert True`` beside a test that imports new code names nothing."""
-    if not tests:
-        return {}
-    diff = git.diff(c.tree, "-U0", "--no-renames", c.base, c.commit)
-    defined: set[str] = set()
-    for path, added in _added_text(diff).items():
-        if _is_code(path, j):
-            defined.update(_DEFINES.findall(added), _ASSIGNED.findall(added))
-    if not defined:
-        return {}
-    texts = _Texts(c)
-    bodies = []
-    for path, status in c.changed.items():
-        if status[:1] != "D" and (contract.is_infrastructure(path, j.rule) or path.endswith(".rs")):
-            with contextlib.suppress(ValueError):  # not readable in the tree: names nothing
-                bodies.append(texts.read(path))
-    found: dict[str, str] = {}
-    for test in tests:
-        body = _body_of(bodies, re.split(r"::|/|\.", test.split("[")[0])[-1])
-        used = [w for w in _WORD.findall(body) if w in defined]
-        if used:
-            found[test] = used[0]
-    return found
-
-
-def _added_text(diff: str) -> dict[str, str]:
-    """Per file of a ``-U0`` diff, its added lines."""
-    added: dict[str, list[str]] = {}
-    path = ""
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            path = line[6:] if line.startswith("+++ b/") else ""
-        elif line.startswith("+") and path:
-            added.setdefault(path, []).append(line[1:])
-    return {p: "\n".join(lines) for p, lines in added.items()}
-
-
-def _body_of(texts: list[str], name: str) -> str:
-    """The text of the function ``name`` defines, from its line to the next definition
-    (or decorator, attribute) or the end: "" when no text defines it."""
-    start = re.compile(rf"\b(?:fn|def|func|function)\s+(?:\([^)]*\)\s*)?{re.escape(name)}\b")
-    for text in texts:
-        lines = text.splitlines()
-        for n, line in enumerate(lines):
-            if start.search(line):
-                end = next(
-                    (k for k in range(n + 1, len(lines)) if _TEST_START.match(lines[k])),
-                    len(lines),
-                )
-                return "\n".join(lines[n + 1 : end])
-    return ""
 
 
 def _named_code_lines(c: Candidate, j: Judge, tests: list[str]) -> dict[str, set[int]]:
@@ -407,8 +338,8 @@ def _verdict(c: Candidate, j: Judge, proof: Proof, started: float) -> Verdict:
         )
     if not proof.tried and set(unproven) <= proof.unbuilt:
         why = (
-            "does not build on the base, but its body uses nothing the change defines and "
-            f"no mutant of {where} could be made: it was not checked"
+            "does not build on the base (the code it imports is new), and no mutant of "
+            f"{where} could be made to show it checks that code: it was not checked"
         )
     if proof.tried and set(unproven) <= proof.unbuilt:
         why = (
