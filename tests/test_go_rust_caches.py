@@ -372,6 +372,48 @@ def test_a_cargo_check_starts_from_the_trusted_target_dir_and_cannot_write_back(
     assert _copies_left(repo) == []
 
 
+# autocfg's own tests look their crate up by name, as a build script probing the
+# compiler does: `rustc -L target/debug/deps` with `extern crate adder`.
+CARGO_BY_NAME_TEST = """@HELPERS@
+#[test]
+fn found_by_name() {
+    let deps = target_dir().join("debug").join("deps");
+    let src = std::env::temp_dir().join("by_name.rs");
+    let program = "extern crate adder;\\nfn main() { let _ = adder::add(1, 2); }\\n";
+    std::fs::write(&src, program).unwrap();
+    let out = std::process::Command::new("rustc")
+        .args(["--edition=2021", "--emit=metadata", "-o"])
+        .arg(std::env::temp_dir().join("by_name.rmeta"))
+        .arg("-L").arg(&deps)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(adder::add(2, 3), 5);
+}
+"""
+
+
+@needs_cargo
+@pytest.mark.slow
+def test_a_release_commit_is_judged_with_one_build_of_the_crate(tmp_path: Path) -> None:
+    """autocfg 57c8793 ("Release 1.5.0") was rejected: the target dir, copied from the
+    base's, held the 1.4.0 and the 1.5.0 library, and its test that looks the crate up by
+    name found two. The check's copy keeps the dependencies' builds, not the crate's."""
+    test = CARGO_BY_NAME_TEST.replace("@HELPERS@", RUST_HELPERS)
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB, "tests/by_name.rs": test}
+    repo = make_repo(tmp_path / "repo", files, directives("cargo test --offline"))
+    release = CARGO_TOML.replace('version = "0.1.0"', 'version = "0.2.0"')
+    _branch(repo, "release", {"Cargo.toml": release, "src/lib.rs": LIB.replace("a + b", "b + a")})
+    _branch(repo, "fix", {"src/lib.rs": LIB.replace("a + b", "(a + b)")})
+    assert _check(repo, "fix")["verdict"] == "accepted"  # the base's build is kept
+    verdict = _check(repo, "release")
+    assert verdict["verdict"] == "accepted", verdict
+    # the base's build is in the trusted target dir; the release's never was
+    libraries = sorted(_trusted_cargo_target(repo).glob("debug/deps/libadder-*.rlib"))
+    assert len(libraries) == 1, libraries
+
+
 # A candidate's test that would make every later check pass, were its target dir the
 # trusted one: each test binary replaced by a script printing the base's tests as passed,
 # and every file dated 2100, so that cargo takes them as fresh in any later tree and runs

@@ -73,7 +73,7 @@ def for_check(space: CheckSpace, tree: Path, command: str, scratch: Path | None)
     if (tree / "go.mod").is_file() or (tree / "go.work").is_file():
         _go(caches, trusted_dir(common, GO_BUILD), space.trusted)
     if (tree / "Cargo.toml").is_file() and _CARGO.search(f" {command}"):
-        _cargo(caches, trusted_dir(common, CARGO_TARGET), space.trusted, scratch)
+        _cargo(caches, trusted_dir(common, CARGO_TARGET), space.trusted, scratch, tree)
     return caches
 
 
@@ -96,11 +96,12 @@ def _go(caches: Caches, trusted: Path, writer: bool) -> None:
     caches.prelude += f"mkdir -p {CACHE_INSIDE} && cp -Rs {seen} {inside} 2>/dev/null; "
 
 
-def _cargo(caches: Caches, trusted: Path, writer: bool, scratch: Path | None) -> None:
+def _cargo(caches: Caches, trusted: Path, writer: bool, scratch: Path | None, tree: Path) -> None:
     inside = f"{CACHE_INSIDE}/{CARGO_TARGET}"
     caches.env["CARGO_TARGET_DIR"] = inside
     trusted.mkdir(parents=True, exist_ok=True)
     if writer:
+        drop_own_libraries(trusted, tree)
         caches.binds.append(sandbox.Bind(trusted, Path(inside), writable=True))
         return
     copy = Path(tempfile.mkdtemp(prefix="selfforge-target-", dir=scratch)) / CARGO_TARGET
@@ -112,4 +113,52 @@ def _cargo(caches: Caches, trusted: Path, writer: bool, scratch: Path | None) ->
         shutil.rmtree(copy, ignore_errors=True)
         with contextlib.suppress(OSError):
             copy.mkdir()
+    drop_own_libraries(copy, tree)
     caches.binds.append(sandbox.Bind(copy, Path(inside), writable=True))
+
+
+def drop_own_libraries(target: Path, tree: Path) -> list[Path]:
+    """Remove the project's own crates' libraries (``lib<name>-<hash>.rlib``/``.rmeta``
+    in each profile's ``deps``) from a target dir a check is about to use; returns them.
+
+    A target dir kept across commits holds one library per version of the crate (its
+    hash changes with the version): after a release commit, both. Whatever then looks
+    the crate up by name (``rustc -L target/debug/deps`` with ``extern crate NAME``, as
+    autocfg's own tests do) finds two and fails (E0464), on the candidate only: a
+    correct commit rejected. cargo builds a library it finds missing again, so only the
+    crate itself is rebuilt; its dependencies stay cached."""
+    removed = []
+    for name in _own_crates(tree):
+        for pattern in (f"lib{name}-*.rlib", f"lib{name}-*.rmeta"):
+            for path in [*target.glob(f"*/deps/{pattern}"), *target.glob(f"*/*/deps/{pattern}")]:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                    removed.append(path)
+    return removed
+
+
+def _own_crates(tree: Path) -> set[str]:
+    """The library names of the crates ``tree``'s Cargo.toml defines (its package and its
+    workspace's members), as rustc names their files (``-`` made ``_``)."""
+    import tomllib
+
+    names: set[str] = set()
+    manifests = [tree / "Cargo.toml"]
+    seen = 0
+    while seen < len(manifests) and seen < 200:
+        manifest = manifests[seen]
+        seen += 1
+        try:
+            data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        package = data.get("package")
+        if isinstance(package, dict) and isinstance(package.get("name"), str):
+            lib = data.get("lib")
+            name = lib.get("name") if isinstance(lib, dict) else None
+            names.add(str(name or package["name"]).replace("-", "_"))
+        members = data.get("workspace", {}).get("members", []) if manifest == manifests[0] else []
+        for member in members if isinstance(members, list) else []:
+            if isinstance(member, str) and ".." not in member:
+                manifests += sorted(p / "Cargo.toml" for p in tree.glob(member) if p.is_dir())
+    return names
