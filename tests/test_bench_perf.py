@@ -130,3 +130,19 @@ def test_perf_commits_are_mined_and_replayed(tmp_path: Path) -> None:
     assert "wall time per instance: " in proc.stdout
     report = (tmp_path / "results-report" / "report.md").read_text()
     assert "| gold |" in report.replace("| instance | measure | gold |", "| gold |")
+
+
+def test_a_measure_that_cannot_run_leaves_the_others_to_decide(tmp_path: Path) -> None:
+    """A measure whose command fails (a benchmark the history does not have yet) is
+    noted in the instance's figures; the one that improved still makes the instance."""
+    missing = '\n[[measures]]\nname = "later"\ncommand = "' + PY + ' bench_later.py"\n'
+    files = {"work.py": SLOW, "bench.py": BENCH, "test_work.py": TEST}
+    repo = make_repo(tmp_path / "r", files, DIRECTIVES + missing)
+    fast = _commit(repo, {"work.py": FAST}, "work: speed up with the closed form")
+    out = tmp_path / "perf.jsonl"
+    proc = cli("bench", "mine", "--kind", "perf", "--repo", str(repo), "--out", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [inst] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert inst["commit"] == fast and inst["measures"] == ["work"], inst
+    verdicts = {f["name"]: f["verdict"] for f in inst["figures"]}
+    assert verdicts == {"work": "improved", "later": "not measured"}, inst["figures"]

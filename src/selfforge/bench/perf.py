@@ -147,12 +147,20 @@ def _measure_one(
     commit: str,
     parent: str,
 ) -> tuple[Found | None, str | None]:
-    """``parent..commit`` compared as ``selfforge measure`` compares it."""
+    """``parent..commit`` compared as ``selfforge measure`` compares it, one measure at a
+    time: a measure that cannot run on one side (a benchmark the parent lacks) is noted
+    in the figures, and the others still decide (an instance of each that improved)."""
     started = time.monotonic()
+    found = []
+    failed: list[str] = []
     with ws.locked("selfforge bench mine --kind perf"):
         try:
             a, b = sides(ws, d, parent, commit)
-            found = compare(measures, d, a, b, space, ws.root)
+            for measure in measures:
+                try:
+                    found += compare([measure], d, a, b, space, ws.root)
+                except MeasureError as exc:
+                    failed.append(f"{measure.name}: not measured: {exc.message}")
         except MeasureError as exc:
             return None, f"not measured: {exc.message}"
         finally:
@@ -160,8 +168,10 @@ def _measure_one(
     seconds = round(time.monotonic() - started, 3)
     improved = [c.name for c in found if c.verdict == stats.IMPROVED]
     if not improved:
-        return None, "; ".join(c.describe() for c in found)
-    return (improved, [c.to_json() for c in found], seconds), None
+        return None, "; ".join([*(c.describe() for c in found), *failed])
+    figures = [c.to_json() for c in found]
+    figures += [{"name": f.split(":")[0], "verdict": "not measured", "error": f} for f in failed]
+    return (improved, figures, seconds), None
 
 
 def write_perf(path: Path, instances: list[PerfInstance]) -> None:
