@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -233,8 +233,61 @@ def _inner_pytest_without_plugins() -> None:
     """
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     # A resident selfforge the developer started never serves the suite's commands
-    # (tests/test_resident.py starts its own and turns this back on).
+    # (tests/test_resident.py starts its own and turns this back on; _resident below
+    # starts the worker's own).
     os.environ["SELFFORGE_RESIDENT"] = "0"
+
+
+# Modules whose tests signal, kill or watch the process group of the `selfforge` they
+# start (a crash, Ctrl-C, a daemon, a spawner's children): the command runs in that very
+# process, as with no resident, not in a resident's worker.
+NO_RESIDENT = frozenset({
+    "serve_helpers", "test_bench", "test_clean", "test_parallel", "test_recovery",
+    "test_one_spawner", "test_sandbox_attacks", "test_say_what_failed", "test_serve",
+    "test_serve_browser", "test_serve_summary", "test_live_view", "test_resident",
+    "test_resident_autostart", "test_resident_reach", "test_launch_exit",
+    "test_measure_overhead", "test_wheel_install",
+})  # fmt: skip
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _resident(
+    tmp_path_factory: pytest.TempPathFactory,
+    _inner_pytest_without_plugins: None,
+    _trees_outside_var_tmp: None,
+) -> Iterator[None]:
+    """One resident selfforge per worker serves the `selfforge` commands the tests start
+    (as a user's machine runs them: `cli/launch.py` hands each to a fork of the resident,
+    with the caller's environment, folder and descriptors): the ~0.5 s each command
+    spent importing selfforge is paid once. ``SELFFORGE_TEST_RESIDENT=0`` runs the suite
+    without it; the modules of ``NO_RESIDENT`` always do."""
+    if os.environ.get("SELFFORGE_TEST_RESIDENT", "1") == "0":
+        yield
+        return
+    folder = tmp_path_factory.mktemp("resident")
+    env = {**os.environ, "SELFFORGE_RESIDENT_DIR": str(folder), "SELFFORGE_RESIDENT": "0"}
+    started = subprocess.run(
+        [sys.executable, "-m", "selfforge", "resident", "start", "--idle", "0"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if started.returncode != 0:  # the suite still runs, each command on its own
+        yield
+        return
+    os.environ["SELFFORGE_RESIDENT_DIR"] = str(folder)
+    os.environ["SELFFORGE_RESIDENT"] = "1"  # use this one, never start another
+    try:
+        yield
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "selfforge", "resident", "stop"],
+            env=env, capture_output=True, check=False,
+        )  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _no_resident_here(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.module.__name__.rpartition(".")[2] in NO_RESIDENT:
+        monkeypatch.setenv("SELFFORGE_RESIDENT", "0")
 
 
 @pytest.fixture(scope="session", autouse=True)
