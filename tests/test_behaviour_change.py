@@ -303,3 +303,34 @@ def test_a_go_signature_change_with_its_test_updated_needs_review(tmp_path: Path
             in (verdict["reason"])
         ), verdict["reason"]
         assert "does not build" not in verdict["reason"]
+
+
+# GOPATH mode (a history older than modules, as gobwas/glob's): no go.mod; the tree is
+# linked into a GOPATH of its own, and its own files import its subpackage by path
+GOPATH_TEST = (
+    'd=$(mktemp -d) && mkdir -p $d/src/example.com && ln -s "$PWD" $d/src/example.com/m && '
+    "cd $d/src/example.com/m && GO111MODULE=off GOPATH=$d go test ./..."
+)
+SUB = "package sub\n\nfunc Two() int {\n\treturn 2\n}\n"
+
+
+@needs_go
+def test_a_go_signature_change_in_gopath_mode_with_its_test_updated_needs_review(
+    tmp_path: Path,
+) -> None:
+    code = SCALE.replace("package m\n", 'package m\n\nimport "example.com/m/sub"\n').replace(
+        "scale(a)", "scale(a) * sub.Two() / 2"
+    )
+    repo = make_repo(
+        tmp_path / "r",
+        {"m.go": code, "m_test.go": SCALE_TEST, "sub/sub.go": SUB},
+        directives(GOPATH_TEST),
+    )
+    changed = code.replace("scale(a int) int", "scale(a, k int) int").replace("a * 2", "a * k")
+    changed = changed.replace("scale(a) * sub", "scale(a, 2) * sub")
+    updated = SCALE_TEST.replace("scale(3)", "scale(3, 2)")
+    sha = _branch(repo, "updated", "scale by k", {"m.go": changed, "m_test.go": updated})
+    code, verdict = check_json(repo, sha)
+    assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
+    [item] = verdict["review"]
+    assert item.startswith("changes an API (scale): the base's tests of example.com/m"), item

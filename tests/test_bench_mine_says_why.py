@@ -78,3 +78,18 @@ def test_mining_counts_each_reason_with_its_commonest_error(tmp_path: Path) -> N
     (failing,) = [line for line in lines if "still fail on the commit" in line]
     assert failing.startswith("2 have tests that still fail on the commit")
     assert failing.endswith("(commonest: assert 0 == 6, 2×)"), failing  # in both commits
+
+
+def test_a_test_command_with_shell_syntax_is_run_as_written(tmp_path: Path) -> None:
+    # `python` in --test-cmd is this interpreter; the rest of the shell command is kept
+    # (its words were split and quoted anew: `'d=$(mktemp' '-d)'` ran nothing)
+    root = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC})
+    code, tests = CALC + _function("sub", "a - b"), TEST_CALC + _test("sub", "sub(5, 3)", "2")
+    _commit(root, "Add sub()", {"calc.py": code, "test_calc.py": tests})
+    out = tmp_path / "instances.jsonl"
+    proc = cli(
+        "bench", "mine", "--repo", str(root), "--out", str(out), "--mutations", "0",
+        "--test-cmd", 'd=$(mktemp -d) && test -d "$d" && python -m pytest',
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "wrote 1 instance(s)" in proc.stdout, proc.stdout

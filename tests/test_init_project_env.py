@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conftest import CALC, TEST_CALC, cli, directives, git, make_repo
+from conftest import CALC, PYTEST, TEST_CALC, cli, directives, git, make_repo
 
 SELFFORGE_BIN = str(Path(sys.executable).parent)
 # selfforge's venv first, as when it is activated; then only the system's folders
@@ -214,6 +214,19 @@ async def _mcp_session(repo: Path) -> dict[str, object]:
         first = await session.read_resource(listed.resources[0].uri)
     return {"version": init.serverInfo.version, "name": init.serverInfo.name,
             "resources": listed.resources, "first": first}  # fmt: skip
+
+
+def test_a_test_command_that_starts_with_a_command_substitution_runs(tmp_path: Path) -> None:
+    # gobwas/glob's GOPATH command (bench/perf_glob.toml) starts `d=$(mktemp -d) && ...`:
+    # its words split as `d=$(mktemp`, `-d)`, and `-d)` was taken for a missing program
+    test = f"d=$(mktemp -d) && test -d $d && {PYTEST}"
+    repo = make_repo(tmp_path / "p", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(test))
+    (repo / "calc.py").write_text(CALC.replace("a - b", "a + b", 1))
+    git(repo, "commit", "-qam", "fix add")
+    proc = cli("check", "--repo", str(repo), "HEAD")
+    said = proc.stdout + proc.stderr
+    assert "not found on the PATH" not in said, said
+    assert proc.returncode == 0, said
 
 
 def test_the_mcp_server_names_itself_and_lists_its_attempts(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PYTHON_WORD = re.compile(r"^python(3(\.\d+)?)?$")
+# the same word in a shell command: between blanks or the shell's separators
+_PYTHON_IN_SHELL = re.compile(r"(?<![^\s;&|(])python(?:3(?:\.\d+)?)?(?![^\s;&|)])")
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,15 @@ def as_recorded(outcomes: dict[str, str], ids: set[str] | list[str]) -> dict[str
 
 
 def resolve_command(test_cmd: str) -> str:
-    """`python` in an instance's command means the interpreter running the bench."""
-    words = shlex.split(test_cmd)
-    words = [sys.executable if PYTHON_WORD.match(w) else w for w in words]
-    return shlex.join(words)
+    """`python` in an instance's command means the interpreter running the bench. Only
+    those words change: the rest is shell (`d=$(mktemp -d) && ...`) and is kept as is."""
+    try:
+        words = shlex.split(test_cmd)
+    except ValueError:
+        return test_cmd
+    if not any(PYTHON_WORD.match(w) for w in words):
+        return test_cmd
+    return _PYTHON_IN_SHELL.sub(lambda _: shlex.quote(sys.executable), test_cmd)
 
 
 def check_command(test_cmd: str, modules: list[str], runner: str = "auto") -> str:

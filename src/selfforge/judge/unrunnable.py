@@ -11,6 +11,7 @@ the whole crate, package or module once it builds (judge/criterion.py).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -41,6 +42,8 @@ _CANNOT_START: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
 # Words a shell runs itself: never looked up on PATH.
 _SHELL_WORDS = {"cd", "export", "set", "source", ".", "exec", "eval", "test", "[", "!",
                 "if", "for", "while", "true", "false", "env", "command", "time", "ulimit",
@@ -56,7 +59,10 @@ def missing_program(command: str, kind: str) -> str | None:
         words = shlex.split(command)
     except ValueError:
         return None
-    program = next((w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)), "")
+    assigned = list(itertools.takewhile(lambda w: _ASSIGNMENT.match(w) is not None, words))
+    if any("$(" in w or "`" in w for w in assigned):
+        return None  # `d=$(mktemp -d) && ...`: shell syntax whose words shlex cannot tell
+    program = words[len(assigned)] if len(assigned) < len(words) else ""
     if not program or program in _SHELL_WORDS or ("/" in program and not program.startswith("/")):
         return None  # a path in the tree is the tree's business
     if shutil.which(program) is not None:

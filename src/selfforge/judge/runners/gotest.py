@@ -196,7 +196,34 @@ def _modules(tree: Path) -> list[tuple[str, str]]:
         if m:
             where = gomod.parent.relative_to(tree).as_posix()
             found.append((m.group(1).strip('"'), "" if where == "." else where))
+    if not (tree / "go.mod").is_file() and (root := _gopath_root(tree)):
+        found.append((root, ""))
     return sorted(found, key=lambda f: -len(f[0]))
+
+
+_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"([\w.~-]+(?:/[\w.~-]+)+)"', re.M)
+
+
+def _gopath_root(tree: Path) -> str | None:
+    """A tree without go.mod (GOPATH mode, a history older than modules): its import
+    path, as its own files import its subpackages (``github.com/gobwas/glob/match`` from
+    a tree with a ``match`` folder: ``github.com/gobwas/glob``)."""
+    counts: dict[str, int] = {}
+    files = [*tree.glob("*.go"), *tree.glob("*/*.go")][:200]
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")[:16384]
+        except OSError:
+            continue
+        for path in _IMPORT.findall(text):
+            parts = path.split("/")
+            if ".." in parts:
+                continue
+            for k in range(1, len(parts)):
+                prefix, rest = "/".join(parts[:k]), "/".join(parts[k:])
+                if "." in parts[0] and any((tree / rest).glob("*.go")):
+                    counts[prefix] = counts.get(prefix, 0) + 1
+    return max(counts, key=lambda p: counts[p]) if counts else None
 
 
 def parse_go_json(output: str) -> TestReport | None:
