@@ -370,6 +370,18 @@ def test_a_go_fuzz_test_is_skipped_through_its_own_parameter(tmp_path: Path) -> 
     assert "(f *testing.F) {\n\tf.Skip()\n\tf.Add(1)" in (repo / "fuzz_test.go").read_text()
 
 
+def test_a_deleted_rust_test_takes_its_doc_comment_along(tmp_path: Path) -> None:
+    """A doc comment left above nothing at a file's end does not build (autocfg's
+    tests/wrappers.rs: every delete cheat "still failed" and was not drawn)."""
+    wrappers = (
+        "extern crate calc;\n\nmod support;\n\n/// Tests the wrappers.\n/// Both.\n"
+        "#[test]\n#[cfg(unix)]\nfn wraps() {\n    assert_eq!(calc::add(2, 3), 5);\n}\n"
+    )
+    repo = make_repo(tmp_path / "calc", {"Cargo.toml": CARGO_TOML, "tests/wrappers.rs": wrappers})
+    gate_cheats.hide(repo, "delete", {"tests/wrappers.rs::wraps"}, python=False)
+    assert (repo / "tests/wrappers.rs").read_text() == "extern crate calc;\n\nmod support;\n\n"
+
+
 def test_rust_mutations_leave_what_only_breaks_the_build(tmp_path: Path) -> None:
     """A Rust file's inner attribute, macro calls and tuple fields are no place for a bug
     (without the `!` or with another field nothing builds, and a try costs a suite run)."""

@@ -317,7 +317,7 @@ def _hide_other(text: str, kind: str, names: list[str], path: str) -> str:
     for start, head, end in places:
         indent = _indent(lines[head])
         if kind == "delete":
-            del lines[start : end + 1]
+            del lines[_with_docs(lines, start, path) : end + 1]
         elif kind == "skip" and js:
             lines[head] = re.sub(r"\b(it|test|specify)\(", r"\1.skip(", lines[head], count=1)
         elif kind == "skip" and path.endswith(".go"):
@@ -332,6 +332,18 @@ def _hide_other(text: str, kind: str, names: list[str], path: str) -> str:
                 raise NotDrawn(f"no assertion to weaken in {path}")
             lines[head + 1 : end] = [weak]
     return "".join(lines)
+
+
+def _with_docs(lines: list[str], start: int, path: str) -> int:
+    """The first line of a Rust test's doc comment (``///``) and attributes above ``start``:
+    deleted with it. Left alone, the comment documents nothing at the file's end, and the
+    file no longer builds ("expected item after doc comment": autocfg's tests/wrappers.rs)."""
+    while path.endswith(".rs") and start > 0:
+        above = lines[start - 1].strip()
+        if not above.startswith(("///", "#[")) or above.startswith("////"):
+            break
+        start -= 1
+    return start
 
 
 _GO_FUNC = re.compile(r"^func (?:\([^)]*\) )?(\w+)")
