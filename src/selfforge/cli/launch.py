@@ -148,6 +148,7 @@ def hand_over(argv: list[str]) -> int | None:
         message = request(
             "run",
             argv=argv,
+            argv0=sys.argv[0] if sys.argv else "",  # as typed: hints repeat it (demo.py)
             cwd=os.getcwd(),
             env=dict(os.environ),
             umask=_umask(),
@@ -274,7 +275,14 @@ def _inheritable(fd: int) -> bool:
 
 def main() -> None:
     argv = sys.argv[1:]
-    if os.environ.get("SELFFORGE_RESIDENT", "auto") != "0" and argv[:1] != ["resident"]:
+    # Shell completion finds the user's shell among this process's parents: never handed
+    # to a resident, whose worker's parent is the resident.
+    completion = any(a.startswith(("--show-completion", "--install-completion")) for a in argv)
+    if (
+        os.environ.get("SELFFORGE_RESIDENT", "auto") != "0"
+        and argv[:1] != ["resident"]
+        and not completion
+    ):
         code = hand_over(argv)
         if code is not None:
             # Nothing of this process's own is left to clean up (the worker ran the

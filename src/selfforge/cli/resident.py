@@ -313,7 +313,7 @@ def _worker(
         sys.path[0:1] = [str(message.get("first_path", ""))]
         argv = message["argv"]
         assert isinstance(argv, list)
-        sys.argv = ["selfforge", *map(str, argv)]
+        sys.argv = [str(message.get("argv0") or "selfforge"), *map(str, argv)]
         _streams(message.get("encoding") or [])  # type: ignore[arg-type]
         remake_consoles()  # Rich settled colours and width for the resident, at import
         conn.settimeout(None)

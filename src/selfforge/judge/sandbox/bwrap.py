@@ -73,6 +73,16 @@ class Policy:
 PRIVATE = ("/tmp", "/dev/shm", "/run", "/var/tmp")
 
 
+def _exists(path: Path) -> bool:
+    """Whether ``path`` is there for this user: a place they may not even look into (an
+    other user's private folder named by an inherited variable) is out of their reach
+    already, nothing to hide or show."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def bwrap_argv(policy: Policy, argv: list[str], cwd: Path) -> list[str]:
     """The bubblewrap command line that runs ``argv`` in ``cwd`` under ``policy``."""
     args = [bwrap_exe() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -81,13 +91,13 @@ def bwrap_argv(policy: Policy, argv: list[str], cwd: Path) -> list[str]:
         if os.path.isdir(private):
             args += ["--size", str(policy.tmp_mb * 1024 * 1024), "--tmpfs", private]
     for path in _outermost(policy.hidden):
-        if path.exists() and not _under(path, Path("/tmp")):
+        if _exists(path) and not _under(path, Path("/tmp")):
             args += ["--tmpfs", str(path)]
     for path in sorted(set(policy.readable), key=lambda p: len(p.parts)):
         # What the check must read inside a place made private (a venv or toolchain in
         # /var/tmp, a checkout's interpreter under /tmp) is shown again, read-only.
         covered = (*policy.hidden, *map(Path, PRIVATE))
-        if path.exists() and any(_under(path, h) for h in covered):
+        if _exists(path) and any(_under(path, h) for h in covered):
             args += ["--ro-bind", str(path), str(path)]
     for path in policy.masked:  # after the readable binds they sit in
         if path.is_dir() and not path.is_symlink():
