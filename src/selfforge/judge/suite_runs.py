@@ -293,7 +293,12 @@ def focused_tests(
             share = len(ids) / max(len(base.outcomes), 1)
         # A change that reaches every package would run the whole suite twice.
         return ids if ids and share < 0.5 and len(ids) < len(base.outcomes) else []
-    tests = [t for t in radius.tests if (c.tree / t).is_file() and t not in new_tests][:50]
+    # only the files the base's run collected: the blast radius also names other
+    # languages' test files (a Go or JS sample project's), which pytest cannot run
+    ran = {t.split("::")[0] for t in base.outcomes}
+    tests = [t for t in radius.tests if t in ran and (c.tree / t).is_file() and t not in new_tests][
+        :50
+    ]
     if not tests:
         return []
     chosen = set(tests)
