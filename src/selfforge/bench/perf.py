@@ -152,7 +152,7 @@ def _measure_one(
     in the figures, and the others still decide (an instance of each that improved)."""
     started = time.monotonic()
     found = []
-    failed: list[str] = []
+    failed: list[tuple[str, str]] = []  # measure, why it could not run
     with ws.locked("selfforge bench mine --kind perf"):
         try:
             a, b = sides(ws, d, parent, commit)
@@ -160,7 +160,7 @@ def _measure_one(
                 try:
                     found += compare([measure], d, a, b, space, ws.root)
                 except MeasureError as exc:
-                    failed.append(f"{measure.name}: not measured: {exc.message}")
+                    failed.append((measure.name, f"{measure.name}: not measured: {exc.message}"))
         except MeasureError as exc:
             return None, f"not measured: {exc.message}"
         finally:
@@ -168,9 +168,9 @@ def _measure_one(
     seconds = round(time.monotonic() - started, 3)
     improved = [c.name for c in found if c.verdict == stats.IMPROVED]
     if not improved:
-        return None, "; ".join([*(c.describe() for c in found), *failed])
+        return None, "; ".join([*(c.describe() for c in found), *(why for _, why in failed)])
     figures = [c.to_json() for c in found]
-    figures += [{"name": f.split(":")[0], "verdict": "not measured", "error": f} for f in failed]
+    figures += [{"name": name, "verdict": "not measured", "error": why} for name, why in failed]
     return (improved, figures, seconds), None
 
 

@@ -116,6 +116,7 @@ def candidates(
         except (tokenize.TokenError, SyntaxError):
             continue
         lines = source.splitlines()
+        found += _python_strings(path, tokens, lines, added[path])
         for tok in tokens:
             if tok.start[0] not in added[path] or tok.type not in (
                 tokenize.OP,
@@ -291,7 +292,6 @@ _C_ASSIGN = re.compile(
     r"(?:\.[A-Za-z_]\w*|\[[^\]\n]*\])*[ \t]*(?:[-+*/%|&^]|<<|>>)?=(?![=>])[^\n]*)$"
 )
 _PY_STRING = re.compile(r"""^[rRbBuU]{0,2}(['"])(?!\1\1)(?:\\.|[^\\\n])+?\1$""")
-_C_STRING = re.compile(r'"(?:\\.|[^"\\\n])+"')
 # lines whose strings are names a build needs: imports, attributes, a Go import block's
 _NO_STRINGS = re.compile(
     r"^\s*(?:import\b|use\b|package\b|#|@|extern\b|mod\b|\"[^\"]*\"\s*$)|require\("
@@ -300,8 +300,10 @@ _NO_STRINGS = re.compile(
 
 def _removals(path: str, source: str, added: set[int]) -> list[tuple[int, Mutation]]:
     """On ``added`` lines: an assignment statement dropped (Python's made ``pass``), and
-    a non-empty string literal emptied (not in a comment, an import or an attribute)."""
+    in Go, Rust and JS/TS a non-empty string literal emptied (not in a comment, an import
+    or an attribute; Python's strings: ``_python_strings``)."""
     python = path.endswith(".py")
+    scan = _JS_TOKEN if path.endswith(_JS_SUFFIXES) else _C_TOKEN
     found: list[tuple[int, Mutation]] = []
     lines = source.splitlines()
     for row in sorted(added):
@@ -314,36 +316,50 @@ def _removals(path: str, source: str, added: set[int]) -> list[tuple[int, Mutati
             if python or not stmt.rstrip().endswith(("{", "(", ",", "[")):
                 new = "pass" if python else ""
                 found.append((REMOVAL_RANK, Mutation(path, row, m.start("stmt"), stmt, new)))
-        if _NO_STRINGS.search(line):
+        if python or _NO_STRINGS.search(line):
             continue
-        for col, text in _strings(line, python):
-            if "{" in text or "%" in text:
-                continue  # a format string: emptied, its arguments would not build
-            quote = text[-1]
-            prefix = text[: text.index(quote)]
-            found.append((REMOVAL_RANK, Mutation(path, row, col, text, f"{prefix}{quote}{quote}")))
-            break  # one per line
+        # the language's own scan: a string is one token, a comment another
+        strings = (t for t in scan.finditer(line) if t.group(0)[:1] == '"' != t.group(0)[1:2])
+        text = next((t for t in strings if _emptiable(t.group(0))), None)
+        if text is not None:  # one per line
+            found.append((REMOVAL_RANK, Mutation(path, row, text.start(), text.group(0), '""')))
     return found
 
 
-def _strings(line: str, python: bool) -> Iterator[tuple[int, str]]:
-    """The string literals of one line (columns and texts), outside comments; Python's
-    by its tokenizer (a docstring, an f-string or a triple-quoted one left out)."""
-    if not python:
-        code = line.split("//")[0] if '"' not in line.split("//")[0][-1:] else line
-        for m in _C_STRING.finditer(code):
-            yield m.start(), m.group(0)
-        return
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return
-    if len([t for t in tokens if t.type not in (tokenize.NEWLINE, tokenize.ENDMARKER)]) == 1:
-        return  # a string alone on its line: a docstring
-    indent = len(line) - len(line.lstrip())
-    for tok in tokens:
-        if tok.type == tokenize.STRING and _PY_STRING.match(tok.string):
-            yield indent + tok.start[1], tok.string
+def _python_strings(
+    path: str, tokens: list[tokenize.TokenInfo], lines: list[str], added: set[int]
+) -> list[tuple[int, Mutation]]:
+    """A Python string literal emptied, one per added line: not a docstring (a string
+    alone as a statement), an f-string or a triple-quoted one."""
+    found: list[tuple[int, Mutation]] = []
+    rows: set[int] = set()
+    skip = (tokenize.NL, tokenize.COMMENT)
+    meaningful = [t for t in tokens if t.type not in skip]
+    for k, tok in enumerate(meaningful):
+        row = tok.start[0]
+        if tok.type != tokenize.STRING or row not in added or row in rows:
+            continue
+        before = meaningful[k - 1].type if k else tokenize.NEWLINE
+        after = meaningful[k + 1].type if k + 1 < len(meaningful) else tokenize.NEWLINE
+        alone = before in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING)
+        if alone and after == tokenize.NEWLINE:
+            continue  # a docstring
+        if _NO_STRINGS.search(lines[row - 1]) or not _PY_STRING.match(tok.string):
+            continue
+        if not _emptiable(tok.string):
+            continue
+        quote = tok.string[-1]
+        prefix = tok.string[: tok.string.index(quote)]
+        rows.add(row)
+        found.append(
+            (REMOVAL_RANK, Mutation(path, row, tok.start[1], tok.string, prefix + quote * 2))
+        )
+    return found
+
+
+def _emptiable(literal: str) -> bool:
+    """Not a format string: emptied, its arguments would not build (Rust's ``println!``)."""
+    return "{" not in literal and "%" not in literal
 
 
 def _line_of(starts: list[int], offset: int) -> int:

@@ -296,9 +296,8 @@ def focused_tests(
     # only the files the base's run collected: the blast radius also names other
     # languages' test files (a Go or JS sample project's), which pytest cannot run
     ran = {t.split("::")[0] for t in base.outcomes}
-    tests = [t for t in radius.tests if t in ran and (c.tree / t).is_file() and t not in new_tests][
-        :50
-    ]
+    reached = [t for t in radius.tests if t in ran and t not in new_tests]
+    tests = [t for t in reached if (c.tree / t).is_file()][:50]
     if not tests:
         return []
     chosen = set(tests)

@@ -11,6 +11,7 @@ results, and every judged run (a flaky rerun above all) must run its tests.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -204,10 +205,12 @@ def _modules(tree: Path) -> list[tuple[str, str]]:
 _IMPORT = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"([\w.~-]+(?:/[\w.~-]+)+)"', re.M)
 
 
+@functools.lru_cache(maxsize=8)
 def _gopath_root(tree: Path) -> str | None:
     """A tree without go.mod (GOPATH mode, a history older than modules): its import
     path, as its own files import its subpackages (``github.com/gobwas/glob/match`` from
-    a tree with a ``match`` folder: ``github.com/gobwas/glob``)."""
+    a tree with a ``match`` folder: ``github.com/gobwas/glob``). Read once per tree and
+    process: ``owner`` asks for every test id, and a project keeps its import path."""
     counts: dict[str, int] = {}
     files = [*tree.glob("*.go"), *tree.glob("*/*.go")][:200]
     for file in files:

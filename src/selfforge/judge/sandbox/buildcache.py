@@ -140,25 +140,31 @@ def drop_own_libraries(target: Path, tree: Path) -> list[Path]:
 def _own_crates(tree: Path) -> set[str]:
     """The library names of the crates ``tree``'s Cargo.toml defines (its package and its
     workspace's members), as rustc names their files (``-`` made ``_``)."""
-    import tomllib
-
-    names: set[str] = set()
-    manifests = [tree / "Cargo.toml"]
-    seen = 0
-    while seen < len(manifests) and seen < 200:
-        manifest = manifests[seen]
-        seen += 1
-        try:
-            data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
-            continue
-        package = data.get("package")
+    top = _manifest(tree / "Cargo.toml")
+    workspace = top.get("workspace")
+    members = workspace.get("members", []) if isinstance(workspace, dict) else []
+    folders = [
+        folder
+        for member in (members if isinstance(members, list) else [])
+        if isinstance(member, str) and ".." not in member
+        for folder in sorted(tree.glob(member))
+        if folder.is_dir()
+    ]
+    manifests = [top, *(_manifest(folder / "Cargo.toml") for folder in folders[:199])]
+    names = set()
+    for data in manifests:
+        package, lib = data.get("package"), data.get("lib")
         if isinstance(package, dict) and isinstance(package.get("name"), str):
-            lib = data.get("lib")
             name = lib.get("name") if isinstance(lib, dict) else None
             names.add(str(name or package["name"]).replace("-", "_"))
-        members = data.get("workspace", {}).get("members", []) if manifest == manifests[0] else []
-        for member in members if isinstance(members, list) else []:
-            if isinstance(member, str) and ".." not in member:
-                manifests += sorted(p / "Cargo.toml" for p in tree.glob(member) if p.is_dir())
     return names
+
+
+def _manifest(path: Path) -> dict:
+    """A Cargo.toml's tables; {} when it is not there or not TOML."""
+    import tomllib
+
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
