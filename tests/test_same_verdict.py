@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYTEST, check_json, directives, git, make_repo
+from conftest import PYTEST, check_json, directives, git, journal_test_runs, make_repo
 
 # random, not a counter: nothing persists between two runs in the sandbox anyway
 FLAKY_TEST = """\
@@ -72,6 +72,22 @@ def test_a_test_that_fails_every_time_on_the_change_is_still_rejected(tmp_path: 
     for code, verdict, reason in _verdicts(repo, 2):
         assert (code, verdict) == (1, "rejected"), reason
         assert "test_calc.py::test_add: passed → failed" in reason
+
+
+def test_a_failure_is_rerun_its_eight_times_in_one_run_of_pytest(tmp_path: Path) -> None:
+    """A failure that would reject is rerun until its outcome changes, 8 times at most;
+    pytest reruns it itself, in one process: a rejection costs one start-up more, not
+    eight. The flaky test beside it, which varies within that one run as it did between
+    runs, still decides nothing (the verdict names only test_add)."""
+    repo = _python_repo(tmp_path)
+    _commit(repo, {"calc.py": CALC.replace("a + b", "a - b")}, "break add")
+    code, out = check_json(repo, "HEAD")
+    assert (code, out["verdict"]) == (1, "rejected"), out["reason"]
+    assert "test_add" in str(out["reason"]) and "test_sometimes" not in str(out["reason"])
+    reruns = [summary for name, summary in journal_test_runs(repo) if name == "tests:rerun"]
+    # the change's side once (test_add 8 times over), the base's once at most; the whole
+    # suite again only where a test varied
+    assert 1 <= len(reruns) <= 4, reruns
 
 
 GO_MOD = "module example.com/mathx\n\ngo 1.19\n"

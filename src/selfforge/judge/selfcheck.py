@@ -90,12 +90,12 @@ def smoke_run(
             )
         probe = sandbox_probe.command(python, out / "sandbox-probe.json", out / KNOWN_BAD[0].name)
         lines.append(probe)
-        # The candidate's selfforge holds a variable its sandboxed checks must not see.
+        # The candidate's selfforge holds a variable its sandboxed checks must not see. The
+        # sample projects use no pytest plugin: those this Python has installed (~1.5 s of
+        # imports a run) stay unloaded; the judge's own is named with -p and loads.
         script_text = (
-            f"export {PROBE_VAR}={PROBE_VALUE}\nset -e\n"
-            + "\n".join(lines[:1])
-            + "\nset +e\n"
-            + "\n".join(lines[1:])
+            f"export {PROBE_VAR}={PROBE_VALUE}\nexport PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
+            "set -e\n" + "\n".join(lines[:1]) + "\nset +e\n" + "\n".join(lines[1:])
         )
         (out / "smoke.sh").write_text(script_text + "\n")
         result = run_command(f"sh {_q(out / 'smoke.sh')}", out, timeout_s, space)

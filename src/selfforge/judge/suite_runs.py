@@ -100,6 +100,7 @@ class RunSettings:
     space: CheckSpace
     on_start: Callable[[int | None], None] | None = None
     coverage_of: tuple[str, ...] = ()  # the changed code files whose lines it measures
+    repeat: dict[str, tuple[int, str]] | None = None  # run_tests' ``repeat``
 
 
 def _run_on_tree(
@@ -130,6 +131,7 @@ def _run_on_tree(
             head=commit,
             adapter=adapter,
             coverage_of=list(settings.coverage_of) if not only else None,
+            repeat=settings.repeat if only and adapter.repeats() else None,
         )
     finally:
         # What the tests left (a symlink to ~/.ssh in place of a source file, a FIFO)
@@ -146,10 +148,11 @@ def run_test_command(
     only: list[str] | None = None,
     ignore: list[str] | None = None,
     commit: str | None = None,
+    repeat: dict[str, tuple[int, str]] | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
     """Run and journal a test command on the candidate's tree at ``commit`` (the
     candidate's own unless told), or take the same run made ahead; the caller reports
-    the step once it is judged."""
+    the step once it is judged. ``repeat``: run_tests', where the runner can."""
     j.record.begin(name)
     commit = commit or c.commit
     ran = c.ahead.pop(run_key(c.tree, commit, command, only, ignore), None) if c.ahead else None
@@ -157,7 +160,9 @@ def run_test_command(
         # the change's own suite: the tests run, or tests:new where the two differ
         own = name in COVERAGE_RUNS and not only and commit == c.commit
         measure = coverage_files(c.tree, c.base, c.commit, command, j.space) if own else ()
-        settings = RunSettings(j.directives.checks.timeout_s, j.space, j.record.on_start, measure)
+        settings = RunSettings(
+            j.directives.checks.timeout_s, j.space, j.record.on_start, measure, repeat
+        )
         ran = _run_on_tree(c.tree, commit, c.commit, command, settings, only, ignore)
     result, report = ran.result, ran.report
     summary = report.summary() if report else {}
@@ -394,20 +399,32 @@ def varying(
     pending = {t: n for t, n in times.items() if n > 0}
     suspects: dict[str, int] = {}
     spent = 0.0
+    # Where the runner can, one run reruns each test itself until its outcome changes (it
+    # reports that run, or the last): a test it did not report is rerun as below.
+    repeat = {t: (n, first.outcomes.get(t, "")) for t, n in pending.items() if n > 1}
     while pending and spent <= RERUNS_S:
         result, again = run_test_command(
-            c, j, "tests:rerun", command, only=sorted(pending), ignore=ignore, commit=commit
+            c,
+            j,
+            "tests:rerun",
+            command,
+            only=sorted(pending),
+            ignore=ignore,
+            commit=commit,
+            repeat=repeat or None,
         )
         spent += result.duration_s
         outcomes = again.outcomes if again else {}
+        runs = again.runs if again else {}  # how many times the run ran each, where >1
         for t in list(pending):
             if outcomes.get(t) != first.outcomes.get(t):
                 suspects[t] = times[t]
                 del pending[t]
-            elif (left := pending[t] - 1) > 0:
+            elif (left := pending[t] - (runs.get(t, 1) if t in repeat else 1)) > 0:
                 pending[t] = left
             else:
                 del pending[t]
+        repeat = {}
     flaky: set[str] = set()
     spent = 0.0
     while suspects and spent <= RERUNS_S:

@@ -214,6 +214,11 @@ class Adapter:
         """Whether the run can leave a file out without deleting it (pytest's plugin)."""
         return False
 
+    def repeats(self) -> bool:
+        """Whether one run can rerun a test several times itself, until its outcome
+        changes (pytest's plugin): a flaky rerun then costs one start-up, not one a time."""
+        return False
+
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:
         """``scratch``: a writable folder for caches (inside the sandbox's /tmp)."""
         return Prepared(command, {})

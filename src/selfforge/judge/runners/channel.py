@@ -253,7 +253,7 @@ def validate(record: object) -> dict:
         and all(isinstance(p, str) and len(p) <= MAX_WHERE_PATH for p in where)
     ):
         raise ValueError(f"where is not a list of at most {MAX_WHERE} paths")
-    for key in ("exitstatus", "n", "collected", "testsfailed", "pid"):
+    for key in ("exitstatus", "n", "collected", "testsfailed", "pid", "runs"):
         value = record.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ValueError(f"{key} is not an integer")

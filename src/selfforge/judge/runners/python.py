@@ -84,6 +84,9 @@ class PyTest(Adapter):
     def can_ignore(self) -> bool:
         return self.direct
 
+    def repeats(self) -> bool:
+        return self.direct
+
     def parse(self, output: str, tree: Path) -> TestReport | None:
         return None  # the channel's report, else unittest's output (sandbox/command.py)
 

@@ -49,6 +49,9 @@ class TestReport:
     # the changed code's lines the run executed, where the judge asked and the runner
     # measures them (judge/coverage.py); never part of the outcomes
     coverage: Lines | None = None
+    # pytest: a test the run itself ran again (a flaky rerun's ``repeat``) → how many
+    # times it ran there; its outcome is the last run's
+    runs: dict[str, int] = field(default_factory=dict)
 
     @property
     def passed(self) -> set[str]:
@@ -165,6 +168,8 @@ def report_from_records(records: list[dict], root: Path) -> TestReport | None:
                 origins += [p for p in in_tree(r["where"], root) if p not in origins]
             if r.get("msg"):
                 report.messages[test] = _first_line(str(r["msg"]))
+            if isinstance(r.get("runs"), int) and r["runs"] > 0:
+                report.runs[test] = max(report.runs.get(test, 0), int(r["runs"]))
     return report
 
 

@@ -207,6 +207,7 @@ def run_tests(
     head: str | None = None,
     adapter: Adapter | None = None,
     coverage_of: list[str] | None = None,
+    repeat: dict[str, tuple[int, str]] | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
     """Run the test command on the tree ``cwd``; per-test results when it can tell them.
 
@@ -216,14 +217,18 @@ def run_tests(
     pytest runs the tests start themselves never see them. ``adapter``: the runner the
     check detected once (``registry.detect``), else detected here. ``coverage_of``:
     the changed code files (repo-relative) whose lines the run measures, where the
-    runner can (``report.coverage``: judge/coverage.py).
+    runner can (``report.coverage``: judge/coverage.py). ``repeat``: tests of ``only`` the
+    run itself reruns until their outcome differs from the one given, so many times at
+    most (``adapter.repeats()``), reporting the last.
     """
     adapter = adapter or registry.for_space(space, command, cwd)
     with _Coverage(adapter, cwd, space, coverage_of) as cov:
         if not adapter.reports_through_channel:
             ran = _run_adapter(adapter, command, cwd, timeout_s, space, on_start, only, head, cov)
         else:
-            ran = _run_channel(command, cwd, timeout_s, space, on_start, only, ignore, head, cov)
+            ran = _run_channel(
+                command, cwd, timeout_s, space, on_start, only, ignore, head, cov, repeat
+            )
         if ran[1] is not None and cov.files:
             ran[1].coverage = cov.read()
     return ran
@@ -280,6 +285,7 @@ def _run_channel(
     ignore: list[str] | None,
     head: str | None,
     cov: _Coverage,
+    repeat: dict[str, tuple[int, str]] | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
     """pytest (and what starts it), unittest: selfforge's plugin and results channel."""
     roots = [str(p) for p in import_roots(cwd)]
@@ -294,6 +300,8 @@ def _run_channel(
             "ignore": [str(cwd / p) for p in ignore or []],
             "modules": project_modules(cwd),
         }
+        if repeat:
+            config["repeat"] = {_absolute(cwd, t): [n, o] for t, (n, o) in repeat.items()}
         if cov.files:
             config["coverage"] = {"dir": cov.seen, "include": [str(cwd / f) for f in cov.files]}
         inside = space.sandboxed and not sandbox.inside()

@@ -155,6 +155,19 @@ _ONLY = list(_CONFIG.get("only") or ())  # absolute test files or node ids to ru
 _IGNORE = list(_CONFIG.get("ignore") or ())  # absolute paths left out of the run
 
 
+# A flaky rerun's tests run again in this one process: absolute id -> [times, outcome];
+# each until its outcome differs from the one given, ``times`` at most, ``budget`` seconds
+# at most for them all (a failure confirmed 8 times costs one start-up, not eight).
+def _real_id(test: str) -> str:
+    """A test id with its file's path absolute and resolved (symlinks followed)."""
+    file, sep, rest = test.partition("::")
+    return f"{os.path.realpath(file)}{sep}{rest}"
+
+
+_REPEAT = {_real_id(t): plan for t, plan in (_CONFIG.get("repeat") or {}).items()}
+_REPEAT_BUDGET = float(_CONFIG.get("repeat_budget_s") or 60.0)
+
+
 def _send(record: dict) -> None:
     if _conn is not None:
         with contextlib.suppress(OSError):
@@ -183,7 +196,7 @@ def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]
     """pytest-xdist: each worker parses the original command line again; what the judge
     leaves out or selects goes to it with its other settings."""
     if _SOCKET:
-        judged = {"only": _ONLY, "ignore": _IGNORE, "coverage": _COVERAGE}
+        judged = {"only": _ONLY, "ignore": _IGNORE, "coverage": _COVERAGE, "repeat": _REPEAT}
         node.workerinput["selfforge_judge"] = judged
 
 
@@ -212,6 +225,7 @@ def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
         judged = worker.get("selfforge_judge")
         if judged is not None:
             _apply(config, list(judged["only"]), list(judged["ignore"]))
+            _REPEAT.update(judged.get("repeat") or {})  # resolved by the controller
             config.workeroutput["selfforge_judge"] = "applied"
             config.selfforge_coverage = judged.get("coverage")
             _start_coverage(config.selfforge_coverage)
@@ -331,6 +345,77 @@ def _where(item, raised: BaseException | None, xfail: bool) -> list[str]:  # typ
     return files or [test_file]
 
 
+_RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 2, "failed": 3, "error": 4}
+_repeat_spent = 0.0
+
+
+def _absolute_id(item) -> str:  # type: ignore[no-untyped-def]
+    """The test's id with its file absolute and resolved, as ``_REPEAT`` names it."""
+    file, sep, rest = item.nodeid.partition("::")
+    return _real_id(os.path.join(str(item.config.rootpath), file) + sep + rest)
+
+
+def _outcome(reports) -> str:  # type: ignore[no-untyped-def]
+    """One run's outcome as the judge reads the records (runners/results.py): each phase's,
+    a setup or teardown failure an error, the worst of them."""
+    worst = None
+    for report in reports:
+        outcome = _report_outcome(report)
+        if report.when != "call":
+            outcome = {"failed": "error"}.get(outcome, outcome)
+            if outcome == "passed" and worst is not None:
+                continue
+        if worst is None or _RANK.get(outcome, 4) >= _RANK.get(worst, 4):
+            worst = outcome
+    return worst or "failed"
+
+
+def _report_outcome(report) -> str:  # type: ignore[no-untyped-def]
+    if hasattr(report, "wasxfail"):
+        return "xfailed" if report.skipped else "xpassed" if report.passed else "failed"
+    return str(report.outcome)
+
+
+def _forget_failed_fixtures(item) -> None:  # type: ignore[no-untyped-def]
+    """A fixture that raised keeps its error cached for its scope: drop it, so the next
+    run of the test sets it up again (as a new process would)."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in getattr(info, "name2fixturedefs", {}).values():
+        for fixturedef in defs:
+            cached = getattr(fixturedef, "cached_result", None)
+            if isinstance(cached, tuple) and len(cached) == 3 and cached[2] is not None:
+                fixturedef.cached_result = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):  # type: ignore[no-untyped-def]
+    """A test the judge reruns: run it again here until its outcome differs from the one
+    it had, or the times or the budget are spent; only that last run is reported."""
+    global _repeat_spent
+    plan = _REPEAT.get(_absolute_id(item)) if _REPEAT else None
+    if not plan:
+        return None
+    import time
+
+    from _pytest.runner import runtestprotocol
+
+    times, expected = int(plan[0]), str(plan[1])
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for done in range(1, max(times, 1) + 1):
+        started = time.monotonic()
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        _repeat_spent += time.monotonic() - started
+        last = done >= times or _repeat_spent > _REPEAT_BUDGET
+        if last or _outcome(reports) != expected:
+            break
+        _forget_failed_fixtures(item)
+    for report in reports:
+        report.selfforge_runs = done
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
 def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
     outcome = report.outcome
     if hasattr(report, "wasxfail"):
@@ -340,6 +425,7 @@ def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
         crash = getattr(report.longrepr, "reprcrash", None)
         message = crash.message if crash is not None else str(report.longrepr or "")[-500:]
     where = getattr(report, "selfforge_where", None)
+    runs = getattr(report, "selfforge_runs", None)
     _send(
         {
             "ev": "test",
@@ -349,6 +435,7 @@ def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
             "duration": _seconds(report.duration),
             "msg": message[:1000],
             **({"where": where} if isinstance(where, list) else {}),
+            **({"runs": runs} if isinstance(runs, int) else {}),
         }
     )
 
