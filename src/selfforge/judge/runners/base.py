@@ -110,6 +110,9 @@ class Adapter:
     name = ""
     language = ""
     inject_dir = ""  # where selfforge's reporter files are, as the check sees them
+    # a flaky rerun's tests the run itself runs again (set on the run's copy where
+    # repeats()): test id -> (times at most, the outcome it had)
+    repeat: dict[str, tuple[int, str]] | None = None
     # Said on every run where the runner's results can be forged by the code under test
     # beyond what the exit-code and summary checks catch (the README's threat model).
     trust_note = ""
@@ -215,8 +218,9 @@ class Adapter:
         return False
 
     def repeats(self) -> bool:
-        """Whether one run can rerun a test several times itself, until its outcome
-        changes (pytest's plugin): a flaky rerun then costs one start-up, not one a time."""
+        """Whether one run can rerun a test several times itself (pytest's plugin, until
+        its outcome changes; go test's -count): a flaky rerun then costs one start-up (one
+        build), not one a time. The report says how often each ran (``runs``)."""
         return False
 
     def prepare(self, command: str, only: list[str] | None, scratch: str) -> Prepared:

@@ -224,7 +224,9 @@ def run_tests(
     adapter = adapter or registry.for_space(space, command, cwd)
     with _Coverage(adapter, cwd, space, coverage_of) as cov:
         if not adapter.reports_through_channel:
-            ran = _run_adapter(adapter, command, cwd, timeout_s, space, on_start, only, head, cov)
+            ran = _run_adapter(
+                adapter, command, cwd, timeout_s, space, on_start, only, head, cov, repeat
+            )
         else:
             ran = _run_channel(
                 command, cwd, timeout_s, space, on_start, only, ignore, head, cov, repeat
@@ -341,11 +343,13 @@ def _run_adapter(
     only: list[str] | None,
     head: str | None,
     cov: _Coverage,
+    repeat: dict[str, tuple[int, str]] | None = None,
 ) -> tuple[CommandResult, TestReport | None]:
     """A runner other than pytest/unittest: its own flags and toolchain folders, its
     results read back from its output (or its report file) by the adapter."""
     channel = Channel(check_git.scratch_dir(cwd))  # carries selfforge's reporters in
     adapter = copy.copy(adapter)  # the carried one is shared by the checks that run at once
+    adapter.repeat = repeat if repeat and adapter.repeats() else None
     try:
         inside = space.sandboxed and not sandbox.inside()
         adapter.inject_dir = channel.plugin_path(inside)
