@@ -28,7 +28,7 @@ from selfforge.errors import UsageError
 from selfforge.journal.store import Journal
 from selfforge.judge.sandbox import probe as sandbox_probe
 from selfforge.judge.sandbox.command import CheckSpace, run_command, trim
-from selfforge.judge.scenarios import KNOWN_BAD, PROBE_VALUE, PROBE_VAR, write_scenario
+from selfforge.judge.scenarios import KNOWN_BAD, PROBE_VALUE, PROBE_VAR, Scenario, write_scenario
 from selfforge.judge.verdict import Outcome, Verdict
 from selfforge.repo import git
 
@@ -105,32 +105,40 @@ def smoke_run(
         verdict = _verify_demo(_project(out / "demo"), space, result.output)
         if not verdict.ok:
             return verdict
-        for scenario in KNOWN_BAD:
-            attempts = _outcomes(out / scenario.name)
-            outcomes = [outcome for outcome, _ in attempts]
-            refused = outcomes == [Outcome.REJECTED] * scenario.parallel
-            if not refused or _commits(out / scenario.name) != 1:
-                return _fail(
-                    f"the candidate's selfforge did not refuse a known-bad change "
-                    f"({scenario.name}: {scenario.what}); its attempts were {outcomes}",
-                    result.output,
-                )
-            reason = attempts[0][1] or ""  # the first candidate's (a twin says "the same")
-            if scenario.expect not in reason:
-                return _fail(
-                    f"the candidate's selfforge refused {scenario.name} ({scenario.what}) "
-                    f"but not by its rule: expected {scenario.expect!r}, got {reason!r}",
-                    result.output,
-                )
+        # Every scenario is read, and each one the candidate got wrong is named: a person
+        # sees at once all the rules a change broke, not the first.
+        wrong = [why for scenario in KNOWN_BAD if (why := _misjudged(scenario, out))]
         verdict = sandbox_probe.verify(out / "sandbox-probe.json")
         if not verdict.ok:
-            return _fail(verdict.reason, result.output)
+            wrong.append(verdict.reason)
+        if wrong:
+            return _fail("; ".join(wrong), result.output)
     n = len(KNOWN_BAD)
     return Verdict(
         True,
         f"smoke run passed: the demo worked, {n} known-bad changes were refused each by its "
         "rule, and the candidate still builds the sandbox",
     )
+
+
+def _misjudged(scenario: Scenario, out: Path) -> str:
+    """Why the candidate's selfforge got ``scenario`` wrong, or "" when it refused it by
+    its rule."""
+    attempts = _outcomes(out / scenario.name)
+    outcomes = [outcome for outcome, _ in attempts]
+    refused = outcomes == [Outcome.REJECTED] * scenario.parallel
+    if not refused or _commits(out / scenario.name) != 1:
+        return (
+            f"the candidate's selfforge did not refuse a known-bad change "
+            f"({scenario.name}: {scenario.what}); its attempts were {outcomes}"
+        )
+    reason = attempts[0][1] or ""  # the first candidate's (a twin says "the same")
+    if scenario.expect not in reason:
+        return (
+            f"the candidate's selfforge refused {scenario.name} ({scenario.what}) "
+            f"but not by its rule: expected {scenario.expect!r}, got {reason!r}"
+        )
+    return ""
 
 
 def _project(folder: Path) -> Path:
