@@ -499,9 +499,9 @@ def test_a_measures_base_runs_fill_the_go_cache_and_its_candidates_cannot(tmp_pa
     base = git(repo, "rev-parse", "HEAD").strip()
     (repo / "side.txt").write_text("candidate")
     git(repo, "commit", "-qam", "the candidate")
+    args = ["measure", f"{base}..HEAD", "--repo", str(repo), "--json"]
     proc = subprocess.run(
-        [sys.executable, "-m", "selfforge", "measure", f"{base}..HEAD", "--repo", str(repo)]
-        + ["--json"],
+        [sys.executable, "-m", "selfforge", *args],
         capture_output=True,
         text=True,
     )
