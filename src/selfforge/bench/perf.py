@@ -81,13 +81,12 @@ def mine_perf(
     words: Iterable[str] | None = None,
     min_change: float | None = None,
     no_sandbox: bool = False,
-    timeout_s: float | None = None,
     on_commit: Callable[[str, str], None] | None = None,
 ) -> tuple[list[PerfInstance], list[str]]:
     """The instances of ``repo``'s history, and a line per commit that made none (why).
     ``names``: the measures to use (default: every declared one); ``min_change``: a
-    threshold for them all instead of each one's own; ``timeout_s``: the test run's
-    limit (default: the directives' ``timeout_s``)."""
+    threshold for them all instead of each one's own. Each instance's own suite runs
+    within the directives' ``[checks] timeout_s``."""
     from selfforge.run.engine import check_space
 
     ws = Workspace(repo)
@@ -104,8 +103,10 @@ def mine_perf(
     space = check_space(d, ws.root, no_sandbox)
     rule = rule_for(ws.root)
     ruler = set(measure_files(d))
-    suite = Suite(resolve_command(d.checks.test or "python -m pytest"), d.checks.runner)
-    limit_s = timeout_s or float(d.checks.timeout_s)
+    checks = d.checks
+    command = resolve_command(checks.test or "python -m pytest")
+    suite = Suite(command, checks.runner, checks.junit, checks.setup)
+    limit_s = float(checks.timeout_s)
     found: list[PerfInstance] = []
     skipped: list[str] = []
     for commit, parent, subject in candidates(ws.root, limit, words, set()):
