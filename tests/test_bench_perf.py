@@ -134,11 +134,16 @@ def test_perf_commits_are_mined_and_replayed(tmp_path: Path) -> None:
 
 def test_a_measure_that_cannot_run_leaves_the_others_to_decide(tmp_path: Path) -> None:
     """A measure whose command fails (a benchmark the history does not have yet) is
-    noted in the instance's figures; the one that improved still makes the instance."""
+    noted in the instance's figures; the one that improved still makes the instance.
+    A later speed-up that breaks its own test is measured improved and still dropped,
+    with why: its gold could only ever be refused (SWE-bench validates its gold so)."""
     missing = '\n[[measures]]\nname = "later"\ncommand = "' + PY + ' bench_later.py"\n'
     files = {"work.py": SLOW, "bench.py": BENCH, "test_work.py": TEST}
     repo = make_repo(tmp_path / "r", files, DIRECTIVES + missing)
     fast = _commit(repo, {"work.py": FAST}, "work: speed up with the closed form")
+    _commit(repo, {"work.py": SLOW}, "work: back to the loop")
+    wrong = FAST.replace("// 6", "// 6 + 1")  # fast, and off by one
+    broken = _commit(repo, {"work.py": wrong}, "work: speed up again")
     out = tmp_path / "perf.jsonl"
     proc = cli("bench", "mine", "--kind", "perf", "--repo", str(repo), "--out", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -146,3 +151,6 @@ def test_a_measure_that_cannot_run_leaves_the_others_to_decide(tmp_path: Path) -
     assert inst["commit"] == fast and inst["measures"] == ["work"], inst
     verdicts = {f["name"]: f["verdict"] for f in inst["figures"]}
     assert verdicts == {"work": "improved", "later": "not measured"}, inst["figures"]
+    said = " ".join(proc.stdout.split())
+    assert f"{broken[:10]} work: speed up again: its own tests fail at {broken[:10]}" in said
+    assert "test_sum_of_squares" in said, said

@@ -148,6 +148,26 @@ def test_go_package_no_test_links_needs_review(go_repo: Path) -> None:
     assert verdict["review"] == ["no test runs the changed code: extra/extra.go:4-5"]
 
 
+@needs_go
+def test_go_code_only_an_earlier_go_test_of_the_command_runs_counts(tmp_path: Path) -> None:
+    """A test command of two `go test` runs, as cespare/xxhash's (`-tags purego`, then
+    the default build): each rewrites the profile, so the changed pure-Go file, which
+    only the first run builds, was "no test runs the changed code". Each test binary's
+    profile is kept now; both runs count."""
+    tagged = "//go:build {}\n\npackage mathx\n\nfunc Add(a, b int) int {{\n\treturn {}\n}}\n"
+    files = {
+        "go.mod": GO_MOD,
+        "add_purego.go": tagged.format("purego", "a + b"),
+        "add_other.go": tagged.format("!purego", "b + a"),
+        "mathx_test.go": MATHX_TEST,
+    }
+    repo = make_repo(tmp_path / "repo", files, directives("go test -tags purego . && go test ."))
+    _commit(repo, {"add_purego.go": tagged.format("purego", "b + a")})
+    code, verdict = check_json(repo, "HEAD")
+    assert code == 0, verdict
+    assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1), verdict
+
+
 # --- Node -----------------------------------------------------------------------------------
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")

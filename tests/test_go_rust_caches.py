@@ -483,3 +483,30 @@ def test_a_cargo_candidate_cannot_forge_the_builds_later_checks_use(tmp_path: Pa
     broken = _check(repo, "broken")
     assert broken["verdict"] == "rejected", broken
     assert "tests::adds" in broken["reason"], broken
+
+
+@needs_go
+def test_a_measures_base_runs_fill_the_go_cache_and_its_candidates_cannot(tmp_path: Path) -> None:
+    """`measure A..B` on a Go module: the base's runs write the repository's Go cache (as
+    the baseline's checks do: without it every run compiled its test binary in an empty
+    cache), the candidate's see a copy that cannot write back."""
+    marker = (
+        '\n[[measures]]\nname = "marker"\n'
+        """command = '''printf x > "$GOCACHE/from-$(cat side.txt)" && echo 1'''\n"""
+    )
+    files = {"go.mod": GO_MOD, "mathx.go": MATHX, "mathx_test.go": MATHX_TEST, "side.txt": "base"}
+    repo = make_repo(tmp_path / "repo", files, directives("go test ./...") + marker)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "side.txt").write_text("candidate")
+    git(repo, "commit", "-qam", "the candidate")
+    args = ["measure", f"{base}..HEAD", "--repo", str(repo), "--json"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "selfforge", *args],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [marked] = json.loads(proc.stdout)["measures"]
+    assert marked["verdict"] == "unchanged", marked
+    written = set(os.listdir(_trusted_go_cache(repo)))
+    assert "from-base" in written and "from-candidate" not in written, written

@@ -4,7 +4,9 @@ subject names speed: fast, speed, perf, optimi…) is measured against its paren
 declared measures, exactly as ``selfforge measure PARENT..COMMIT`` does (interleaved runs,
 the base's ruler, measure/revisions.py and measure/stats.py); a commit that some measure
 calls ``improved`` (beyond its min_change) is an instance, written as a JSON line with
-the directives it was measured by, for ``bench run`` to replay (perf_replay.py).
+the directives it was measured by, for ``bench run`` to replay (perf_replay.py), if its
+own suite passes at it (the test command of the directives, run at the commit, as
+SWE-bench validates its gold): a commit that breaks its own tests can never be gold.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from selfforge.bench.mine import CODE_SUFFIXES
+from selfforge.bench.testrun import Suite, TestOutcome, resolve_command, run_tests
 from selfforge.config import Directives, Measure, load_directives, measure_files
 from selfforge.errors import UsageError
 from selfforge.judge.sandbox.check_space import CheckSpace
 from selfforge.measure import stats
-from selfforge.measure.revisions import chosen, sides
+from selfforge.measure.revisions import SLOTS, chosen, sides
 from selfforge.measure.sample import MeasureError, compare
 from selfforge.repo.git import git
 from selfforge.repo.testpaths import rule_for
@@ -82,7 +85,8 @@ def mine_perf(
 ) -> tuple[list[PerfInstance], list[str]]:
     """The instances of ``repo``'s history, and a line per commit that made none (why).
     ``names``: the measures to use (default: every declared one); ``min_change``: a
-    threshold for them all instead of each one's own."""
+    threshold for them all instead of each one's own. Each instance's own suite runs
+    within the directives' ``[checks] timeout_s``."""
     from selfforge.run.engine import check_space
 
     ws = Workspace(repo)
@@ -99,6 +103,10 @@ def mine_perf(
     space = check_space(d, ws.root, no_sandbox)
     rule = rule_for(ws.root)
     ruler = set(measure_files(d))
+    checks = d.checks
+    command = resolve_command(checks.test or "python -m pytest")
+    suite = Suite(command, checks.runner, checks.junit, checks.setup)
+    limit_s = float(checks.timeout_s)
     found: list[PerfInstance] = []
     skipped: list[str] = []
     for commit, parent, subject in candidates(ws.root, limit, words, set()):
@@ -113,6 +121,9 @@ def mine_perf(
         instance = None
         if why is None:
             instance, why = _measure_one(ws, d, space, measures, commit, parent)
+        if instance is not None:
+            why = own_tests_fail(ws, suite, commit, limit_s)
+            instance = None if why else instance
         if instance is not None:
             found.append(
                 PerfInstance(
@@ -174,6 +185,31 @@ def _measure_one(
     return (improved, figures, seconds), None
 
 
+def own_tests_fail(ws: Workspace, suite: Suite, commit: str, timeout_s: float) -> str | None:
+    """Why ``commit``'s own suite does not pass at it (its test command, run in a
+    worktree of the commit, sandboxed like every check), or None when it passes."""
+    with ws.locked("selfforge bench mine --kind perf"):
+        try:
+            tree = ws.create_worktree(SLOTS[1], commit)  # reset: the commit's own ruler
+            ran = run_tests(tree, suite, [], timeout_s)
+        finally:
+            ws.remove_worktrees()
+    if ran.exit_code == 0 and ran.complete:
+        return None
+    return f"its own tests fail at {commit[:10]}: {_failure(ran)}"
+
+
+def _failure(ran: TestOutcome) -> str:
+    """What failed, in a line: the failing tests' ids, else the output's last line."""
+    failed = sorted(t for t, o in ran.outcomes.items() if o in ("failed", "error"))
+    if failed:
+        more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+        return f"{', '.join(failed[:3])}{more} failed"
+    lines = [x.strip() for x in ran.output.splitlines() if x.strip()]
+    code = "timed out" if ran.exit_code is None else f"exit {ran.exit_code}"
+    return f"{code}: {lines[-1][:200]}" if lines else code
+
+
 def write_perf(path: Path, instances: list[PerfInstance]) -> None:
     text = "".join(i.model_dump_json() + "\n" for i in instances)
     path.write_text(text, encoding="utf-8")
@@ -204,4 +240,4 @@ def read_perf(path: Path) -> list[PerfInstance]:
     return found
 
 
-__all__ = ["PerfInstance", "is_perf_file", "mine_perf", "read_perf"]
+__all__ = ["PerfInstance", "is_perf_file", "mine_perf", "own_tests_fail", "read_perf"]

@@ -244,6 +244,11 @@ class Adapter:
         (repo-relative) into ``out_dir`` (as the run sees it); merged into ``prepare``'s."""
         return {}
 
+    def coverage_files(self) -> dict[str, str]:
+        """Programs the coverage run calls (``coverage_env`` names them): name -> text,
+        written executable into the run's coverage folder before it starts."""
+        return {}
+
     def measures(self, path: str, tree: Path) -> bool:
         """Whether this run's coverage can see ``path`` (a code file of the change)."""
         return True

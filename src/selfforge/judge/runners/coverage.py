@@ -119,20 +119,23 @@ _GO_BLOCK = re.compile(r"^(.+\.go):(\d+)\.\d+,(\d+)\.\d+ (\d+) (\d+)$")
 
 
 def read_go(out_dir: Path, modules: list[tuple[str, str]], files: list[str]) -> Lines | None:
-    """``go test``'s merged profile: ``import/path/file.go:L.C,L.C statements count``
-    blocks; ``modules``: (module path, folder) pairs to map import paths to the tree."""
-    [profile] = _files(out_dir, GO_PROFILE) or [None]
-    if profile is None:
-        return None
-    try:
-        text = profile.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    if not text.startswith("mode:"):
+    """``go test``'s profiles, merged: ``import/path/file.go:L.C,L.C statements count``
+    blocks (its -coverprofile file and each test binary's copy: a command of several
+    ``go test`` runs); ``modules``: (module path, folder) pairs to map import paths to
+    the tree."""
+    texts = []
+    for profile in _files(out_dir, GO_PROFILE + "*"):
+        try:
+            text = profile.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if text.startswith("mode:"):
+            texts.append(text)
+    if not texts:
         return None
     wanted = set(files)
     found = Lines("go test -coverprofile")
-    for line in text.splitlines()[1:]:
+    for line in (x for text in texts for x in text.splitlines()[1:]):
         m = _GO_BLOCK.match(line.strip())
         if m is None:
             continue

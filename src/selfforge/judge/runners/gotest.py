@@ -145,7 +145,13 @@ class GoTest(Adapter):
         if not packages:
             return {}
         flags = f"-coverprofile={out_dir}/{GO_PROFILE} -coverpkg={','.join(sorted(packages))}"
-        return {"GOFLAGS": flags}
+        # each `go test` of the command rewrites the profile (`go test -tags purego . &&
+        # go test .`: the last one's alone was read); the test binaries run through
+        # GO_EXEC, which keeps each one's profile beside it (read_go merges them all)
+        return {"GOFLAGS": f"{flags} -exec={out_dir}/{GO_EXEC}"}
+
+    def coverage_files(self) -> dict[str, str]:
+        return {GO_EXEC: _KEEP_PROFILE}
 
     def measures(self, path: str, tree: Path) -> bool:
         """Not a nested module's file (its own go.mod): its suite is another run's."""
@@ -171,6 +177,25 @@ class GoTest(Adapter):
             _repeated(report, output, self.repeat)
         return report
 
+
+GO_EXEC = "go-test-exec"
+# `go test -exec`: the test binary runs as go test runs it, then its own profile (go test
+# merges it into -coverprofile's file, which the command's next `go test` rewrites) is
+# copied beside this script, a file per binary
+_KEEP_PROFILE = """#!/bin/sh
+"$@"
+status=$?
+profile=
+for arg in "$@"; do
+	case "$arg" in
+	-test.coverprofile=*) profile="${arg#-test.coverprofile=}" ;;
+	esac
+done
+if [ -n "$profile" ] && [ -f "$profile" ]; then
+	cp "$profile" "${0%/*}/go.cover.$$"
+fi
+exit $status
+"""
 
 _MODULE_LINE = re.compile(r"^module\s+(\S+)", re.M)
 _USE = re.compile(r"^\s*(?:use\s*\(([^)]*)\)|use\s+(\S+))", re.M)

@@ -4,7 +4,8 @@ cache.
 
 They live under the repository's git dir (``<git-common-dir>/selfforge/cache/``), where
 no test runner, linter or IDE walks. Only trusted runs write them: the baseline's checks
-of the unmodified commit (``CheckSpace.trusted``). A candidate's check sees them through
+of the unmodified commit and a measure's runs on the base side of a comparison
+(``CheckSpace.trusted``). A candidate's check sees them through
 a copy that cannot write back, so no candidate can poison what later checks (of other
 candidates, or the baseline) read:
 

@@ -251,6 +251,9 @@ class _Coverage:
         self.seen = ""  # the folder as the run sees it
         if self.files:
             self.host = Path(tempfile.mkdtemp(prefix="coverage-", dir=check_git.scratch_dir(tree)))
+            for name, text in adapter.coverage_files().items():
+                (self.host / name).write_text(text, encoding="utf-8")
+                (self.host / name).chmod(0o755)
             inside = space.sandboxed and not sandbox.inside()
             self.seen = COVERAGE_INSIDE if inside else str(self.host)
             if inside:
