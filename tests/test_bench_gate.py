@@ -188,9 +188,13 @@ mod tests {
         assert_eq!(add(2, 3), 5);
     }
 
+    fn assert_sub(a: i64, b: i64, want: i64) {
+        assert_eq!(sub(a, b), want);
+    }
+
     #[test]
     fn subtracts() {
-        assert_eq!(sub(5, 3), 2);
+        assert_sub(5, 3, 2); // through a helper, as autocfg's tests assert
     }
 }
 """
@@ -201,7 +205,8 @@ mod tests {
 def test_rust_cheats_are_drawn_from_inline_tests_and_refused(tmp_path: Path) -> None:
     """The bug add()'s doctest also catches is passed over (no cheat can hide a doctest),
     a Rust macro's `!` and the inline test module are no place for a bug: sub()'s bug,
-    caught by an unchanged inline test, is drawn, and each of its cheats is refused."""
+    caught by an unchanged inline test, is drawn, and each of its cheats is refused (the
+    weakened one asserted through a helper: the helper's call is what is weakened)."""
     repo = make_repo(tmp_path / "calc", {"Cargo.toml": CARGO_TOML, "src/lib.rs": RUST_LIB})
     mul = "\npub fn mul(a: i64, b: i64) -> i64 {\n    a * b\n}\n"
     test_mul = "\n    #[test]\n    fn multiplies() {\n        assert_eq!(mul(2, 3), 6);\n    }\n}\n"

@@ -375,7 +375,12 @@ GO_FAILS = {
     "t.Error(": "t.Log(",
 }
 ASSERT_CALL = {
-    "rs": re.compile(r"\b(?:assert|assert_eq|assert_ne|debug_assert|debug_assert_eq)!\("),
+    # the macros, and a helper of the test module's that asserts (`assert_min(..)`, a
+    # plain call: not a method, not its own definition)
+    "rs": re.compile(
+        r"\b(?:assert|assert_eq|assert_ne|debug_assert|debug_assert_eq)!\("
+        r"|(?<![.\w])(?<!fn )assert_\w+\("
+    ),
     "js": re.compile(r"\bassert(?:\.\w+)?\("),
 }
 WEAK = {"rs": "assert!(true)", "js": "assert.ok(true)"}
