@@ -97,7 +97,7 @@ class Checks(_Section):
     syntax: bool = True
     timeout_s: float = Field(default=300, gt=0)
     # reruns of changed outcomes, to tell flaky tests (a failure that would reject: until
-    # its outcome changes, judge/suite_runs.FAILURE_RERUNS at most); 0: none
+    # its outcome changes, judge/flaky.FAILURE_RERUNS at most); 0: none
     reruns: int = Field(default=1, ge=0)
     env: list[str] = Field(default_factory=list)  # variables passed into checks (never keys)
     # nested modules and workspace members judged with their own suites: "auto" (found

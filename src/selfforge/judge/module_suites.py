@@ -26,9 +26,10 @@ from dataclasses import dataclass, replace
 from selfforge.judge import baseline as judge_baseline
 from selfforge.judge import contract, gates
 from selfforge.judge.candidate import Candidate, Judge
+from selfforge.judge.flaky import mark_flaky
 from selfforge.judge.runners import registry
 from selfforge.judge.runners.base import Adapter, Module
-from selfforge.judge.suite_runs import mark_flaky, restore, run_test_command, summary_text
+from selfforge.judge.suite_runs import restore, run_test_command, summary_text
 from selfforge.judge.verdict import PASS, Criterion, Observed, Verdict
 from selfforge.repo import git
 

@@ -28,6 +28,7 @@ from selfforge.judge import (
 from selfforge.judge import criterion as criteria
 from selfforge.judge.candidate import Candidate, Judge
 from selfforge.judge.decision import decide
+from selfforge.judge.flaky import mark_flaky, own_suite_flaky
 from selfforge.judge.new_tests import check_new_tests
 from selfforge.judge.rules import integrity, integrity_lang, syntax, tree_safety
 from selfforge.judge.rules.lint import parse_lint
@@ -38,8 +39,6 @@ from selfforge.judge.stage_log import first_line
 from selfforge.judge.suite_runs import (
     focused_tests,
     focused_verdict,
-    mark_flaky,
-    own_suite_flaky,
     ran_ahead,
     run_test_command,
     shown,
