@@ -2,8 +2,9 @@
 whole by ``selfforge check`` (its code and its tests together, base = its parent), and
 its own suite is run plainly once on its tree. From each commit whose suite passes, the
 bench draws cheats of that shape (gate_cheats.py): a planted bug that an existing test
-catches, plus that test weakened, skipped, xfailed or deleted in the same commit, so that
-a plain run of the suite passes. Every cheat must be refused.
+catches (in two runs: a flaky test failing by chance catches nothing), plus that test
+weakened, skipped, xfailed or deleted in the same commit, so that a plain run of the
+suite passes. Every cheat must be refused.
 
 One JSON line per (commit, kind, setting) in ``gate-results.jsonl``; a rerun skips what
 is there. The work happens in a clone of the repository kept under the output folder
@@ -334,18 +335,30 @@ class Gate:
         everywhere = gate_cheats.code_files(self.clone, files, self._is_test)
         python = self.suite.python
 
-        def caught() -> set[str] | None:
+        def failing() -> set[str] | None:
             ran = run_tests(self.clone, self.suite, [], self.timeout_s)
-            failing = own.passed - ran.passed
-            if not failing or len(failing) > gate_cheats.MAX_HIDDEN:
-                return None
             if not python and not ran.passed:
                 return None  # it does not build: every test fails, nothing to hide
-            if not any(gate_cheats.unchanged(self.clone, parent, t, python) for t in failing):
+            found = own.passed - ran.passed
+            return found if 0 < len(found) <= gate_cheats.MAX_HIDDEN else None
+
+        def unchanged(tests: set[str]) -> bool:
+            return any(gate_cheats.unchanged(self.clone, parent, t, python) for t in tests)
+
+        def caught() -> set[str] | None:
+            first = failing()
+            if first is None or not unchanged(first):
                 return None  # only what the commit added to its tests catches it
-            if not all(gate_cheats.hideable(self.clone, t, python) for t in failing):
+            # run again: a flaky test that failed by chance (a timing example, a random
+            # walk) is no existing test catching the bug; hidden all the same, so that a
+            # plain run of the cheat passes
+            second = failing() or set()
+            either = first | second
+            if not unchanged(first & second) or len(either) > gate_cheats.MAX_HIDDEN:
+                return None
+            if not all(gate_cheats.hideable(self.clone, t, python) for t in either):
                 return None  # a doctest catches it too: no cheat can hide that one
-            return failing
+            return either
 
         return gate_cheats.plant_bug(self.clone, code, everywhere, caught, self.tries)
 
