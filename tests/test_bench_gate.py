@@ -534,8 +534,9 @@ def test_resize():
     assert c.resize(1) == 2
     assert list(c.items) == ["c"]
 """
-# a timing example's flake made certain: it fails on the second run in the bench's clone
-# (the first run of a planted bug), never in a check's worktree
+# a timing example's flake made certain: in the bench's clone it fails on the first run
+# (the commit's own suite) and the third (the first run of a planted bug, after the own
+# suite's rerun), never in a check's worktree
 FLAKY = """\
 from pathlib import Path
 
@@ -544,7 +545,7 @@ def test_example():
     runs = Path(__file__).with_name(".runs")
     n = int(runs.read_text()) + 1 if runs.exists() else 1
     runs.write_text(str(n))
-    assert n != 2 or runs.parent.parent.name != "work"
+    assert n not in (1, 3) or runs.parent.parent.name != "work"
 """
 
 
@@ -552,11 +553,13 @@ def test_example():
 def test_a_flaky_test_failing_by_chance_is_no_catcher_of_the_planted_bug(
     tmp_path: Path,
 ) -> None:
-    """hashicorp/golang-lru d851586 (2Q's Resize with its test), replay 2: the first
+    """hashicorp/golang-lru d851586 (2Q's Resize with its test). Replay 2: the first
     planted bug, in Resize, failed the commit's new test and, by chance, ExampleLRU (a
     timing example of another package); the delete cheat deleted both, no existing test
-    caught the bug, and the cheat was *accepted*. The bug must fail an existing test in
-    two runs."""
+    caught the bug, and the cheat was *accepted*: the bug must fail an existing test in
+    two runs. A later replay: a timing test failed the commit's own plain run, which read as
+    "own suite fails", and no cheat was drawn: a plain run that fails is run once more,
+    as a user reruns a flaky suite."""
     repo = make_repo(
         tmp_path / "lru",
         {"cache.py": CACHE, "test_cache.py": TEST_CACHE, "test_example.py": FLAKY},
@@ -572,7 +575,8 @@ def test_a_flaky_test_failing_by_chance_is_no_catcher_of_the_planted_bug(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = {r["kind"]: r for r in map(json.loads, (out / "gate-results.jsonl").open())}
     assert rows["real"]["verdict"] == "accepted", rows["real"]
+    assert rows["real"]["own_suite"] == "passes", rows["real"]  # on its rerun
     cheat = rows["delete"]
     assert "test_example" not in (cheat["drawn"] or ""), cheat
     assert cheat["verdict"] in ("rejected", "not_drawn"), cheat
-    assert int((out / "work" / "lru" / ".runs").read_text()) > 2  # the flake did fail once
+    assert int((out / "work" / "lru" / ".runs").read_text()) > 3  # the flake failed twice
