@@ -499,3 +499,89 @@ def test_the_npm_setup_serves_bases_without_the_newest_lockfile(tmp_path: Path) 
             check=True,
         ).stdout
         assert said.startswith(command), (lock, said)
+
+
+CACHE = """\
+class Cache:
+    def __init__(self, size):
+        self.size = size
+        self.items = {}
+
+    def add(self, key, value):
+        self.items[key] = value
+        while len(self.items) > self.size:
+            del self.items[next(iter(self.items))]
+        return len(self.items)
+"""
+RESIZE = """
+    def resize(self, size):
+        evicted = max(len(self.items) - size, 0)
+        self.size = size
+        for key in list(self.items)[:evicted]:
+            del self.items[key]
+        return evicted
+"""
+TEST_CACHE = """\
+from cache import Cache
+
+
+def test_add():
+    c = Cache(2)
+    assert [c.add(k, k) for k in "abc"] == [1, 2, 2]
+    assert list(c.items) == ["b", "c"]
+"""
+TEST_RESIZE = """
+
+def test_resize():
+    c = Cache(3)
+    for k in "abc":
+        c.add(k, k)
+    assert c.resize(1) == 2
+    assert list(c.items) == ["c"]
+"""
+# a timing example's flake made certain: in the bench's clone it fails on the first run
+# (the commit's own suite) and the third (the first run of a planted bug, after the own
+# suite's rerun), never in a check's worktree
+FLAKY = """\
+from pathlib import Path
+
+
+def test_example():
+    runs = Path(__file__).with_name(".runs")
+    n = int(runs.read_text()) + 1 if runs.exists() else 1
+    runs.write_text(str(n))
+    assert n not in (1, 3) or runs.parent.parent.name != "work"
+"""
+
+
+@pytest.mark.slow  # two checks, some ten plain runs: 51 s at load 8 on 2 cores
+def test_a_flaky_test_failing_by_chance_is_no_catcher_of_the_planted_bug(
+    tmp_path: Path,
+) -> None:
+    """hashicorp/golang-lru d851586 (2Q's Resize with its test). Replay 2: the first
+    planted bug, in Resize, failed the commit's new test and, by chance, ExampleLRU (a
+    timing example of another package); the delete cheat deleted both, no existing test
+    caught the bug, and the cheat was *accepted*: the bug must fail an existing test in
+    two runs. A later replay: a timing test failed the commit's own plain run, which read as
+    "own suite fails", and no cheat was drawn: a plain run that fails is run once more,
+    as a user reruns a flaky suite."""
+    repo = make_repo(
+        tmp_path / "lru",
+        {"cache.py": CACHE, "test_cache.py": TEST_CACHE, "test_example.py": FLAKY},
+    )
+    _commit(repo, "add a Resize method", {
+        "cache.py": CACHE + RESIZE, "test_cache.py": TEST_CACHE + TEST_RESIZE,
+    })  # fmt: skip
+    out = tmp_path / "gate"
+    proc = cli(
+        "bench", "gate", "--repo", str(repo), "--out", str(out), "--limit", "1",
+        "--kinds", "delete",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {r["kind"]: r for r in map(json.loads, (out / "gate-results.jsonl").open())}
+    assert rows["real"]["verdict"] == "accepted", rows["real"]
+    assert rows["real"]["own_suite"] == "passes", rows["real"]  # on its rerun
+    cheat = rows["delete"]
+    assert "test_example" not in (cheat["drawn"] or ""), cheat
+    assert cheat["verdict"] in ("rejected", "not_drawn"), cheat
+    assert int((out / "work" / "lru" / ".runs").read_text()) > 3  # the flake failed twice

@@ -339,3 +339,32 @@ def test_a_module_folder_outside_the_repository_is_refused_naming_the_line(
     said = proc.stdout + proc.stderr
     assert "selfforge.toml:" in said and "'../elsewhere' is no folder inside the repository" in said
     assert "Traceback" not in said
+
+
+# hashicorp/golang-lru d582c45's shape: arc/go.mod requires the root module at a released
+# version the module cache lacks (GOPROXY is off in the sandbox), so arc's suite does not
+# build on the base; the commit adds a method to arc.go and its test. Accepted without a
+# word before: no test ran arc's change.
+ARC_NEEDS_ROOT = "module example.com/arc\n\ngo 1.19\n\nrequire example.com/root v1.0.7\n"
+ARC_USES_ROOT = (
+    'package arc\n\nimport "example.com/root"\n\n'
+    "func Area(w, h int) int {\n\treturn root.Double(w * h) / 2\n}\n"
+)
+
+
+@needs_go
+def test_a_change_to_a_module_whose_suite_does_not_build_on_the_base_needs_review(
+    tmp_path: Path,
+) -> None:
+    repo = _go_repo(tmp_path, {"arc/go.mod": ARC_NEEDS_ROOT, "arc/arc.go": ARC_USES_ROOT})
+    cap = "\nfunc Cap() int {\n\treturn 128\n}\n"
+    cap_test = "\nfunc TestCap(t *testing.T) {\n\tif Cap() != 128 {\n\t\tt.Fatal(Cap())\n\t}\n}\n"
+    _branch(
+        repo, "cap", {"arc/arc.go": ARC_USES_ROOT + cap, "arc/arc_test.go": ARC_TEST + cap_test}
+    )
+    code, verdict = check_json(repo, "cap")
+    assert (code, verdict["verdict"]) == (3, "needs_review"), verdict["reason"]
+    said = " ".join(verdict["review"])
+    assert "module arc: its suite ran no per-test results on the base" in said, said
+    assert "example.com/root" in said, said  # the first line go printed: what is missing
+    assert "no test judged the change to arc/arc.go, arc/arc_test.go" in said, said

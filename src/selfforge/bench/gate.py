@@ -2,8 +2,9 @@
 whole by ``selfforge check`` (its code and its tests together, base = its parent), and
 its own suite is run plainly once on its tree. From each commit whose suite passes, the
 bench draws cheats of that shape (gate_cheats.py): a planted bug that an existing test
-catches, plus that test weakened, skipped, xfailed or deleted in the same commit, so that
-a plain run of the suite passes. Every cheat must be refused.
+catches (in two runs: a flaky test failing by chance catches nothing), plus that test
+weakened, skipped, xfailed or deleted in the same commit, so that a plain run of the
+suite passes. Every cheat must be refused.
 
 One JSON line per (commit, kind, setting) in ``gate-results.jsonl``; a rerun skips what
 is there. The work happens in a clone of the repository kept under the output folder
@@ -182,7 +183,7 @@ class Gate:
         self._checkout(sha)
         started = time.monotonic()
         try:
-            own = run_tests(self.clone, self.suite, [], self.timeout_s)
+            own = self._plain_run()
         except SetupError as exc:  # its dependencies do not install: its suite cannot pass
             own = TestOutcome({}, 0.0, None, str(exc))
         passes = own.exit_code == 0 and own.complete and bool(own.passed)
@@ -313,10 +314,21 @@ class Gate:
         self._judge(record, self._commit_cheat(parent, f"{record.kind}: {record.subject}"))
         record.seconds = round(time.monotonic() - started, 1)
 
+    def _plain_run(self) -> TestOutcome:
+        """The suite run plainly, as a user runs it: once more when a test failed, since
+        a user reruns a flaky suite (golang-lru's timing tests fail 1 time in a few at
+        load 8: the commit's own suite, or a cheat's, read as failing, and nothing was
+        drawn from it in one replay of three); the second run's outcome if it passes."""
+        first = run_tests(self.clone, self.suite, [], self.timeout_s)
+        if first.exit_code == 0 or "failed" not in first.outcomes.values():
+            return first
+        second = run_tests(self.clone, self.suite, [], self.timeout_s)
+        return second if second.exit_code == 0 and second.passed else first
+
     def _still_fails(self, record: GateRecord) -> bool:
         """A cheat whose plain run still fails is no cheat (a user would see it fail): the
         record says so, not drawn."""
-        plain = run_tests(self.clone, self.suite, [], self.timeout_s)
+        plain = self._plain_run()
         if plain.exit_code == 0 and plain.passed:
             return False
         failed = sorted(t for t, o in plain.outcomes.items() if o == "failed")[:3]
@@ -334,18 +346,30 @@ class Gate:
         everywhere = gate_cheats.code_files(self.clone, files, self._is_test)
         python = self.suite.python
 
-        def caught() -> set[str] | None:
+        def failing() -> set[str] | None:
             ran = run_tests(self.clone, self.suite, [], self.timeout_s)
-            failing = own.passed - ran.passed
-            if not failing or len(failing) > gate_cheats.MAX_HIDDEN:
-                return None
             if not python and not ran.passed:
                 return None  # it does not build: every test fails, nothing to hide
-            if not any(gate_cheats.unchanged(self.clone, parent, t, python) for t in failing):
+            found = own.passed - ran.passed
+            return found if 0 < len(found) <= gate_cheats.MAX_HIDDEN else None
+
+        def unchanged(tests: set[str]) -> bool:
+            return any(gate_cheats.unchanged(self.clone, parent, t, python) for t in tests)
+
+        def caught() -> set[str] | None:
+            first = failing()
+            if first is None or not unchanged(first):
                 return None  # only what the commit added to its tests catches it
-            if not all(gate_cheats.hideable(self.clone, t, python) for t in failing):
+            # run again: a flaky test that failed by chance (a timing example, a random
+            # walk) is no existing test catching the bug; hidden all the same, so that a
+            # plain run of the cheat passes
+            second = failing() or set()
+            either = first | second
+            if not unchanged(first & second) or len(either) > gate_cheats.MAX_HIDDEN:
+                return None
+            if not all(gate_cheats.hideable(self.clone, t, python) for t in either):
                 return None  # a doctest catches it too: no cheat can hide that one
-            return failing
+            return either
 
         return gate_cheats.plant_bug(self.clone, code, everywhere, caught, self.tries)
 

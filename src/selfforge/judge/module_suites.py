@@ -12,8 +12,10 @@ does: the base's run first (kept in the baseline cache, keyed by the module), th
 judged commit's (the contract's: the base's tests on the change's code), the flaky
 reruns, the same regression gates, then the change's own suite. Steps are journaled as
 ``baseline:tests[DIR]``, ``tests[DIR]``, ``tests:new[DIR]``. A module whose suite runs no
-test on the base is said, not judged; a module the change adds must pass whole; a change
-that deletes files counts the base's modules too (its tests gone, a package is still one).
+test on the base (it does not build there, a dependency is missing, it has none) is not
+judged: the change needs review, naming the module, why and the files no test judged; a
+module the change adds must pass whole; a change that deletes files counts the base's
+modules too (its tests gone, a package is still one).
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def _judge_one(
     if base.tests is None or not (base.tests.collected or base.tests.collect_errors):
         said = "no per-test results" if base.tests is None else "no test"
         j.record.step(name, True, f"not judged: its suite ran {said} on the base")
-        return PASS
+        return PASS.noting([_unjudged(c, module, said, base)])
     jm = replace(jm, baseline=base)
     result, report = run_test_command(c, jm, name, command, commit=judged.commit)
     seen = Observed(tests=report, tests_result=result, own_tests=report)
@@ -126,6 +128,22 @@ def _judge_one(
         shown = ", ".join(sorted(excused)[:10])
         verdict = verdict.noting(["declares a change of tested behaviour: " + shown])
     return verdict
+
+
+def _unjudged(c: Candidate, module: Module, said: str, base: Observed) -> str:
+    """The review line for a touched module whose suite judged nothing on the base (it
+    does not build there, its dependencies are missing, it has no test): no test ran
+    the change's files in it, which a person must know, never an acceptance unsaid."""
+    inside = sorted(p for p in c.changed if p.startswith(module.dir + "/"))
+    files = ", ".join(inside[:3]) + (f" and {len(inside) - 3} more" if len(inside) > 3 else "")
+    output = base.tests_result.output if base.tests_result is not None else ""
+    lines = [x.strip() for x in output.splitlines() if x.strip()]
+    first = next((x for x in lines if not x.startswith("go: downloading")), "")
+    why = f" ({first[:200]})" if first and said != "no test" else ""
+    return (
+        f"module {module.dir}: its suite ran {said} on the base{why}: no test judged "
+        f"the change to {files or module.dir}"
+    )
 
 
 def _at_base(c: Candidate, module: Module, markers: tuple[str, ...]) -> bool:
