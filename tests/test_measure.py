@@ -76,7 +76,10 @@ def test_measure_at_one_revision_prints_each_value(tmp_path: Path) -> None:
         f'[[measures]]\nname = "speed"\ncommand = "{PY} bench.py"\nunit = "ms"\n\n'
         '[[measures]]\nname = "answer"\ncommand = "echo \'{\\"a\\": {\\"b\\": 42.5}}\'"\n'
         'key = "a.b"\n\n'
-        '[[measures]]\nname = "code"\nkind = "size"\nfile = "*.py"\n'
+        '[[measures]]\nname = "code"\nkind = "size"\nfile = "*.py"\n\n'
+        # a built file: its command builds it in the revision's worktree, then its size
+        '[[measures]]\nname = "built"\nkind = "size"\nfile = "dist/*.bin"\n'
+        'command = "mkdir -p dist && cat work.py work.py > dist/app.bin"\n'
     )
     repo = make_repo(tmp_path / "r", {"work.py": WORK, "bench.py": BENCH}, _toml(measures))
     (repo / "work.py").write_text(WORK + "# not committed\n" * 50)  # not what is measured
@@ -88,6 +91,7 @@ def test_measure_at_one_revision_prints_each_value(tmp_path: Path) -> None:
     assert values["speed"]["value"] > 0 and values["speed"]["unit"] == "ms"
     assert values["answer"]["value"] == 42.5
     assert values["code"]["value"] == len(WORK) + len(BENCH) and values["code"]["unit"] == "bytes"
+    assert values["built"]["value"] == 2 * len(WORK)  # the committed work.py, twice
 
     text = cli("measure", "HEAD", "--repo", str(repo), "--measure", "code")
     assert text.returncode == 0, text.stderr

@@ -241,6 +241,31 @@ def test_a_no_op_change_on_a_noisy_measure_lands_0_times_in_20(tmp_path: Path, s
     assert any(s["note"].endswith(" runs per side would settle it") for s in unsettled)
 
 
+def test_a_gain_that_makes_another_measure_worse_does_not_land(tmp_path: Path, script) -> None:
+    """The goal's measure improved (dedupe.py's size, halved by the real speed-up), and
+    another declared measure worse (the README's size, better higher, cut): refused,
+    naming the other measure; nothing lands. Sizes: one run per side, no timing."""
+    directives = _directives('"Something else"', heldout="")
+    first = directives.index("[[measures]]")
+    directives = directives[:first] + (
+        '[[measures]]\nname = "code"\nkind = "size"\nfile = "dedupe.py"\n\n'
+        '[[measures]]\nname = "docs"\nkind = "size"\nfile = "README.md"\nbetter = "higher"\n'
+    )
+    readme = "dedupe(items): the first of each item, in the order given.\n"
+    files = {"dedupe.py": DEDUPE, "test_dedupe.py": TEST, "README.md": readme}
+    repo = make_repo(tmp_path / "r", files, directives)
+    head = git(repo, "rev-parse", "HEAD")
+    both = FAST + _edit("README.md", readme, "dedupe(items).\n")
+    attempt, _ = _run(repo, script(propose=[both]), "--measure", "code")
+    assert attempt["outcome"] == "rejected" and not attempt["landed"], attempt
+    reason = str(attempt["reason"])
+    assert reason.startswith("measure docs: ") and reason.endswith(": worse"), reason
+    assert "goal measure" not in reason, reason  # its own measure did improve
+    verdicts = {name: summary["verdict"] for name, _, _, summary in _measure_rows(repo)}
+    assert verdicts == {"measure code": "improved", "measure docs": "worse"}, verdicts
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
 def test_a_goal_or_run_naming_an_undeclared_measure_is_a_clear_error(
     tmp_path: Path, script
 ) -> None:
