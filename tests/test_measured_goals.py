@@ -210,7 +210,7 @@ NOISE = "shuf -i 70-130 -n 1"
 TRIALS = 20
 
 
-@pytest.mark.slow  # 34 s at load 7 on 2 cores: 20 comparisons of 8 pairs each
+@pytest.mark.slow  # 22-34 s at load 6-7 on 2 cores: 20 comparisons of 8 pairs each
 def test_a_no_op_change_on_a_noisy_measure_lands_0_times_in_20(tmp_path: Path, script) -> None:
     """A change that does nothing for it (a comment), judged by 20 measures that each
     draw a number with +-30 % random jitter: 20 independent comparisons of the same
