@@ -112,8 +112,14 @@ def test_a_measure_that_prints_no_number_names_the_measure_and_the_cause(tmp_pat
 
 def test_a_real_speedup_measures_improved_with_its_interval(tmp_path: Path) -> None:
     """B cuts work() to a third: `measure A..B --json` says improved, with an interval
-    entirely below -5 %, from interleaved runs of the real script on both revisions."""
+    entirely below -5 %, from interleaved runs of the real script on both revisions; a
+    measure whose time budget (max_seconds) is spent after one pair stops there."""
     measures = f'[[measures]]\nname = "work"\ncommand = "{PY} bench.py"\nunit = "ms"\n'
+    # and a noisy measure whose time budget (max_seconds) ends after its first pair
+    measures += (
+        '\n[[measures]]\nname = "budget"\nmax_seconds = 0.5\n'
+        'command = "sleep 0.3; shuf -i 70-130 -n 1"\n'
+    )
     repo = make_repo(tmp_path / "r", {"work.py": WORK, "bench.py": BENCH}, _toml(measures))
     base = git(repo, "rev-parse", "HEAD").strip()
     tip = _commit(repo, {"work.py": WORK.replace("n * 3", "n")}, "work: a third of it")
@@ -121,13 +127,14 @@ def test_a_real_speedup_measures_improved_with_its_interval(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert (report["base"], report["candidate"]) == (base, tip)
-    [work] = report["measures"]
+    [work, budget] = report["measures"]
+    assert (budget["runs"], budget["verdict"]) == (1, "inconclusive"), budget
     assert work["verdict"] == "improved", work
     assert work["candidate"] < work["base"]
     assert work["low"] <= work["change"] <= work["high"] < -0.05
     assert work["runs"] >= 5 and work["better"] == "lower"
 
-    text = cli("measure", f"{base}..{tip}", "--repo", str(repo))
+    text = cli("measure", f"{base}..{tip}", "--repo", str(repo), "--measure", "work")
     assert "work: " in text.stdout and "improved" in text.stdout and "runs" in text.stdout
 
 
