@@ -106,6 +106,11 @@ def _commit(repo: Path, message: str, files: dict[str, str]) -> None:
 def test_the_action_accepts_a_fix_and_writes_outputs_and_summary(
     repo: Path, runner_temp: Path
 ) -> None:
+    """With a declared measure (issue 42.5), the step summary carries the measures table."""
+    size = '\n[[measures]]\nname = "size"\nkind = "size"\nfile = "calc.py"\n'
+    _commit(
+        repo, "a size measure", {"selfforge.toml": (repo / "selfforge.toml").read_text() + size}
+    )
     _commit(repo, "Fix add()", {"calc.py": FIXED})
     status, outputs, out = _check(repo, runner_temp)  # no base: HEAD~1
     assert status == 0, out
@@ -113,6 +118,9 @@ def test_the_action_accepts_a_fix_and_writes_outputs_and_summary(
     assert "accepted: all gates passed" in out
     summary = (runner_temp / "GITHUB_STEP_SUMMARY").read_text()
     assert "selfforge check" in summary and "accepted" in summary
+    assert "| measure | base | candidate | change [interval] | runs | verdict |" in summary
+    assert f"| size | {len(CALC)} bytes | {len(FIXED)} bytes | " in summary, summary
+    assert "| 1 | unchanged |" in summary, summary
 
 
 def test_the_action_rejects_a_cheat_on_a_branch(repo: Path, runner_temp: Path) -> None:

@@ -93,3 +93,12 @@ def test_on_worse_reject_and_report(tmp_path: Path) -> None:
     table = summary.read_text()
     assert "| measure | base | candidate | change [interval] | runs | verdict |" in table
     assert "| size | " in table and "| 1 | unchanged |" in table
+
+    # a data file the measure declares (`files`) is protected like its script: a change
+    # to it needs review, naming it (issue 42.4)
+    toml = (repo / "selfforge.toml").read_text() + 'files = ["data.txt"]\n'
+    _commit(repo, {"selfforge.toml": toml, "data.txt": "1 2 3\n"}, "the measure's data")
+    _commit(repo, {"data.txt": "1\n"}, "less data")
+    code, result = check_json(repo)
+    assert code == 3, result
+    assert any("data.txt" in item for item in result["review"]), result["review"]

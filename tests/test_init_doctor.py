@@ -57,6 +57,9 @@ def test_init_picks_up_a_lint_tool_installed_in_the_venv(project: Path) -> None:
     out, toml = _init(project)
     assert _line(toml, "lint") == ".venv/bin/ruff check --output-format concise ."
     assert "installed in .venv" in out
+    # and the lint command's findings proposed as a measure (issue 42.1), commented out
+    assert '# [[measures]]\n# name = "lint"\n# kind = "lint"\n' in toml, toml
+    assert "measures:   lint" in out, out
 
 
 @pytest.mark.parametrize(

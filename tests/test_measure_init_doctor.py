@@ -31,10 +31,18 @@ def test_init_proposes_pytest_benchmark_and_a_go_benchmark(tmp_path: Path) -> No
     if shutil.which("go") is None:
         pytest.skip("no go here")
     bench = 'package g\n\nimport "testing"\n\nfunc BenchmarkX(b *testing.B) {}\n'
-    go = {"go.mod": "module example.com/g\n\ngo 1.19\n", "g_test.go": bench}
+    # and a benchmarks folder holding a script (no pytest-benchmark): a command measure
+    go = {
+        "go.mod": "module example.com/g\n\ngo 1.19\n",
+        "g_test.go": bench,
+        "bench/run_bench.py": "print(1.0)\n",
+    }
     go_repo = make_repo(tmp_path / "g", go)
-    cli("init", "--force", "--repo", str(go_repo), check=True)
-    assert '# name = "go-bench"\n# kind = "go-bench"' in (go_repo / "selfforge.toml").read_text()
+    proc = cli("init", "--force", "--repo", str(go_repo), check=True)
+    text = (go_repo / "selfforge.toml").read_text()
+    assert '# name = "go-bench"\n# kind = "go-bench"' in text
+    assert '# name = "benchmark"\n# command = "' in text and ' bench/run_bench.py"' in text
+    assert "measures:   benchmark, go-bench" in proc.stdout, proc.stdout
 
 
 def test_doctor_runs_each_measure_once(tmp_path: Path, script) -> None:

@@ -50,7 +50,8 @@ def test_pytest_benchmark_json(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"test_bench.py": bench}, measures)
     found = _measure(repo)
     assert found["all"]["unit"] == "s"
-    assert 0 < found["one"]["value"] < found["all"]["value"] * 10
+    # one benchmark's min, below the sum of both medians: the key and the metric were read
+    assert 0 < found["one"]["value"] < found["all"]["value"]
     assert found["all"]["value"] > 0
 
 

@@ -52,19 +52,30 @@ def _try_repo(repo: Path, home: Path, *args: str) -> subprocess.CompletedProcess
     )  # fmt: skip
 
 
+# A declared measure (issue 42.5): the hook shows how the staged change moves it.
+SIZE = '\n[[measures]]\nname = "size"\nkind = "size"\nfile = "calc.py"\non_worse = "report"\n'
+
+
 def test_the_hook_refuses_a_staged_cheat_and_passes_a_staged_fix(
     repo: Path, pre_commit_home: Path
 ) -> None:
+    """The cheat refused; the fix (a comment line longer) accepted, and the hook's
+    output shows the measures: calc.py's size, worse, only reported."""
+    (repo / "selfforge.toml").write_text((repo / "selfforge.toml").read_text() + SIZE)
+    git(repo, "commit", "-qam", "a size measure")
     _stage(repo, CHEAT)
     refused = _try_repo(repo, pre_commit_home)
     out = refused.stdout + refused.stderr
     assert refused.returncode == 1, out
     assert "rejected" in out and "test_sub" in out, out
     git(repo, "reset", "-q", "--hard")
-    _stage(repo, {"calc.py": FIXED})
+    _stage(repo, {"calc.py": FIXED + "# add() adds\n"})
     passed = _try_repo(repo, pre_commit_home)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "accepted" in passed.stdout, passed.stdout
+    assert "measures:" in passed.stdout, passed.stdout
+    assert f"size: {len(CALC)} bytes → {len(FIXED) + 13} bytes" in passed.stdout
+    assert ": worse" in passed.stdout.split("measures:")[1], passed.stdout
     assert git(repo, "status", "--porcelain") == "M  calc.py\n"  # the index is as it was
 
 
