@@ -2,7 +2,8 @@
 history: a README commit (no code), a real speed-up of work() measured by a timing
 script, and a rename (no gain). Mining keeps the speed-up alone; the replay measures the
 gold commit improved, and refuses its speed-up reverted, a no-op reformat and the
-speed-up with a planted bug a test catches."""
+speed-up with a planted bug a test catches; a (scripted) model's own attempt that makes the
+expert's speed-up lands and reaches the expert's gain (GSO's rate)."""
 
 from __future__ import annotations
 
@@ -98,6 +99,10 @@ def test_perf_commits_are_mined_and_replayed(tmp_path: Path) -> None:
     )
     assert words.returncode == 0 and "wrote 0 perf instance(s)" in words.stdout
 
+    # A model's own attempt (GSO's rate): the scripted model makes the expert's speed-up.
+    model = tmp_path / "model.json"
+    edit = f"work.py\n<<<<<<< SEARCH\n{SLOW[13:]}=======\n{FAST[13:]}>>>>>>> REPLACE\n"
+    model.write_text(json.dumps({"propose": [edit]}))
     results = tmp_path / "results.jsonl"
     proc = cli(
         "bench",
@@ -106,6 +111,8 @@ def test_perf_commits_are_mined_and_replayed(tmp_path: Path) -> None:
         str(out),
         "--gold",
         "--negatives",
+        "--model",
+        f"script:{model}",
         "--noop-trials",
         "1",
         "--results",
@@ -128,6 +135,10 @@ def test_perf_commits_are_mined_and_replayed(tmp_path: Path) -> None:
     assert "negatives refused: 3/3" in proc.stdout
     assert "no-op trials: 0 false improvement(s) in 1" in proc.stdout
     assert "wall time per instance: " in proc.stdout
+    mine = rows["model"]  # landed through `run --measure`, measured against its start
+    assert mine["lands"] and mine["measures"] == {"work": "improved"}, mine
+    assert mine["reaches"] >= 0.95, mine
+    assert "model: landed 1/1; reached 95% of the expert's gain on 1/1 (100%)" in proc.stdout
     report = (tmp_path / "results-report" / "report.md").read_text()
     assert "| gold |" in report.replace("| instance | measure | gold |", "| gold |")
 

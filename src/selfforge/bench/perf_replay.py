@@ -12,6 +12,8 @@ Per instance, the candidates, each a commit on the instance's parent:
 - ``noop``: a no-op reformat of a file the commit changes (a comment line): refused;
 - ``broken``: the commit plus a planted bug (judge/mutants.py, through gate_cheats) that
   an existing test catches: faster, and wrong: refused by the tests;
+- ``model`` (``--model SPEC``): the model's own attempt at the instance, from its parent
+  (bench/perf_model.py): whether it landed, and its gain over the expert's (GSO's rate);
 
 and ``noop_trials`` further comparisons of the no-op (``selfforge measure A..B``), each
 a chance for noise to pass for a gain: how many came out ``improved``.
@@ -22,8 +24,6 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from selfforge.bench import gate_cheats
 from selfforge.bench.perf import PerfInstance
+from selfforge.bench.perf_model import REACH, model_run, run_selfforge
 from selfforge.bench.testrun import Suite, resolve_command, run_tests
 from selfforge.config import parse_directives
 from selfforge.errors import SelfforgeError
@@ -57,6 +58,7 @@ class Candidate(BaseModel):
     drawn: str = ""  # what the negative changed
     reason: str = ""
     seconds: float = 0.0
+    reaches: float | None = None  # model: its gain over the expert's (perf_model.reach)
 
 
 class PerfResult(BaseModel):
@@ -83,10 +85,11 @@ def replay_all(
     work_dir: Path | None,
     keep: bool,
     on_done: Callable[[PerfResult], None] | None = None,
+    model: str = "",
 ) -> list[PerfResult]:
     results = []
     for inst in instances:
-        result = replay(inst, gold, negatives, noop_trials, timeout_s, work_dir, keep)
+        result = replay(inst, gold, negatives, noop_trials, timeout_s, work_dir, keep, model)
         results.append(result)
         if on_done is not None:
             on_done(result)
@@ -101,6 +104,7 @@ def replay(
     timeout_s: float,
     work_dir: Path | None,
     keep: bool,
+    model: str = "",
 ) -> PerfResult:
     """One instance's candidates judged; never raises for a harness failure."""
     started = time.monotonic()
@@ -109,7 +113,7 @@ def replay(
         work_dir.mkdir(parents=True, exist_ok=True)
     place = Path(tempfile.mkdtemp(prefix=f"{inst.instance_id}-perf-", dir=work_dir))
     try:
-        _Replay(inst, place, timeout_s).run(result, gold, negatives, noop_trials)
+        _Replay(inst, place, timeout_s).run(result, gold, negatives, noop_trials, model)
     except SelfforgeError as exc:
         result.error = exc.message
     except Exception as exc:  # the harness must report, not die, whatever one job hits
@@ -131,10 +135,27 @@ class _Replay:
         checks = parse_directives(inst.directives, self.clone / "selfforge.toml").checks
         self.suite = Suite(resolve_command(checks.test or "python -m pytest"), checks.runner)
 
-    def run(self, result: PerfResult, gold: bool, negatives: bool, noop_trials: int) -> None:
+    def run(
+        self, result: PerfResult, gold: bool, negatives: bool, noop_trials: int, model: str
+    ) -> None:
         inst = self.inst
         if gold:
             result.candidates.append(self.judge("gold", inst.commit))
+        if model:
+            started = time.monotonic()
+            made = model_run(inst, self.clone.parent, model, self.timeout_s)
+            result.candidates.append(
+                Candidate(
+                    candidate="model",
+                    outcome=made.outcome,
+                    measures=made.measures,
+                    figures=made.figures,
+                    lands=made.lands,
+                    reason=made.reason[:500],
+                    reaches=made.reaches,
+                    seconds=round(time.monotonic() - started, 3),
+                )
+            )
         noop: str | None = None
         for kind in NEGATIVES if negatives or noop_trials else ():
             if kind != "noop" and not negatives:
@@ -238,7 +259,7 @@ class _Replay:
     def judge(self, name: str, rev: str) -> Candidate:
         """``selfforge check --json REV`` in the clone, and the measured goal's rule."""
         started = time.monotonic()
-        proc = _selfforge(
+        proc = run_selfforge(
             "check", "--json", "--repo", str(self.clone), rev, timeout=self.timeout_s * 10
         )
         row = Candidate(candidate=name, outcome=Outcome.ERROR)
@@ -263,7 +284,7 @@ class _Replay:
     def measure(self, rev: str) -> dict[str, str]:
         """``selfforge measure PARENT..REV --json`` in the clone: measure -> verdict."""
         args = [a for m in self.inst.measures for a in ("--measure", m)]
-        proc = _selfforge(
+        proc = run_selfforge(
             "measure",
             f"{self.inst.parent}..{rev}",
             "--json",
@@ -281,16 +302,6 @@ class _Replay:
 
 class _NotDrawn(Exception):
     """A negative the instance has none of: why."""
-
-
-def _selfforge(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "selfforge", *args],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-    )
 
 
 # --- the report --------------------------------------------------------------------------
@@ -331,6 +342,14 @@ def summary(results: list[PerfResult]) -> list[str]:
         lines.append(f"negatives refused: {refused}/{len(drawn)} (not drawn: {not_drawn})")
     if trials:
         lines.append(f"no-op trials: {false} false improvement(s) in {trials}")
+    models = [c for r in results for c in r.candidates if c.candidate == "model"]
+    if models:
+        landed_m = sum(c.lands for c in models)
+        reached = sum(c.lands and (c.reaches or 0.0) >= REACH for c in models)
+        lines.append(
+            f"model: landed {landed_m}/{len(models)}; reached {REACH:.0%} of the expert's "
+            f"gain on {reached}/{len(models)} ({reached / len(models):.0%})"
+        )
     if walls:
         lines.append(
             f"wall time per instance: {statistics.fmean(walls):.1f} s "
@@ -346,7 +365,7 @@ def write_report(results: list[PerfResult], folder: Path, source: str) -> Path:
     head = (
         "| instance | measure | gold | "
         + " | ".join(NEGATIVES)
-        + " | no-op trials improved | wall s |"
+        + " | model | no-op trials improved | wall s |"
     )
     lines = [
         f"# perf bench: {source}",
@@ -358,7 +377,7 @@ def write_report(results: list[PerfResult], folder: Path, source: str) -> Path:
     ]
     for r in results:
         cells = []
-        for name in ("gold", *NEGATIVES):
+        for name in ("gold", *NEGATIVES, "model"):
             c = r.row(name)
             cells.append("—" if c is None else _cell(c, r.measures))
         trials = f"{r.noop_improved}/{r.noop_trials}" if r.noop_trials else "—"
@@ -380,7 +399,8 @@ def _cell(c: Candidate, goal: list[str]) -> str:
         return c.outcome.replace("_", " ")
     words = ", ".join(c.measures.get(m, "not measured") for m in goal)
     said = "lands" if c.lands else "refused"
-    return f"{said} ({c.outcome}; {words})"
+    reached = f"; {c.reaches:.0%} of the expert's gain" if c.reaches is not None else ""
+    return f"{said} ({c.outcome}; {words}{reached})"
 
 
 def append_result(path: Path, result: PerfResult) -> None:

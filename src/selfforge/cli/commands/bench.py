@@ -219,13 +219,17 @@ def _run_perf(
     report: Path | None,
     only: list[str],
     limit: int | None,
+    model: str = "",
 ) -> None:
-    """Perf instances replayed: gold, negatives, no-op trials (bench/perf_replay.py)."""
+    """Perf instances replayed: gold, negatives, no-op trials, a model's own attempt
+    (bench/perf_replay.py, perf_model.py)."""
     from selfforge.bench.perf import read_perf
     from selfforge.bench.perf_replay import append_result, replay_all, summary, write_report
 
-    if not (gold or negatives or noop_trials):
-        raise UsageError("nothing to run: pass --gold, --negatives or --noop-trials N")
+    if not (gold or negatives or noop_trials or model):
+        raise UsageError(
+            "nothing to run: pass --gold, --negatives, --noop-trials N or --model SPEC"
+        )
     loaded = read_perf(instances)
     if only:
         unknown = sorted(set(only) - {i.instance_id for i in loaded})
@@ -250,6 +254,7 @@ def _run_perf(
         work_dir=work_dir,
         keep=keep,
         on_done=done,
+        model=model,
     )
     path = write_report(found, report, str(instances))
     for line in summary(found):
@@ -379,6 +384,7 @@ def run_command(
             report=report,
             only=only or [],
             limit=limit,
+            model=model or "",
         )
         return
     from selfforge.bench.executors import make_executor
