@@ -4,7 +4,10 @@ replayed through `bench mine` / `bench run` as the real commit was."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from conftest import cli, git, make_repo, needs_cargo
 
@@ -14,7 +17,10 @@ from conftest import cli, git, make_repo, needs_cargo
 # test;` becomes `#[cfg(all(test, feature = "alloc"))] mod test;`, and src/test.rs now
 # imports `alloc::vec`. Its tests fail on the parent and pass on the commit, but only
 # with the commit's Cargo.toml, which the gold (the code files) does not carry: replayed,
-# the gold left the test module out of the build, and was refused.
+# the gold left the test module out of the build, and was refused. The commits after it
+# (577f243 "add sum and product") add methods their tests call: on the parent, with their
+# tests, rustc's errors are in src/test.rs only, a module declared `#[cfg(all(test,
+# feature = "alloc"))]`, which mining read as the crate not compiling (3 commits lost).
 
 FEAT_TOML = '[package]\nname = "feat"\nversion = "0.1.0"\nedition = "2018"\n\n[features]\n'
 FEAT_LIB = """#![no_std]
@@ -41,11 +47,31 @@ fn sums() {
 """
 
 
+MEAN = """
+/// The mean of `xs`, none for no numbers.
+pub fn mean(xs: &[u32]) -> Option<u32> {
+    if xs.is_empty() {
+        return None;
+    }
+    Some(total(xs) / xs.len() as u32)
+}
+"""
+MEAN_TEST = """
+#[test]
+fn means() {
+    assert_eq!(mean(&vec![1, 3]), Some(2));
+    assert_eq!(mean(&[]), None);
+}
+"""
+
+
 @needs_cargo
-def test_a_commit_that_changes_cargo_toml_is_not_mined_without_it(tmp_path: Path) -> None:
-    """The commit's tests ran with its new Cargo feature; the gold, its code files only,
-    cannot carry it: mining leaves the commit out and says why, instead of an instance
-    whose gold builds without the tests it names."""
+@pytest.mark.slow  # cargo builds the crate for the second commit's mining
+def test_a_feature_gated_test_module_and_the_manifest_that_gates_it(tmp_path: Path) -> None:
+    """The commit that changes Cargo.toml is left out, saying why (its tests ran with a
+    feature the gold cannot carry); the next commit, whose tests in the feature-gated
+    `#[cfg(all(test, feature = "alloc"))] mod test;` call the function it adds, is an
+    instance: a compile error there is the tests', not the crate's."""
     files = {
         "Cargo.toml": FEAT_TOML + 'std = []\ndefault = ["std"]\n',
         ".gitignore": "target/\nCargo.lock\n",
@@ -54,21 +80,22 @@ def test_a_commit_that_changes_cargo_toml_is_not_mined_without_it(tmp_path: Path
     }
     repo = make_repo(tmp_path / "feat", files)
     (repo / "Cargo.toml").write_text(FEAT_TOML + 'default = ["alloc"]\nalloc = []\n')
-    lib = FEAT_LIB.replace('feature = "std")]\nextern crate std', 'feature = "alloc")]\n'
-                           "extern crate alloc")  # fmt: skip
+    lib = FEAT_LIB.replace('"std")]\nextern crate std', '"alloc")]\nextern crate alloc')
     lib = lib.replace(
         '#[cfg(feature = "std")]\n#[cfg(test)]', '#[cfg(all(test, feature = "alloc"))]'
     )
+    test = FEAT_TEST.replace("use super::*;", "use alloc::vec;\nuse super::*;")
     (repo / "src/lib.rs").write_text(lib)
-    (repo / "src/test.rs").write_text(
-        FEAT_TEST.replace("use super::*;", "use alloc::vec;\nuse super::*;").replace(
-            "&[1, 2]", "&vec![1, 2]"
-        )
-    )
+    (repo / "src/test.rs").write_text(test.replace("&[1, 2]", "&vec![1, 2]"))
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "Refactor: tidy up imports and features")
+    (repo / "src/lib.rs").write_text(lib.replace("\n#[cfg(all(test", MEAN + "\n#[cfg(all(test"))
+    (repo / "src/test.rs").write_text(test.replace("&[1, 2]", "&vec![1, 2]") + MEAN_TEST)
+    git(repo, "commit", "-qam", "add mean")
     out = tmp_path / "feat.jsonl"
-    proc = cli("bench", "mine", "--repo", str(repo), "--out", str(out))
+    proc = cli("bench", "mine", "--repo", str(repo), "--out", str(out), "--mutations", "0")
     said = proc.stdout + proc.stderr
     assert "1  change a build manifest the gold cannot carry" in said, said
-    assert not out.exists() or not out.read_text().strip(), out.read_text()
+    (inst,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert inst["message"] == "add mean" and inst["test_files"] == ["src/test.rs"], inst
+    assert "src/lib.rs::test::means" in inst["fail_to_pass"], inst["fail_to_pass"]
