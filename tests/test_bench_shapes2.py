@@ -99,3 +99,62 @@ def test_a_feature_gated_test_module_and_the_manifest_that_gates_it(tmp_path: Pa
     (inst,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert inst["message"] == "add mean" and inst["test_files"] == ["src/test.rs"], inst
     assert "src/lib.rs::test::means" in inst["fail_to_pass"], inst["fail_to_pass"]
+
+
+# --- a gold hunk whose context repeats in the file ----------------------------------------
+# sfackler/rust-fallible-iterator a7c1a8b ("add convenient wrapper for std::iter::Iterator")
+# ends src/lib.rs without its final newline: the last hunk's context, `size_hint`
+# returning `(0, Some(0))` and the closing brace, is the same in three iterator impls (lines
+# 2696, 2755 and 2803), and the gold was refused as "edits did not apply". Its header
+# states where it is, as `git apply` reads it.
+
+ERR_IMPL = """impl<T, E: Clone> FallibleIterator for {name}<T, E> {{
+    type Item = T;
+    type Error = E;
+
+    #[inline]
+    fn next(&mut self) -> Result<Option<T>, E> {{
+        Err(self.0.clone())
+    }}
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {{
+        (0, Some(0))
+    }}
+}}
+"""
+LAST_HUNK = "\n".join(
+    [
+        "diff --git a/src/lib.rs b/src/lib.rs",
+        "--- a/src/lib.rs",
+        "+++ b/src/lib.rs",
+        "@@ -39,6 +39,6 @@ impl<T, E: Clone> FallibleIterator for RepeatErr<T, E> {",
+        " ",  # a blank context line, as git writes it
+        "     #[inline]",
+        "     fn size_hint(&self) -> (usize, Option<usize>) {",
+        "         (0, Some(0))",
+        "     }",
+        "-}",
+        "\\ No newline at end of file",
+        "+}",
+        "",
+    ]
+)
+
+
+def test_a_hunk_whose_context_repeats_applies_where_its_header_says(tmp_path: Path) -> None:
+    """The place the header states settles the tie; a header that states none of the
+    places leaves the hunk ambiguous, as before (nothing is guessed)."""
+    lib = "\n".join(ERR_IMPL.format(name=n) for n in ("Empty", "OnceErr", "RepeatErr"))
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/lib.rs").write_text(lib.rstrip("\n"))
+    reply = tmp_path / "reply.diff"
+    args = ("apply-edits", "--root", str(tmp_path), "--format", "udiff", "--file", str(reply))
+    reply.write_text(LAST_HUNK.replace("+39,6", "+30,6"))
+    proc = cli(*args)
+    assert proc.returncode == 1 and "matches 3 places" in proc.stdout + proc.stderr, proc
+    reply.write_text(LAST_HUNK)
+    proc = cli(*args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # (the final newline the hunk adds is not written: left alone, it changes no build)
+    assert (tmp_path / "src/lib.rs").read_text().rstrip("\n") == lib.rstrip("\n")
