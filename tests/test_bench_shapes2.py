@@ -158,3 +158,40 @@ def test_a_hunk_whose_context_repeats_applies_where_its_header_says(tmp_path: Pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # (the final newline the hunk adds is not written: left alone, it changes no build)
     assert (tmp_path / "src/lib.rs").read_text().rstrip("\n") == lib.rstrip("\n")
+
+
+# --- an infra negative whose file the project ignores --------------------------------------
+# unjs/scule's .gitignore holds `*.conf*`, which takes vitest.config.ts: the `infra`
+# negative's config file stayed out of its diff and, left in the clone by the reset
+# (`git clean` keeps ignored files), made the baseline's own run select no test — 4 jobs
+# of 4 ended in "the instance does not reproduce here" instead of a verdict. Staged by
+# force, it landed instead: a run stages only what git tracks, so the judged change was
+# the gold's code without it.
+
+
+def test_an_infra_file_the_project_ignores_is_not_drawn(tmp_path: Path) -> None:
+    """No change can add an ignored file: the kind is not drawn, and the clone is left
+    as it was (nothing of the negative steers the baseline's run)."""
+    from selfforge.bench import negatives
+    from selfforge.bench.records import Instance
+
+    package = {"name": "cases", "type": "module", "devDependencies": {"vitest": "^1.5.3"}}
+    files = {
+        "package.json": json.dumps(package),
+        ".gitignore": "node_modules\ncoverage\n*.conf*\n",
+        "src/index.ts": "export const upper = (s: string) => s.toUpperCase();\n",
+        "test/scule.test.ts": "import { upper } from '../src';\n",
+    }
+    repo = make_repo(tmp_path / "cases", files)
+    inst = Instance(
+        instance_id="cases-1", repo=str(repo), commit="0" * 40, parent="0" * 40,
+        message="feat", test_files=["test/scule.test.ts"], test_targets=[],
+        code_files=["src/index.ts"], test_patch="", code_patch="",
+        fail_to_pass=["test/scule.test.ts::upper > a => A"], pass_to_pass=[],
+        test_cmd="npx vitest run --no-cache --reporter=junit --outputFile=.selfforge-junit.xml",
+        test_time_s=1.0, runner="junit", junit=".selfforge-junit.xml",
+    )  # fmt: skip
+    with pytest.raises(negatives.NotDrawn, match=r"vitest\.config\.ts is ignored"):
+        negatives.draw("infra", repo, inst, lambda: True)
+    assert not (repo / "vitest.config.ts").exists()
+    assert git(repo, "status", "--porcelain", "--ignored") == ""
