@@ -30,6 +30,13 @@ from selfforge.repo.testpaths import is_rust_test_module, rule_for
 
 CODE_SUFFIXES = {".py", ".pyi", ".go", ".rs", ".js", ".mjs", ".cjs", ".ts", ".mts", ".jsx", ".tsx"}
 DEFAULT_TEST_CMD = "python -m pytest"
+# Build manifests of the other languages: a commit that changes one (a Cargo feature, a
+# Go requirement, package.json's test settings) ran its tests with it, which the gold, its
+# code files only, cannot carry; Python's (pyproject.toml, setup.cfg) stay as before.
+BUILD_MANIFESTS = (
+    "Cargo.toml", "Cargo.lock", "go.mod", "go.sum", "go.work", "go.work.sum", "package.json",
+    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,9 @@ def _mine_in(
         line.startswith("D") and line.split("\t")[1] in c.code_files for line in status.splitlines()
     ):
         return Skip("deletes_code")  # the gold change is not an edit to propose
+    changed = [line.split("\t")[-1] for line in status.splitlines() if "\t" in line]
+    if manifest := next((f for f in changed if PurePosixPath(f).name in BUILD_MANIFESTS), None):
+        return Skip("manifest", manifest)  # the commit's tests ran with it, the gold's would not
     modules = [m for m in c.test_modules if _exists(root, c.commit, m)]
     inline = _inline_tests(root, c)
     if not modules and not inline:

@@ -28,6 +28,9 @@ REASONS = {
     "deletes_code": Reason("delete a code file (the gold is not an edit to propose)"),
     "no_test_module": Reason("have no test module left at the commit"),
     "dependencies": Reason("change the dependencies (judged apart, not mined)"),
+    "manifest": Reason(
+        "change a build manifest the gold cannot carry (Cargo.toml, go.mod, package.json)"
+    ),
     "parent_collect": Reason(
         "have tests that fail to collect on the parent", "parent's tests fail to collect", _INSTALL
     ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfforge.repo.git import call as git_call
 from selfforge.repo.git import git
 
 
@@ -29,6 +30,11 @@ def _indent(line: str) -> str:
 def _write(clone: Path, path: str, text: str) -> None:
     target = clone / path
     target.parent.mkdir(parents=True, exist_ok=True)
+    if git_call("check-ignore", "-q", "--", path, cwd=clone).returncode == 0:
+        # `*.conf*` in .gitignore takes vitest.config.ts: a change cannot add the file (a
+        # run stages only what git tracks), and left in the clone it would steer the
+        # baseline's own run.
+        raise NotDrawn(f"{path} is ignored by the project's .gitignore: no change can add it")
     target.write_text(text, encoding="utf-8")
 
 

@@ -168,7 +168,7 @@ def _search_replace(files: FileSet, state: FileState, edit: Edit) -> None:
     if edit.other_splits:
         found = _locate_one_split(state.lines, edit)
     else:
-        found = locate(state.lines, search, replace)
+        found = locate(state.lines, search, replace, edit.at_line)
     if isinstance(found, Miss):
         raise _miss_error(found, edit.path or "", state, search, replace, files, edit.kind)
     state.set_lines(apply_spans(state.lines, found))

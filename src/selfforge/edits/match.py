@@ -3,7 +3,8 @@
 The ladder: exact lines; trailing whitespace ignored; spurious blank lines at the edges
 dropped; a uniform indentation shift (the replacement is re-indented to the file); and
 `...` elision lines. Each rung is tried only when every stricter one found nothing, and
-a rung that finds more than one place is an ambiguity, never a guess.
+a rung that finds more than one place is an ambiguity, never a guess — unless a diff
+hunk's header states one of those places as its start (repeated code in a real diff).
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ class Miss:
     reason: str = ""  # a specific cause, when there is one better than "not found"
 
 
-def locate(lines: list[str], search: list[str], replace: list[str]) -> list[Span] | Miss:
-    """The spans to rewrite for this SEARCH/REPLACE pair, or why there are none."""
+def locate(
+    lines: list[str], search: list[str], replace: list[str], at_line: int | None = None
+) -> list[Span] | Miss:
+    """The spans to rewrite for this SEARCH/REPLACE pair, or why there are none;
+    ``at_line``, a diff hunk's stated start, settles a tie when one place is there."""
     for rung in (_exact, _rstripped, _blank_trimmed, _reindented, _retabbed, _unnumbered):
         found = rung(lines, search, replace)
         if found is None:
@@ -41,7 +45,8 @@ def locate(lines: list[str], search: list[str], replace: list[str]) -> list[Span
         if len(found) == 1:
             return [found[0]]
         if len(found) > 1:
-            return Miss(ambiguous=tuple(s.start for s in found))
+            there = [s for s in found if s.start == at_line]
+            return there if len(there) == 1 else Miss(ambiguous=tuple(s.start for s in found))
     return _elided(lines, search, replace)
 
 

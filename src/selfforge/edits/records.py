@@ -29,6 +29,10 @@ class Edit:
     # Other ways to split a block holding several `=======` lines (e.g. an RST underline
     # in the code): the block applies only if exactly one reading matches the file.
     other_splits: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+    # A diff hunk's new-file start (0-based): where its old text sits once the file's
+    # earlier hunks are applied. It only settles a tie between places the text matches
+    # exactly as well (repeated code); it never moves a hunk the text does not match.
+    at_line: int | None = None
 
 
 @dataclass

@@ -2,11 +2,13 @@
 
 Models get hunk line numbers and counts wrong far more often than the lines themselves,
 so each hunk becomes a SEARCH (context and removed lines) and a REPLACE (context and
-added lines) and goes through the same matcher, with the same ambiguity rules.
+added lines) and goes through the same matcher, with the same ambiguity rules; a hunk's
+stated new start only settles a tie between places its text matches equally well.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from selfforge.edits.markers import FENCE, path_before
@@ -14,6 +16,7 @@ from selfforge.edits.records import Edit
 
 DEV_NULL = "/dev/null"
 GIT_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)")
+HUNK_HEADER = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
 def parse_udiff(lines: list[str]) -> list[Edit]:
@@ -87,7 +90,10 @@ def _read_hunk(
         if tag in " +":
             replace.append(line[1:])
         i += 1
-    return _hunk_edit(old_path, new_path, search, replace, lines[head:i], (head, i)), i
+    edit = _hunk_edit(old_path, new_path, search, replace, lines[head:i], (head, i))
+    if (m := HUNK_HEADER.match(lines[head])) and int(m.group(1)) > 0:
+        edit = dataclasses.replace(edit, at_line=int(m.group(1)) - 1)
+    return edit, i
 
 
 def _hunk_edit(

@@ -137,7 +137,9 @@ _RUST_AT = re.compile(r"^\s*--> (\S+?):(\d+):\d+", re.M)
 # A diagnostic's header: an error's, or a warning's (whose place is no error's).
 _RUST_HEADER = re.compile(r"^(error|warning)(?:\[\w+\])?: ", re.M)
 _GO_AT = re.compile(r"^(?:vet: )?(\S+\.go):(\d+):\d+: (.*)$", re.M)
-_CFG_TEST = re.compile(r"^\s*#\[cfg\(test\)\]", re.M)
+# `#[cfg(test)]`, or `#[cfg(all(test, feature = "alloc"))]`: code only tests build.
+_TEST_CFG = r"#\[cfg\((?:test|all\([^\]]*?(?<!not\()\btest\b[^\]]*?\))\)\]"
+_CFG_TEST = re.compile(r"^\s*" + _TEST_CFG, re.M)
 
 
 def nothing_builds(report: TestReport, output: str, tree: Path) -> str | None:
@@ -216,7 +218,8 @@ def _declared_for_tests(tree: Path, rel: Path) -> bool:
         if len(folder) == 1:
             parents += [(*folder, "lib.rs"), (*folder, "main.rs")]
         declared = re.compile(
-            r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+"
+            _TEST_CFG
+            + r"\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+"
             + re.escape(name)
             + r"\s*;"
         )
