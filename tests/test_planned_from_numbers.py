@@ -174,3 +174,53 @@ kind = "coverage"
     assert "runtime." not in numbers and "testing." not in numbers
     assert "measure cover (coverage): lines no test runs" in numbers, numbers
     assert "hot.go: lines 11-13 (3 not run)" in numbers, numbers  # Half(), from -coverprofile
+
+
+HOT_C = """static volatile long t;
+
+void spin(long n) {
+    for (long i = 0; i < n; i++) t += i % 7;
+}
+
+void quick(void) { t += 1; }
+
+int main(void) {
+    spin(60000000L);
+    quick();
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(
+    shutil.which("perf") is None or shutil.which("cc") is None, reason="needs perf and cc"
+)
+def test_a_native_program_is_profiled_with_perf(tmp_path: Path, script) -> None:
+    """A measured goal whose command is neither Python nor Go (a C program built and run):
+    where the machine has Linux perf, the plan's prompt names the program's own hottest
+    function by its share of the samples, and no library's."""
+    toml = f"""[goals]
+items = [{{ text = "Make the program faster", measure = "native" }}]
+
+[checks]
+test = "{PY} -m pytest -q -p no:cacheprovider"
+reruns = 0
+
+[limits]
+cycles = 1
+
+[[measures]]
+name = "native"
+command = "cc -O1 -o hot hot.c && ./hot && echo 1"
+"""
+    files = {"hot.c": HOT_C, "app.py": APP, "test_app.py": TEST}
+    repo = make_repo(tmp_path / "r", files, toml)
+    proc = cli("run", "--repo", str(repo), "--model", script(plan=["DONE"]))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [prompt] = _plan_prompts(repo)
+    numbers = prompt.split("## Where the measured goals' numbers say the work is")[1]
+    native = numbers.split("measure native (command): ")[1]
+    assert native.startswith("the project's hottest functions under perf"), numbers
+    first = native.splitlines()[1].strip()
+    assert first.startswith("spin (hot): ") and "% of the samples" in first, numbers
+    assert "libc" not in native, native  # the project's own only

@@ -8,7 +8,11 @@ profiled on the current code, for the planner to choose its next task from.
   ``-cpuprofile``, read with ``go tool pprof -top``: the module's own functions (the
   runtime and the standard library left out);
 - a ``coverage`` measure gives the lines no test runs, per file, as line ranges;
-- any other kind: "no profile for this kind".
+- any other command (a native program, ``cargo bench``, a script of another language),
+  where the machine has Linux ``perf``: ``perf record``, read with ``perf report``: the
+  project's own functions (those of programs built in the tree, or in a Cargo
+  ``target``), by their share of the samples;
+- otherwise (a count, a size; no perf): "no profile for this kind".
 
 A profile runs as the measure does (measure/sample.run_on: the check sandbox, on a
 worktree of the commit), bounded by ``PROFILE_TIMEOUT_S``. One that fails is one line
@@ -40,7 +44,7 @@ _PYTHON = re.compile(r"^(?P<pre>(?:[A-Za-z_]\w*=\S*\s+)*)(?P<py>\S*python[\d.]*)
 _PYTEST = re.compile(r"^(?P<pre>(?:[A-Za-z_]\w*=\S*\s+)*)(?P<tool>pytest)\b(?P<rest>.*)$")
 _GO_TEST = re.compile(r"(^|[\s;&|])go\s+test\b")
 _GO_BENCH_FUNC = re.compile(r"^func Benchmark\w*\(\w+ \*testing\.B\)", re.M)
-_NO_PROFILE = ("lint", "size", "cargo-bench")  # a count, a size; Rust's: no profiler here
+_NO_PROFILE = ("lint", "size")  # a count, a size: nothing runs that a profile would show
 _NOT_OURS = ("site-packages", "dist-packages", ".venv", "venv", kinds.OUT, "node_modules")
 
 
@@ -76,6 +80,8 @@ def profile(m: Measure, d: Directives, side: Side, space: CheckSpace, root: Path
             return f"{head} ({m.kind}): {_go(m, d, side, space, out)}"
         if command and (wrapped := _with_cprofile(command, out / "profile.pstats")):
             return f"{head} ({m.kind}): {_python(m, d, side, space, wrapped, out)}"
+        if command and shutil.which("perf"):
+            return f"{head} ({m.kind}): {_perf(m, d, side, space, command, out)}"
         return f"{head}: no profile for this kind ({m.kind}: {command or 'no command'})"
     except _NoProfile as exc:
         return f"{head}: no profile: {exc}"
@@ -153,6 +159,39 @@ def _in_tree(filename: str, tree: Path) -> str | None:
     if any(part in _NOT_OURS for part in relative.parts):
         return None
     return relative.as_posix()
+
+
+def _perf(m: Measure, d: Directives, side: Side, space: CheckSpace, command: str, out: Path) -> str:
+    q = shlex.quote
+    data, report = out / "perf.data", out / "perf.txt"
+    wrapped = (
+        f"perf record -q --no-buildid-cache -F 999 -o {q(str(data))} -- sh -c {q(command)}"
+        f" && perf report -v -i {q(str(data))} --stdio --no-children --sort dso,sym"
+        f" --percent-limit {MIN_SHARE * 100:g} > {q(str(report))} 2>/dev/null"
+    )
+    output = _run(m, d, side, space, wrapped, out)
+    if not report.is_file() or not report.stat().st_size:
+        raise _NoProfile(f"perf gave no profile: {_last_line(output)}")
+    return hottest_native(report.read_text(errors="replace"), side.tree)
+
+
+_PERF_ROW = re.compile(r"^\s*([\d.]+)%\s+(\S+)\s.*?\[[.k]\]\s+(.+?)\s*$")
+
+
+def hottest_native(report: str, tree: Path) -> str:
+    """The project's own functions of ``perf report -v --sort dso,sym``: those of programs
+    built in ``tree`` (or in a Cargo ``target`` folder), by their share of the samples."""
+    rows = []
+    for line in report.splitlines():
+        row = _PERF_ROW.match(line)
+        if row is None or row[2].startswith("["):
+            continue
+        where = _in_tree(row[2], tree) or ("target" in Path(row[2]).parts and row[2]) or None
+        if where:
+            rows.append(f"  {row[3]} ({Path(where).name}): {row[1]}% of the samples")
+    if not rows:
+        return "perf saw none of the project's own programs run"
+    return "the project's hottest functions under perf (own samples):\n" + "\n".join(rows[:TOP])
 
 
 def _go(m: Measure, d: Directives, side: Side, space: CheckSpace, out: Path) -> str:
