@@ -32,7 +32,8 @@ ALLOWED = {
     "cli/commands/resident.py": "`selfforge resident start`: this installation's own selfforge",
     "cli/resident.py": "the resident restarting itself (exec) when selfforge's files changed",
     "bench/gate.py": "`selfforge check` itself, on a commit, as a user runs it (it sandboxes)",
-    "bench/perf_replay.py": "`selfforge check` and `measure` themselves, as a user runs them",
+    "bench/perf_model.py": "`selfforge check`, `run`, `log` and `measure` themselves, as a "
+    "user runs them (perf_replay.py's too)",
     "judge/sandbox/buildcache.py": "`cp -a --reflink` of the trusted cargo target dir",
     "cli/launch.py": "a resident started on first use: this installation's own selfforge",
     "propose/agent_program.py": "`command -v` in /bin/sh: where a cmd: agent's program is",
