@@ -96,7 +96,11 @@ def _command(test_cmd: str) -> str:
 def prepare(source: Path, where: Path, test_cmd: str, own: bool = False) -> tuple[Path, str]:
     clone = where / "repo"
     _git(where, "clone", "-q", "--no-hardlinks", str(source), str(clone))
-    target = next(p for p in sorted(clone.rglob("*.py")) if "test" not in p.name)
+    target = next(
+        p
+        for p in sorted(clone.rglob("*.py"))
+        if "test" not in p.name and p.read_text(errors="replace").strip()  # an edit needs a line
+    )
     directives: dict[str, dict[str, object]] = {
         "goals": {"items": ["Keep the code tidy"]},
         "checks": {"test": _command(test_cmd), "timeout_s": 600},
