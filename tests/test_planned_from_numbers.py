@@ -47,6 +47,14 @@ def test_quick():
 """
 
 
+def _planned_numbers(repo: Path, script) -> str:
+    """One planning round with the scripted model: its prompt's section of the numbers."""
+    proc = cli("run", "--repo", str(repo), "--model", script(plan=["DONE"]))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [prompt] = _plan_prompts(repo)
+    return prompt.split("## Where the measured goals' numbers say the work is")[1]
+
+
 def _plan_prompts(repo: Path) -> list[str]:
     with sqlite3.connect(repo / ".selfforge" / "journal.db") as db:
         rows = db.execute("SELECT prompt FROM model_calls WHERE role = 'plan' ORDER BY id")
@@ -91,10 +99,7 @@ command = "{PY} -c 'print(1)'"
 """
     files = {"app.py": APP, "bench/run_bench.py": BENCH, "test_app.py": TEST}
     repo = make_repo(tmp_path / "r", files, toml)
-    proc = cli("run", "--repo", str(repo), "--model", script(plan=["DONE"]))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    [prompt] = _plan_prompts(repo)
-    numbers = prompt.split("## Where the measured goals' numbers say the work is")[1]
+    numbers = _planned_numbers(repo, script)
     speed = numbers.split("measure speed (command): ")[1].split("measure cov")[0]
     first = speed.splitlines()[1].strip()
     assert first.startswith("app.py:1 slow: "), numbers  # the hottest, first
@@ -164,10 +169,7 @@ kind = "coverage"
 """
     files = {"go.mod": "module example.com/hot\n\ngo 1.21\n", "hot.go": hot, "hot_test.go": bench}
     repo = make_repo(tmp_path / "g", files, toml)
-    proc = cli("run", "--repo", str(repo), "--model", script(plan=["DONE"]))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    [prompt] = _plan_prompts(repo)
-    numbers = prompt.split("## Where the measured goals' numbers say the work is")[1]
+    numbers = _planned_numbers(repo, script)
     assert "measure bench (go-bench): the project's hottest functions" in numbers, numbers
     first = numbers.split("(own time):\n")[1].splitlines()[0].strip()
     assert first.startswith("example.com/hot.Slow"), numbers  # "Slow (inline): 0.88s own"
@@ -215,10 +217,7 @@ command = "cc -O1 -o hot hot.c && ./hot && echo 1"
 """
     files = {"hot.c": HOT_C, "app.py": APP, "test_app.py": TEST}
     repo = make_repo(tmp_path / "r", files, toml)
-    proc = cli("run", "--repo", str(repo), "--model", script(plan=["DONE"]))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    [prompt] = _plan_prompts(repo)
-    numbers = prompt.split("## Where the measured goals' numbers say the work is")[1]
+    numbers = _planned_numbers(repo, script)
     native = numbers.split("measure native (command): ")[1]
     assert native.startswith("the project's hottest functions under perf"), numbers
     first = native.splitlines()[1].strip()

@@ -15,6 +15,7 @@ import functools
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from selfforge.judge.runners.base import Adapter, Found, Prepared, add
@@ -261,10 +262,8 @@ def _gopath_root(tree: Path) -> str | None:
     return max(counts, key=lambda p: counts[p]) if counts else None
 
 
-def parse_go_json(output: str) -> TestReport | None:
-    report = TestReport(started=False, finished=True)
-    failed_packages: dict[str, str] = {}
-    logs: dict[str, list[str]] = {}
+def _events(output: str) -> Iterator[dict]:
+    """The JSON objects of ``go test -json``'s output, other lines passed over."""
     for line in output.splitlines():
         if not line.startswith("{"):
             continue
@@ -272,8 +271,15 @@ def parse_go_json(output: str) -> TestReport | None:
             event = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(event, dict):
-            continue
+        if isinstance(event, dict):
+            yield event
+
+
+def parse_go_json(output: str) -> TestReport | None:
+    report = TestReport(started=False, finished=True)
+    failed_packages: dict[str, str] = {}
+    logs: dict[str, list[str]] = {}
+    for event in _events(output):
         action, package, test = event.get("Action"), event.get("Package"), event.get("Test")
         if not isinstance(package, str):
             continue
@@ -307,14 +313,8 @@ def _repeated(report: TestReport, output: str, repeat: dict[str, tuple[int, str]
     from hiding a failure in a judging run; here a varying test is only a suspect, which
     runs of the whole suite confirm or not.)"""
     seen: dict[str, list[str]] = {}
-    for line in output.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict) or event.get("Action") not in _ACTIONS:
+    for event in _events(output):
+        if event.get("Action") not in _ACTIONS:
             continue
         package, test = event.get("Package"), event.get("Test")
         if isinstance(package, str) and isinstance(test, str):
