@@ -96,10 +96,16 @@ def _command(test_cmd: str) -> str:
 def prepare(source: Path, where: Path, test_cmd: str, own: bool = False) -> tuple[Path, str]:
     clone = where / "repo"
     _git(where, "clone", "-q", "--no-hardlinks", str(source), str(clone))
+    # the first code file the tests can reach: not a test, nor in a folder of benches,
+    # docs or examples (an edit there measures nothing of the changed code's coverage)
+    aside = {"bench", "benchmarks", "docs", "doc", "examples", "fuzz", "scripts", "tests"}
     target = next(
         p
         for p in sorted(clone.rglob("*.py"))
-        if "test" not in p.name and p.read_text(errors="replace").strip()  # an edit needs a line
+        if "test" not in p.name
+        and p.name != "setup.py"
+        and not aside & set(p.relative_to(clone).parts)
+        and p.read_text(errors="replace").strip()  # an edit needs a line
     )
     directives: dict[str, dict[str, object]] = {
         "goals": {"items": ["Keep the code tidy"]},

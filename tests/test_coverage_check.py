@@ -1,7 +1,8 @@
 """`selfforge check` measures which lines a change adds the tests execute (issue 41,
 point 3): the ratio in the tests:coverage step and in ``--json``; a change of which no
-line is run by any test needs review ("no test runs the changed code"). Python
-(coverage.py through selfforge's pytest plugin), Go (``go test -coverprofile``), Node
+line is run by any test needs review ("no test runs the changed code"). Python (line
+probes compiled into the changed files by selfforge's pytest plugin; coverage.py for a
+file imported before it), Go (``go test -coverprofile``), Node
 (``node --test``, V8 coverage); Rust says it is not measured and keeps its verdict."""
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def test_python_change_the_tests_run_is_accepted_with_its_ratio(py_repo: Path) -
     assert code == 0, verdict
     assert verdict["coverage"] == {
         "measured": True,
-        "tool": "coverage.py",
+        "tool": "line probes",
         "changed_lines": 1,
         "run": 1,
         "not_run": {"calc.py": []},
@@ -70,29 +71,80 @@ def test_a_new_test_that_runs_the_new_code_counts(py_repo: Path) -> None:
     assert verdict["coverage"]["not_run"] == {"calc.py": [15]}  # `return None`
 
 
-def test_without_coverage_py_the_check_says_not_measured(tmp_path: Path) -> None:
-    """A project whose Python has no coverage.py: not measured, said; the verdict is
-    the one the tests give."""
-    venv = tmp_path / "venv"
+def _venv_without_coverage(tmp_path: Path) -> str:
+    """A Python that has pytest but no coverage.py: a venv of this one's, with coverage
+    hidden by a module that fails to import."""
     import subprocess
     import sys
 
+    venv = tmp_path / "venv"
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
         check=True,
     )
-    # coverage hidden from this venv's Python by a module that fails to import
     (tmp_path / "hide").mkdir()
     (tmp_path / "hide" / "coverage.py").write_text("raise ImportError('hidden')\n")
-    command = f"PYTHONPATH={tmp_path / 'hide'} {venv}/bin/python -m pytest -q"
+    return f"PYTHONPATH={tmp_path / 'hide'} {venv}/bin/python -m pytest -q"
+
+
+def test_without_coverage_py_the_changed_lines_are_measured_all_the_same(tmp_path: Path) -> None:
+    """A project whose Python has no coverage.py (most have none in their test
+    dependencies): the plugin's line probes measure it, and code no test calls needs
+    review as anywhere else."""
+    command = _venv_without_coverage(tmp_path)
     repo = make_repo(
         tmp_path / "r", {"calc.py": CALC, "test_calc.py": TEST_CALC}, directives(command)
     )
     _commit(repo, {"calc.py": UNCALLED})
     code, verdict = check_json(repo, "HEAD")
+    assert code == 3, verdict
+    assert verdict["review"] == ["no test runs the changed code: calc.py:14-16"]
+    assert verdict["coverage"]["tool"] == "line probes"
+
+
+# pytest imports a `-p` plugin of the project's ini before selfforge's: too early to probe
+EARLY_INI = "[pytest]\naddopts = -p calc\n"
+
+
+def test_a_file_imported_before_the_plugin_is_measured_by_coverage_py(py_repo: Path) -> None:
+    """A changed file pytest imported before selfforge's plugin (the project's own
+    plugin, a `-p` of its ini) cannot be probed: coverage.py measures it, and the calls
+    the tests make count."""
+    _commit(py_repo, {"pytest.ini": EARLY_INI}, "the project's plugin")
+    _commit(py_repo, {"calc.py": FIXED})
+    code, verdict = check_json(py_repo, "HEAD")
+    assert code == 0, verdict
+    assert verdict["coverage"]["tool"] == "coverage.py"
+    assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)
+
+
+def test_a_file_imported_early_without_coverage_py_is_said_not_measured(tmp_path: Path) -> None:
+    """Imported before the plugin, and no coverage.py to measure it: not measured, said
+    with the fix; the verdict is the one the tests give."""
+    command = _venv_without_coverage(tmp_path)
+    files = {"calc.py": CALC, "test_calc.py": TEST_CALC, "pytest.ini": EARLY_INI}
+    repo = make_repo(tmp_path / "r", files, directives(command))
+    _commit(repo, {"calc.py": UNCALLED})
+    code, verdict = check_json(repo, "HEAD")
     assert code == 0, verdict
     assert verdict["coverage"]["measured"] is False
     assert "coverage.py is not installed" in verdict["coverage"]["note"]
+    assert "pip install coverage" in verdict["coverage"]["note"]
+
+
+def test_the_tests_run_without_a_trace_function(tmp_path: Path) -> None:
+    """Measuring the changed lines sets no trace function (on Python 3.11 one slows
+    every line of every file, and a test of the project's own tracing breaks under it):
+    a test that asserts none is set passes, and the change's line is measured run."""
+    test = (
+        TEST_CALC
+        + "\n\ndef test_untraced():\n    import sys\n\n    assert sys.gettrace() is None\n"
+    )
+    repo = make_repo(tmp_path / "r", {"calc.py": CALC, "test_calc.py": test}, directives())
+    _commit(repo, {"calc.py": FIXED})
+    code, verdict = check_json(repo, "HEAD")
+    assert code == 0, verdict
+    assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)
 
 
 # --- Go -------------------------------------------------------------------------------------

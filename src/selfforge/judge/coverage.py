@@ -9,8 +9,8 @@ and comment lines are the tool's to leave out; a line that only declares, a ``de
 calls the function). They are measured in one run, the full run of the change's own
 suite: ``tests`` when the change leaves the tests alone, else ``tests:new`` (its tests,
 new ones in), never the judging run of the base's tests beside it (a tracer costs; the
-suites differ only by the change's tests). The runners measure (coverage.py through
-selfforge's pytest plugin, ``go test -coverprofile``, Node's V8 coverage; Rust,
+suites differ only by the change's tests). The runners measure (line probes, or coverage.py,
+through selfforge's pytest plugin, ``go test -coverprofile``, Node's V8 coverage; Rust,
 unittest, Bun and JUnit-read runners: not measured, said); ``runners/coverage.py``
 reads what they wrote.
 

@@ -22,6 +22,7 @@ from selfforge.judge.runners.results import (
     NODE_REPORTER,
     PLUGIN,
     PLUGIN_DIR,
+    PROBES,
     TestReport,
     report_from_records,
 )
@@ -51,7 +52,7 @@ class Channel:
         fits = scratch is not None and len(str(scratch)) + len(SOCKET_PLACE) <= SOCKET_PATH_MAX
         where = (SHORT_PREFIX, scratch) if fits else (PREFIX, None)
         self.dir = Path(tempfile.mkdtemp(prefix=where[0], dir=where[1]))
-        for name in (f"{PLUGIN}.py", NODE_REPORTER):
+        for name in (f"{PLUGIN}.py", f"{PROBES}.py", NODE_REPORTER):
             shutil.copy2(PLUGIN_DIR / name, self.dir / name)
         self.records: list[dict] = []
         self.problem: str | None = None

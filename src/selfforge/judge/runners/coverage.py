@@ -2,7 +2,9 @@
 summary (written by selfforge's pytest plugin), ``go test -coverprofile``, and the V8
 coverage JSON that any ``node`` process writes where NODE_V8_COVERAGE points.
 
-Each reader gives, per file it was asked about, the lines the tool counts as executable
+Python's lines come from selfforge's line probes (``inject/selfforge_line_probes.py``),
+or coverage.py where a changed file was imported before the plugin. Each reader gives,
+per file it was asked about, the lines the tool counts as executable
 and the lines the run executed (``Lines``). What the tools wrote is hostile input (the
 code under test runs in the same process, or can reach the folder): every reader is
 bounded, and anything it cannot read is "not measured" (None), never an error. The judge
@@ -85,17 +87,21 @@ def _lines(values: object) -> set[int]:
 # --- coverage.py (through selfforge's pytest plugin) ---------------------------------------
 
 PYTHON_PREFIX = "python-"  # python-<pid>.json, one per pytest process
+PYTHON_TOOLS = ("line probes", "coverage.py")
 
 
 def read_python(out_dir: Path, tree: Path, files: list[str]) -> Lines | None:
-    """The plugin's summaries: ``{"files": {absolute path: {"statements": [...],
-    "executed": [...]}}}``, one per pytest process (the run's, each xdist worker's)."""
+    """The plugin's summaries: ``{"tool": ..., "files": {absolute path: {"statements":
+    [...], "executed": [...]}}}``, one per pytest process (the run's, each xdist
+    worker's); the tool is its line probes, or coverage.py for a file imported early."""
     wanted = {str(tree / f): f for f in files}
     found = Lines("coverage.py")
     read = False
     for path in _files(out_dir, f"{PYTHON_PREFIX}*.json"):
         data = _read_json(path)
         measured = data.get("files") if isinstance(data, dict) else None
+        if isinstance(measured, dict) and data.get("tool") in PYTHON_TOOLS:
+            found.tool = data["tool"]  # the last process's: each says which it used
         if isinstance(data, dict) and isinstance(data.get("note"), str):
             found.note = found.note or data["note"][:300]
         if not isinstance(measured, dict):

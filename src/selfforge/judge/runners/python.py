@@ -39,9 +39,10 @@ class PyTest(Adapter):
     program = ""  # the project's Python (init and doctor find it: repo/detect.py)
     reports_through_channel = True
     missing_module = (r"ModuleNotFoundError: No module named '([\w.]+)'",)
-    # Measured by selfforge's plugin with the project's coverage.py (inject/, sandbox/
-    # command.py passes the files and folder in its settings, not in the environment).
-    coverage_tool = "coverage.py"
+    # Measured by selfforge's plugin with line probes compiled into the changed files
+    # (coverage.py, the project's, for a file imported before the plugin): inject/;
+    # sandbox/command.py passes the files and folder in its settings, not the environment.
+    coverage_tool = "line probes"
     coverage_suffixes = (".py",)
     missing_symbol = (r"cannot import name '(\w+)'", r"has no attribute '(\w+)'")
 

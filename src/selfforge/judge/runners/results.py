@@ -18,6 +18,7 @@ from pathlib import Path
 from selfforge.judge.runners.coverage import Lines
 
 PLUGIN = "selfforge_judge_results"
+PROBES = "selfforge_line_probes"  # the plugin's line coverage, beside it
 PLUGIN_DIR = Path(__file__).parent / "inject"
 NODE_REPORTER = "selfforge_node_reporter.mjs"  # for Node's test runner (runners/node.py)
 INSIDE_DIR = "/tmp/.selfforge-judge"  # where the channel appears inside the sandbox

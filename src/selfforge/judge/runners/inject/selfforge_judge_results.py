@@ -10,9 +10,12 @@ test ends, they cannot be rewritten afterwards by the code under test. It also t
 fail to collect.
 
 When the judge asks (``coverage`` in its settings), it measures which lines of the
-changed files the tests execute, with the project's own coverage.py (never installed by
-selfforge into the test process), and writes a summary per process into the folder the
-judge reads (``runners/coverage.py``); without coverage.py it says so there instead.
+changed files the tests execute: with probes compiled into those files as they are
+imported (``selfforge_line_probes``, no trace function: the rest of the suite runs at
+full speed), or, for a file imported before the plugin, with the project's own
+coverage.py (never installed by selfforge into the test process); and writes a summary
+per process into the folder the judge reads (``runners/coverage.py``), or why nothing
+was measured.
 """
 
 from __future__ import annotations
@@ -73,21 +76,34 @@ if not _SOCKET:
 _conn: socket.socket | None = None
 _COVERAGE = _CONFIG.get("coverage") or None  # {"dir": folder, "include": [files]}
 _cov = None  # the coverage.Coverage measuring this process, once started
+_probes = None  # or the line probes' record (selfforge_line_probes)
 _cov_note = ""  # why this process measures nothing
 _cov_done = False
 
 
 def _start_coverage(settings: dict | None) -> None:
     """Measure the changed files' lines in this process, from as early as it can: the
-    plugin is imported before the project's conftest files and test modules."""
-    global _cov, _cov_note
-    if not settings or _cov is not None:
+    plugin is imported before the project's conftest files and test modules. Probes
+    compiled into those files when they are imported (``selfforge_line_probes``: the
+    rest of the suite runs untraced); coverage.py, the project's own, only for a file
+    this process imported before (pytest's own imports, when the change is to them)."""
+    global _cov, _cov_note, _probes
+    if not settings or _cov is not None or _probes is not None:
         return
+    try:
+        import selfforge_line_probes
+    except ImportError:  # not beside the plugin (an older copy): coverage.py, as before
+        pass
+    else:
+        _probes = selfforge_line_probes.install(list(settings["include"]))
+        if _probes is not None:
+            return
     try:
         import coverage
     except ImportError:
         _cov_note = (
-            "coverage.py is not installed in the Python that runs the tests "
+            "coverage.py is not installed in the Python that runs the tests, and a changed "
+            "file was imported before the tests started "
             "(pip install coverage, or add it to the project's test dependencies)"
         )
         return
@@ -124,7 +140,10 @@ def _finish_coverage(settings: dict | None) -> None:
 def _write_coverage(settings: dict) -> None:
     summary: dict = {"files": {}}
     note = _cov_note
-    if _cov is not None:
+    if _probes is not None:
+        summary = {"tool": "line probes", "files": _probes.summary()}
+    elif _cov is not None:
+        summary["tool"] = "coverage.py"
         try:
             current = type(_cov).current()
         except Exception:
