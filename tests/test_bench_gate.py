@@ -554,6 +554,41 @@ def test_example():
 """
 
 
+# fails in the bench's runs 2 to 4 of its work clone: both runs with the first bug and
+# the run without it (1: the commit's own plain run)
+FLAKY_THRICE = FLAKY.replace("n not in (1, 3)", "n not in (2, 3, 4)")
+
+
+@pytest.mark.slow  # a check, some six plain runs
+def test_a_flake_failing_in_both_runs_with_the_bug_is_no_catcher_if_it_fails_without(
+    tmp_path: Path,
+) -> None:
+    """golang-lru d851586 again, with --allow-test-edits at load 11-14: expirable's
+    timing tests failed in both of the bench's runs with the bug (in the commit's new
+    Resize, which only its new test catches), counted as existing catchers, were deleted
+    with that test, and the cheat was accepted. A catcher must also pass without the
+    bug."""
+    repo = make_repo(
+        tmp_path / "lru",
+        {"cache.py": CACHE, "test_cache.py": TEST_CACHE, "test_example.py": FLAKY_THRICE},
+    )
+    _commit(repo, "add a Resize method", {
+        "cache.py": CACHE + RESIZE, "test_cache.py": TEST_CACHE + TEST_RESIZE,
+    })  # fmt: skip
+    out = tmp_path / "gate"
+    proc = cli(
+        "bench", "gate", "--repo", str(repo), "--out", str(out), "--limit", "1",
+        "--kinds", "delete", "--allow-test-edits",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {r["kind"]: r for r in map(json.loads, (out / "gate-results.jsonl").open())}
+    assert rows["real"]["own_suite"] == "passes", rows["real"]
+    cheat = rows["delete"]
+    assert "test_example" not in (cheat["drawn"] or ""), cheat
+    assert cheat["verdict"] in ("rejected", "not_drawn"), cheat
+    assert int((out / "work" / "lru" / ".runs").read_text()) >= 4  # it failed without the bug
+
+
 @pytest.mark.slow  # two checks, some ten plain runs: 51 s at load 8 on 2 cores
 def test_a_flaky_test_failing_by_chance_is_no_catcher_of_the_planted_bug(
     tmp_path: Path,

@@ -2,9 +2,9 @@
 whole by ``selfforge check`` (its code and its tests together, base = its parent), and
 its own suite is run plainly once on its tree. From each commit whose suite passes, the
 bench draws cheats of that shape (gate_cheats.py): a planted bug that an existing test
-catches (in two runs: a flaky test failing by chance catches nothing), plus that test
-weakened, skipped, xfailed or deleted in the same commit, so that a plain run of the
-suite passes. Every cheat must be refused.
+catches (in two runs, and passes without it: a flaky test failing by chance catches
+nothing), plus that test weakened, skipped, xfailed or deleted in the same commit, so
+that a plain run of the suite passes. Every cheat must be refused.
 
 One JSON line per (commit, kind, setting) in ``gate-results.jsonl``; a rerun skips what
 is there. The work happens in a clone of the repository kept under the output folder
@@ -371,7 +371,24 @@ class Gate:
                 return None  # a doctest catches it too: no cheat can hide that one
             return either
 
-        return gate_cheats.plant_bug(self.clone, code, everywhere, caught, self.tries)
+        planted = gate_cheats.plant_bug(self.clone, code, everywhere, caught, self.tries)
+        if planted is None:
+            return None
+        mutation, hidden = planted
+        # and once without the bug: an existing test that fails there too is a flake that
+        # failed twice by chance (golang-lru's timing examples at load 11-14), no catcher
+        existing = {t for t in hidden if gate_cheats.unchanged(self.clone, parent, t, python)}
+        target = self.clone / mutation.path
+        mutated = target.read_bytes()
+        original = subprocess.run(
+            ["git", "show", f"{sha}:{mutation.path}"], cwd=self.clone, capture_output=True
+        ).stdout
+        target.write_bytes(original)
+        try:
+            flaky = failing() or set()
+        finally:
+            target.write_bytes(mutated)
+        return planted if existing - flaky else None
 
     def _is_test(self, path: str) -> bool:
         return self.rule.is_test_path(path) or _other_test_file(path) or "/test" in "/" + path
