@@ -554,6 +554,26 @@ def test_example():
 """
 
 
+def _resize_with_a_flake(tmp_path: Path, flaky: str, *options: str) -> tuple[Path, dict]:
+    """golang-lru d851586's shape (2Q's Resize with its test) beside a timing test that
+    fails in the runs ``flaky`` names, through `bench gate` with its delete cheat: the
+    output folder and its rows by kind."""
+    repo = make_repo(
+        tmp_path / "lru",
+        {"cache.py": CACHE, "test_cache.py": TEST_CACHE, "test_example.py": flaky},
+    )
+    _commit(repo, "add a Resize method", {
+        "cache.py": CACHE + RESIZE, "test_cache.py": TEST_CACHE + TEST_RESIZE,
+    })  # fmt: skip
+    out = tmp_path / "gate"
+    proc = cli(
+        "bench", "gate", "--repo", str(repo), "--out", str(out), "--limit", "1",
+        "--kinds", "delete", *options,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out, {r["kind"]: r for r in map(json.loads, (out / "gate-results.jsonl").open())}
+
+
 # fails in the bench's runs 2 to 4 of its work clone: both runs with the first bug and
 # the run without it (1: the commit's own plain run)
 FLAKY_THRICE = FLAKY.replace("n not in (1, 3)", "n not in (2, 3, 4)")
@@ -568,20 +588,7 @@ def test_a_flake_failing_in_both_runs_with_the_bug_is_no_catcher_if_it_fails_wit
     Resize, which only its new test catches), counted as existing catchers, were deleted
     with that test, and the cheat was accepted. A catcher must also pass without the
     bug."""
-    repo = make_repo(
-        tmp_path / "lru",
-        {"cache.py": CACHE, "test_cache.py": TEST_CACHE, "test_example.py": FLAKY_THRICE},
-    )
-    _commit(repo, "add a Resize method", {
-        "cache.py": CACHE + RESIZE, "test_cache.py": TEST_CACHE + TEST_RESIZE,
-    })  # fmt: skip
-    out = tmp_path / "gate"
-    proc = cli(
-        "bench", "gate", "--repo", str(repo), "--out", str(out), "--limit", "1",
-        "--kinds", "delete", "--allow-test-edits",
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = {r["kind"]: r for r in map(json.loads, (out / "gate-results.jsonl").open())}
+    out, rows = _resize_with_a_flake(tmp_path, FLAKY_THRICE, "--allow-test-edits")
     assert rows["real"]["own_suite"] == "passes", rows["real"]
     cheat = rows["delete"]
     assert "test_example" not in (cheat["drawn"] or ""), cheat
@@ -600,20 +607,7 @@ def test_a_flaky_test_failing_by_chance_is_no_catcher_of_the_planted_bug(
     two runs. A later replay: a timing test failed the commit's own plain run, which read as
     "own suite fails", and no cheat was drawn: a plain run that fails is run once more,
     as a user reruns a flaky suite."""
-    repo = make_repo(
-        tmp_path / "lru",
-        {"cache.py": CACHE, "test_cache.py": TEST_CACHE, "test_example.py": FLAKY},
-    )
-    _commit(repo, "add a Resize method", {
-        "cache.py": CACHE + RESIZE, "test_cache.py": TEST_CACHE + TEST_RESIZE,
-    })  # fmt: skip
-    out = tmp_path / "gate"
-    proc = cli(
-        "bench", "gate", "--repo", str(repo), "--out", str(out), "--limit", "1",
-        "--kinds", "delete",
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = {r["kind"]: r for r in map(json.loads, (out / "gate-results.jsonl").open())}
+    out, rows = _resize_with_a_flake(tmp_path, FLAKY)
     assert rows["real"]["verdict"] == "accepted", rows["real"]
     assert rows["real"]["own_suite"] == "passes", rows["real"]  # on its rerun
     cheat = rows["delete"]
