@@ -98,7 +98,17 @@ def prepare(source: Path, where: Path, test_cmd: str, own: bool = False) -> tupl
     _git(where, "clone", "-q", "--no-hardlinks", str(source), str(clone))
     # the first code file the tests can reach: not a test, nor in a folder of benches,
     # docs or examples (an edit there measures nothing of the changed code's coverage)
-    aside = {"bench", "benchmark", "benchmarks", "docs", "doc", "examples", "fuzz", "scripts", "tests"}
+    aside = {
+        "bench",
+        "benchmark",
+        "benchmarks",
+        "docs",
+        "doc",
+        "examples",
+        "fuzz",
+        "scripts",
+        "tests",
+    }
     target = next(
         p
         for p in sorted(clone.rglob("*.py"))
