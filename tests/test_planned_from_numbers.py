@@ -47,6 +47,12 @@ def test_quick():
 """
 
 
+def _checks(test: str = f"{PY} -m pytest -q -p no:cacheprovider") -> str:
+    """The directives' checks and limits for one planning cycle: this test command, no
+    reruns."""
+    return f'[checks]\ntest = "{test}"\nreruns = 0\n\n[limits]\ncycles = 1\n'
+
+
 def _planned_numbers(repo: Path, script) -> str:
     """One planning round with the scripted model: its prompt's section of the numbers."""
     proc = cli("run", "--repo", str(repo), "--model", script(plan=["DONE"]))
@@ -73,13 +79,7 @@ items = [{{ text = "Make the benchmark faster", measure = "speed" }},
          {{ text = "Raise the line coverage", measure = "cov" }},
          {{ text = "Keep the tool fast", measure = "gone" }}, "Keep it tidy"]
 
-[checks]
-test = "{PY} -m pytest -q -p no:cacheprovider"
-reruns = 0
-
-[limits]
-cycles = 1
-
+{_checks()}
 [[measures]]
 name = "speed"
 command = "{PY} bench/run_bench.py"
@@ -148,17 +148,11 @@ func TestSlow(t *testing.T) {
 	}
 }
 """
-    toml = """[goals]
-items = [{ text = "Make the benchmark faster", measure = "bench" },
-         { text = "Cover the code", measure = "cover" }]
+    toml = f"""[goals]
+items = [{{ text = "Make the benchmark faster", measure = "bench" }},
+         {{ text = "Cover the code", measure = "cover" }}]
 
-[checks]
-test = "go test ./..."
-reruns = 0
-
-[limits]
-cycles = 1
-
+{_checks("go test ./...")}
 [[measures]]
 name = "bench"
 kind = "go-bench"
@@ -204,13 +198,7 @@ def test_a_native_program_is_profiled_with_perf(tmp_path: Path, script) -> None:
     toml = f"""[goals]
 items = [{{ text = "Make the program faster", measure = "native" }}]
 
-[checks]
-test = "{PY} -m pytest -q -p no:cacheprovider"
-reruns = 0
-
-[limits]
-cycles = 1
-
+{_checks()}
 [[measures]]
 name = "native"
 command = "cc -O1 -o hot hot.c && ./hot && echo 1"
