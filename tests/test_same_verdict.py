@@ -85,9 +85,13 @@ def test_a_failure_is_rerun_its_eight_times_in_one_run_of_pytest(tmp_path: Path)
     assert (code, out["verdict"]) == (1, "rejected"), out["reason"]
     assert "test_add" in str(out["reason"]) and "test_sometimes" not in str(out["reason"])
     reruns = [summary for name, summary in journal_test_runs(repo) if name == "tests:rerun"]
-    # the change's side once (test_add 8 times over), the base's once at most; the whole
-    # suite again only where a test varied
-    assert 1 <= len(reruns) <= 4, reruns
+    # test_add alone (or beside test_sometimes where that one changed too): the change's
+    # side once, 8 times over in that one run, the base's once at most. Rerun in 8 runs,
+    # test_add would show as 8 runs of one test. The whole suite (2 tests) runs again only
+    # to confirm a test that varied: as many times as test_sometimes happens to repeat its
+    # first outcome, so that count is chance's, not bounded here.
+    assert reruns and sum(reruns[0].values()) in (1, 2), reruns
+    assert len([s for s in reruns if sum(s.values()) == 1]) <= 2, reruns
 
 
 GO_MOD = "module example.com/mathx\n\ngo 1.19\n"
