@@ -145,6 +145,59 @@ def test_a_refactor_whose_new_test_kills_a_mutant_is_accepted(tmp_path: Path) ->
     assert "test_mul.py::test_mul_zero: fails on the mutant calc.py:" in _can_fail(repo)
 
 
+# boltons b5c495b's shape: the change adds a fallback for what cannot be inspected, and a
+# test that the fallback gives the old answer (it passes on the base, whose code never
+# inspected anything). Only a mutant of the handler (`except ():`, which catches nothing)
+# shows that the test checks the fallback.
+CALL = """def call_args(names, target=None):
+    keyword_only = set()
+    return ", ".join(f"{n}={n}" if n in keyword_only else n for n in names)
+"""
+CALL_TARGETED = """import inspect
+
+
+def call_args(names, target=None):
+    keyword_only = set()
+    if target is not None:
+        try:
+            params = inspect.signature(target).parameters
+        except (ValueError, TypeError):
+            pass
+        else:
+            keyword_only = {p.name for p in params.values() if p.kind is p.KEYWORD_ONLY}
+    return ", ".join(f"{n}={n}" if n in keyword_only else n for n in names)
+"""
+TEST_CALL = (
+    "from call import call_args\n\n\ndef test_plain():\n    assert call_args(['a']) == 'a'\n"  # noqa: E501
+)
+TEST_TARGETED = """from call import call_args
+
+
+def test_a_keyword_only_argument_is_passed_by_name():
+    assert call_args(["a", "b"], target=lambda a, *, b: 0) == "a, b=b"
+
+
+def test_a_target_without_a_signature_changes_nothing():
+    assert call_args(["a"], target=map) == "a"
+"""
+
+
+def test_a_new_test_of_an_added_fallback_is_shown_to_fail_when_nothing_is_caught(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path, {"call.py": CALL, "test_call.py": TEST_CALL})
+    _commit(repo, "call_args() passes keyword-only arguments by name",
+            {"call.py": CALL_TARGETED, "test_targeted.py": TEST_TARGETED})  # fmt: skip
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
+    proof = _can_fail(repo)
+    assert "test_a_keyword_only_argument_is_passed_by_name: fails on the base" in proof
+    assert (
+        "test_a_target_without_a_signature_changes_nothing: fails on the mutant "
+        "call.py:9 '(ValueError, TypeError)' -> '()'"
+    ) in proof, proof
+
+
 GO_MOD = "module example.com/calc\n\ngo 1.19\n"
 GO_CALC = "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"
 GO_TEST = 'package calc\n\nimport "testing"\n\nfunc TestZero(t *testing.T) {\n\tif Add(0, 0) != 0 {\n\t\tt.Fatal("0")\n\t}\n}\n'  # noqa: E501
@@ -203,3 +256,23 @@ def test_mutants_of_c_like_lines_leave_strings_and_comments_alone(tmp_path: Path
         ("a.go", ">", "<="), ("a.go", "0", "1"), ("a.go", "||", "&&"), ("a.go", "==", "!="),
         ("a.go", "-", "+"), ("a.go", "1", "0"),
     }  # fmt: skip
+
+
+def test_a_python_handler_is_made_to_catch_nothing_where_it_names_what_it_catches(
+    tmp_path: Path,
+) -> None:
+    """`except E:`, `except (E, F) as e:` and a dotted name become `except ():` (still
+    valid Python); a bare `except:`, an `except*` and a handler's body are left alone."""
+    from selfforge.judge.mutants import candidates
+
+    source = (
+        "def f(g):\n    try:\n        g()\n    except (ValueError, mod.Err) as exc:  # a: b\n"
+        "        raise\n    except KeyError:\n        pass\n    except:\n        pass\n"
+        "    try:\n        g()\n    except* OSError:\n        pass\n"
+    )
+    (tmp_path / "a.py").write_text(source)
+    found = [m for m in candidates(tmp_path, {"a.py": set(range(1, 14))}) if m.new == "()"]
+    assert [(m.line, m.old) for m in found] == [(4, "(ValueError, mod.Err)"), (6, "KeyError")]
+    for mutation in found:
+        assert mutation.compiles(mutation.applied(source))
+    assert "    except () as exc:  # a: b\n" in found[0].applied(source)

@@ -2,9 +2,10 @@
 
 A mutation changes one thing on such a line: flips a comparison, a boolean, an
 arithmetic sign or a 0/1 constant, drops a `not` (`!`), makes a Python `return`/`yield`
-give None, and, last, drops an assignment to a field or element (or an augmented one) or
-empties a string literal. Python is read with its tokenizer; Go, Rust and
-JavaScript/TypeScript with one C-like scan that skips strings and comments. Two users:
+give None or an `except` catch nothing, and, last, drops an assignment to a field or
+element (or an augmented one) or empties a string literal. Python is read with its
+tokenizer; Go, Rust and JavaScript/TypeScript with one C-like scan that skips strings and
+comments. Two users:
 the judge asks whether a test a change adds can fail (judge/new_tests.py: a test no
 mutant of the change's lines fails checks nothing the change does), and the bench plants
 bugs with it (``find_breaking``: bench/mine.py's negatives, bench/gate_cheats.py's
@@ -133,6 +134,10 @@ def candidates(
             value = _value_mutation(path, tok, line)
             if value is not None:
                 found.append((VALUE_RANK, value))
+            if tok.string == "except" and tok.type == tokenize.NAME:
+                handler = _handler_mutation(path, tok, line)
+                if handler is not None:
+                    found.append((VALUE_RANK, handler))
             for rank, table in enumerate(SWAPS):
                 if tok.string in table:
                     mutation = Mutation(
@@ -382,6 +387,24 @@ def _value_mutation(path: str, tok: tokenize.TokenInfo, line: str) -> Mutation |
     if body.endswith(("\\", ",", ":")):
         return None  # continues on the next line
     return Mutation(path, row, tok.end[1], rest, " None")
+
+
+_HANDLER = re.compile(
+    r"[ \t]+(?P<types>[^\s#:()][^#:]*?|\([^#:]*\))[ \t]*(?:[ \t]as[ \t]+\w+[ \t]*)?:"
+)
+
+
+def _handler_mutation(path: str, tok: tokenize.TokenInfo, line: str) -> Mutation | None:
+    """``except E:`` (or ``except (E, F) as e:``) made to catch nothing (``except ():``):
+    the fallback a change adds for an error is only checked by a test the error reaches.
+    One line's handler only; a bare ``except:`` and ``except*`` are left alone."""
+    m = _HANDLER.match(line, tok.end[1])
+    if m is None or line[tok.end[1] : tok.end[1] + 1] == "*":
+        return None
+    types = m.group("types").rstrip()
+    if types.endswith(" as") or types == "()":
+        return None
+    return Mutation(path, tok.start[0], m.start("types"), types, "()")
 
 
 def find_breaking(
