@@ -5,11 +5,10 @@ arithmetic sign or a 0/1 constant, drops a `not` (`!`), makes a Python `return`/
 give None or an `except` catch nothing, and, last, drops an assignment to a field or
 element (or an augmented one) or empties a string literal. Python is read with its
 tokenizer; Go, Rust and JavaScript/TypeScript with one C-like scan that skips strings and
-comments. Two users:
-the judge asks whether a test a change adds can fail (judge/new_tests.py: a test no
-mutant of the change's lines fails checks nothing the change does), and the bench plants
-bugs with it (``find_breaking``: bench/mine.py's negatives, bench/gate_cheats.py's
-cheats).
+comments. Two users: the judge asks whether a test a change adds can fail
+(judge/new_tests.py: a test no mutant of the change's lines fails checks nothing the
+change does), and the bench plants bugs with it (``find_breaking``: bench/mine.py's
+negatives, bench/gate_cheats.py's cheats).
 """
 
 from __future__ import annotations
