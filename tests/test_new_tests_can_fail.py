@@ -168,7 +168,7 @@ def call_args(names, target=None):
     return ", ".join(f"{n}={n}" if n in keyword_only else n for n in names)
 """
 TEST_CALL = (
-    "from call import call_args\n\n\ndef test_plain():\n    assert call_args(['a']) == 'a'\n"  # noqa: E501
+    "from call import call_args\n\n\ndef test_plain():\n    assert call_args(['a']) == 'a'\n"
 )
 TEST_TARGETED = """from call import call_args
 
@@ -196,6 +196,29 @@ def test_a_new_test_of_an_added_fallback_is_shown_to_fail_when_nothing_is_caught
         "test_a_target_without_a_signature_changes_nothing: fails on the mutant "
         "call.py:9 '(ValueError, TypeError)' -> '()'"
     ) in proof, proof
+
+
+# A change to two files: thirteen comparisons in one (its test fails on the base), a
+# refactor of the other whose new test passes there. The mutants reach the second file
+# within their dozen, not only the first's many lines.
+ABOVE = "".join(f"\n\ndef above_{i}(x):\n    return x >= {i}\n" for i in range(13))
+TEST_ABOVE = "from shapes import above_0\n\n\ndef test_above():\n    assert not above_0(0)\n"
+TEST_DOUBLE = "from units import double\n\n\ndef test_double():\n    assert double(3) == 6\n"
+
+
+def test_the_mutants_reach_every_file_of_a_change_not_only_the_first(tmp_path: Path) -> None:
+    files = {"shapes.py": ABOVE, "units.py": "def double(x):\n    return 2 * x\n",
+             "test_units_base.py": TEST_DOUBLE.replace("test_double", "test_base")}  # fmt: skip
+    repo = _repo(tmp_path, files)
+    _commit(repo, "strict bounds; double() by addition", {
+        "shapes.py": ABOVE.replace(">=", ">"), "test_shapes.py": TEST_ABOVE,
+        "units.py": "def double(x):\n    return x + x\n", "test_units.py": TEST_DOUBLE,
+    })  # fmt: skip
+    code, verdict = check_json(repo)
+    assert (code, verdict["verdict"]) == (0, "accepted"), verdict["reason"]
+    proof = _can_fail(repo)
+    assert "test_shapes.py::test_above: fails on the base" in proof
+    assert "test_units.py::test_double: fails on the mutant units.py:2" in proof, proof
 
 
 GO_MOD = "module example.com/calc\n\ngo 1.19\n"
@@ -276,3 +299,22 @@ def test_a_python_handler_is_made_to_catch_nothing_where_it_names_what_it_catche
     for mutation in found:
         assert mutation.compiles(mutation.applied(source))
     assert "    except () as exc:  # a: b\n" in found[0].applied(source)
+
+
+def test_the_mutants_are_spread_over_files_and_the_tests_own_file_comes_first() -> None:
+    """`spread`: each file's first line before any file's second; `nearest`: the first
+    mutant in a file an unproven test's id names (test_units.py: units.py), else the
+    first."""
+    from selfforge.judge.mutants import candidates, nearest, spread
+
+    texts = {
+        "shapes.py": ABOVE,
+        "units.py": "def double(x):\n    return x + x\n",
+        "calc.py": "def add(a, b):\n    return a - b\n",
+    }
+    lines = {"shapes.py": set(range(1, 60)), "units.py": {2}, "calc.py": {2}}
+    order = spread(candidates(Path("."), lines, texts.__getitem__))
+    assert order[0].path == "shapes.py"  # the best kind (a comparison) first
+    assert {m.path for m in order[:3]} == set(texts)  # then the other files' first lines
+    assert nearest(order, ["tests/test_units.py::test_double"]).path == "units.py"
+    assert nearest(order, ["tests/test_other.py::test_x"]) is order[0]

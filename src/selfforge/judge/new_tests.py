@@ -145,10 +145,15 @@ def _try_mutants(
     suite_s = c.observed.tests_result.duration_s if c.observed.tests_result else 0.0
     budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
     texts = _Texts(c)
-    for mutation in mutants.spread(mutants.candidates(c.tree, lines, texts.read)):
+    left = mutants.spread(mutants.candidates(c.tree, lines, texts.read))
+    while left:
         if len(proof.tried) >= MAX_MUTANTS or time.monotonic() - started > budget:
             break
         unproven = proof.unproven
+        # every other try, the next mutant in a file the tests still to prove are named
+        # after (if any): near the tests, without one file's many lines taking every try
+        mutation = mutants.nearest(left, unproven) if len(proof.tried) % 2 == 0 else left[0]
+        left.remove(mutation)
         failing = _failing_on(c, j, command, mutation, texts, unproven if selects else None)
         if failing is None:
             continue
