@@ -201,6 +201,30 @@ def test_go_package_no_test_links_needs_review(go_repo: Path) -> None:
 
 
 @needs_go
+def test_go_code_its_build_constraint_leaves_out_needs_review_saying_so(go_repo: Path) -> None:
+    """google/btree aeba20f's shape: a fix in the file kept for old toolchains
+    (`//go:build !go1.18`), which this go never builds. Needs review, and the reason is
+    the constraint, not a missing test; a file built only on another platform likewise."""
+    old = "//go:build !go1.18\n\npackage mathx\n\nfunc Sub(a, b int) int {\n\treturn a + b\n}\n"
+    _commit(go_repo, {"sub_old.go": old})
+    _commit(go_repo, {"sub_old.go": old.replace("a + b", "a - b")})
+    code, verdict = check_json(go_repo, "HEAD")
+    assert code == 3, verdict
+    assert verdict["review"] == [
+        "no test runs the changed code: sub_old.go:6 "
+        "(not built here: its build constraint is `//go:build !go1.18`)"
+    ]
+    windows = "package mathx\n\nfunc Sep() string {\n\treturn `\\`\n}\n"
+    _commit(go_repo, {"sep_windows.go": windows})
+    _commit(go_repo, {"sep_windows.go": windows.replace("`\\`", "`/`")})
+    code, verdict = check_json(go_repo, "HEAD")
+    assert verdict["review"] == [
+        "no test runs the changed code: sep_windows.go:4 (not built here: only for windows, "
+        "by its name)"
+    ], verdict
+
+
+@needs_go
 def test_go_code_only_an_earlier_go_test_of_the_command_runs_counts(tmp_path: Path) -> None:
     """A test command of two `go test` runs, as cespare/xxhash's (`-tags purego`, then
     the default build): each rewrites the profile, so the changed pure-Go file, which
