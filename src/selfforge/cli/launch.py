@@ -304,7 +304,14 @@ def main() -> None:
     import atexit
     import threading
 
-    threading._shutdown()  # type: ignore[attr-defined]
+    try:
+        threading._shutdown()  # type: ignore[attr-defined]
+    except KeyboardInterrupt:  # a second Ctrl-C while the threads are joined
+        code = code or 130
+    except Exception:
+        # as the interpreter's own shutdown does, an exit hook's error changes no exit
+        # code (a process pool's wake-up pipe whose other end a Ctrl-C closed first)
+        pass
     atexit._run_exitfuncs()
     if starts_resident(argv, os.environ):
         _flush(sys.stdout, sys.stderr)  # the command's output first: a caller may be reading
