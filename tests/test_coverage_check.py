@@ -147,6 +147,32 @@ def test_the_tests_run_without_a_trace_function(tmp_path: Path) -> None:
     assert (verdict["coverage"]["changed_lines"], verdict["coverage"]["run"]) == (1, 1)
 
 
+UNITTEST_CALC = """import unittest
+
+from calc import add
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+"""
+
+
+def test_a_wrapped_unittest_suite_is_said_not_measured_and_why(tmp_path: Path) -> None:
+    """more-itertools' shape: `make test` runs `python -m unittest -v`. The outcomes are
+    read from unittest's output; no plugin ran, so no line was measured, and the note
+    says that and what command would be measured (not "see the tests' output")."""
+    files = {"calc.py": CALC, "test_calc.py": UNITTEST_CALC,
+             "run_tests.sh": "exec python -m unittest -v\n"}  # fmt: skip
+    repo = make_repo(tmp_path / "r", files, directives("sh run_tests.sh"))
+    _commit(repo, {"calc.py": FIXED})
+    code, verdict = check_json(repo, "HEAD")
+    assert code == 0, verdict
+    assert verdict["coverage"]["measured"] is False, verdict["coverage"]
+    note = verdict["coverage"]["note"]
+    assert "the tests ran under unittest" in note and "python -m pytest" in note, note
+
+
 # --- Go -------------------------------------------------------------------------------------
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs the go toolchain")

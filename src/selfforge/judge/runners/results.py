@@ -53,6 +53,8 @@ class TestReport:
     # pytest: a test the run itself ran again (a flaky rerun's ``repeat``) → how many
     # times it ran there; its outcome is the last run's
     runs: dict[str, int] = field(default_factory=dict)
+    # "unittest" when the outcomes were read from ``unittest -v``'s output (no plugin ran)
+    runner: str = ""
 
     @property
     def passed(self) -> set[str]:
