@@ -144,19 +144,24 @@ def _try_mutants(
         lines = _named_code_lines(c, j, proof.unproven)
     suite_s = c.observed.tests_result.duration_s if c.observed.tests_result else 0.0
     budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
+    # a mutant's run takes about as long as the last one (the whole suite where the
+    # runner cannot select the new tests): none starts that would end past the budget
+    next_s = 0.0 if selects else suite_s
     texts = _Texts(c)
     left = mutants.spread(mutants.candidates(c.tree, lines, texts.read))
     while left:
-        if len(proof.tried) >= MAX_MUTANTS or time.monotonic() - started > budget:
+        if len(proof.tried) >= MAX_MUTANTS or time.monotonic() - started + next_s > budget:
             break
         unproven = proof.unproven
         # every other try, the next mutant in a file the tests still to prove are named
         # after (if any): near the tests, without one file's many lines taking every try
         mutation = mutants.nearest(left, unproven) if len(proof.tried) % 2 == 0 else left[0]
         left.remove(mutation)
+        began = time.monotonic()
         failing = _failing_on(c, j, command, mutation, texts, unproven if selects else None)
         if failing is None:
             continue
+        next_s = max(next_s, time.monotonic() - began)
         proof.tried.append(mutation.describe())
         for test in unproven:
             if test in failing:  # reported failing: the mutant built
@@ -220,17 +225,21 @@ class AddedTestsProver:
         suite_s = self.c.observed.tests_result.duration_s if self.c.observed.tests_result else 0.0
         budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
         started = time.monotonic()
+        next_s = 0.0 if selects else suite_s  # as in _try_mutants: none ends past the budget
         texts = _Texts(self.c)
         found = []
         for path, lines in units:
             found.append(False)
             unit = mutants.spread(mutants.candidates(self.c.tree, {path: set(lines)}, texts.read))
             for mutation in unit[:MUTANTS_PER_UNIT]:
-                if self.tried >= MAX_CREDIT_MUTANTS or time.monotonic() - started > budget:
+                late = time.monotonic() - started + next_s > budget
+                if self.tried >= MAX_CREDIT_MUTANTS or late:
                     break
+                began = time.monotonic()
                 failing = _failing_on(self.c, self.j, command, mutation, texts, only)
                 if failing is None:
                     continue
+                next_s = max(next_s, time.monotonic() - began)
                 self.tried += 1
                 if failing & set(self.added):
                     found[-1] = True
