@@ -258,6 +258,11 @@ class Adapter:
         readable (not measured)."""
         return None
 
+    def unmeasured(self, report: TestReport) -> str:
+        """Why a run that reported ``report`` measured nothing, where the runner can tell
+        ("": coverage's general note, "the test run wrote no coverage")."""
+        return ""
+
     def owner(self, test_id: str, tree: Path) -> str | None:
         """The repo-relative file or folder that holds a test, for the focused first
         pass over the tests a change reaches (None: unknown, the test is not chosen)."""

@@ -94,6 +94,15 @@ class PyTest(Adapter):
     def read_coverage(self, out_dir: Path, files: list[str], tree: Path) -> Lines | None:
         return read_python(out_dir, tree, files)
 
+    def unmeasured(self, report: TestReport) -> str:
+        # a wrapper (`make test`) that ran unittest, not pytest: no plugin, no probes
+        if report.from_output:
+            return (
+                "the tests ran under unittest, and selfforge measures Python through its "
+                "pytest plugin (a test command of `python -m pytest` runs unittest suites too)"
+            )
+        return ""
+
 
 def _has_tests(folder: Path) -> bool:
     if (folder / "tests").is_dir() or (folder / "test").is_dir():

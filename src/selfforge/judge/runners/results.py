@@ -53,8 +53,9 @@ class TestReport:
     # pytest: a test the run itself ran again (a flaky rerun's ``repeat``) → how many
     # times it ran there; its outcome is the last run's
     runs: dict[str, int] = field(default_factory=dict)
-    # "unittest" when the outcomes were read from ``unittest -v``'s output (no plugin ran)
-    runner: str = ""
+    # the outcomes were read from the runner's printed output (``unittest -v``'s), not
+    # from a plugin of selfforge's: nothing of the run was measured
+    from_output: bool = False
 
     @property
     def passed(self) -> set[str]:
@@ -245,7 +246,7 @@ _UNITTEST_STATUS = {
 def parse_unittest(output: str) -> TestReport | None:
     """Per-test outcomes from ``python -m unittest -v`` output (a module it could not load
     as a collection error, as pytest reports one); None if it has none."""
-    report = TestReport()
+    report = TestReport(from_output=True)
     for m in _UNITTEST_LINE.finditer(output):
         where = m["where"]
         test_id = where if where.endswith("." + m["name"]) else f"{where}.{m['name']}"
@@ -254,7 +255,7 @@ def parse_unittest(output: str) -> TestReport | None:
     blocks = list(_UNITTEST_BLOCK.finditer(output))
     if not report.outcomes and not any(m["where"].startswith(_UNLOADED) for m in blocks):
         # "Ran 0 tests": a run that found nothing is an empty report, not a runner unknown
-        return TestReport() if _NONE_RAN.search(output) else None
+        return TestReport(from_output=True) if _NONE_RAN.search(output) else None
     for i, m in enumerate(blocks):
         end = blocks[i + 1].start() if i + 1 < len(blocks) else len(output)
         body = [ln for ln in output[m.end() : end].splitlines() if ln.strip() and ln[0] != " "]

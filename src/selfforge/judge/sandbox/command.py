@@ -233,16 +233,9 @@ def run_tests(
             )
         if ran[1] is not None and cov.files:
             ran[1].coverage = cov.read()
-            if ran[1].coverage is None and ran[1].runner == "unittest":
-                ran[1].coverage = Lines(adapter.coverage_tool, note=UNITTEST_NOT_MEASURED)
+            if ran[1].coverage is None and (why := adapter.unmeasured(ran[1])):
+                ran[1].coverage = Lines(adapter.coverage_tool, note=why)
     return ran
-
-
-# A wrapped command (`make test`) that ran unittest, not pytest: no plugin, no probes.
-UNITTEST_NOT_MEASURED = (
-    "the tests ran under unittest, and selfforge measures Python through its pytest plugin "
-    "(a test command of `python -m pytest` runs unittest suites too)"
-)
 
 
 class _Coverage:
@@ -342,10 +335,7 @@ def _run_channel(
         )
     finally:
         channel.close()
-    report = channel.report(cwd)
-    if report is None and (report := parse_unittest(result.full_output)) is not None:
-        report.runner = "unittest"
-    return result, report
+    return result, channel.report(cwd) or parse_unittest(result.full_output)
 
 
 def _run_adapter(
