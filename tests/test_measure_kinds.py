@@ -39,7 +39,8 @@ def test_pytest_benchmark_json(tmp_path: Path) -> None:
     bench = (
         "def total(n):\n    return sum(i * i for i in range(n))\n\n\n"
         "def test_total(benchmark):\n    assert benchmark(total, 2000) > 0\n\n\n"
-        "def test_small(benchmark):\n    benchmark(total, 10)\n"
+        "def test_small(benchmark):\n    benchmark(total, 10)\n\n\n"
+        "def test_big(benchmark):\n    benchmark(total, 100000)\n"
     )
     run = f"{PY} -m pytest -q --benchmark-only -p pytest_benchmark.plugin"
     measures = (
@@ -50,8 +51,10 @@ def test_pytest_benchmark_json(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"test_bench.py": bench}, measures)
     found = _measure(repo)
     assert found["all"]["unit"] == "s"
-    # one benchmark's min, below the sum of both medians: the key and the metric were read
-    assert 0 < found["one"]["value"] < found["all"]["value"]
+    # one benchmark's min, below the sum of all three medians (test_big's alone takes ~50
+    # times as long; the two come from separate runs, so only a wide gap holds under any
+    # load): the key and the metric were read
+    assert 0 < found["one"]["value"] < found["all"]["value"] / 5
     assert found["all"]["value"] > 0
 
 
