@@ -69,6 +69,7 @@ class Proof:
     # why the mutants are drawn from the code the new tests name, not the change's:
     # it adds only tests, or no line of its code gives a mutant ("" when they are not)
     only_tests: str = ""
+    out_of_time: bool = False  # mutants were left untried: the time budget ran out
 
     @property
     def unproven(self) -> list[str]:
@@ -150,7 +151,10 @@ def _try_mutants(
     texts = _Texts(c)
     left = mutants.spread(mutants.candidates(c.tree, lines, texts.read))
     while left:
-        if len(proof.tried) >= MAX_MUTANTS or time.monotonic() - started + next_s > budget:
+        if len(proof.tried) >= MAX_MUTANTS:
+            break
+        if time.monotonic() - started + next_s > budget:
+            proof.out_of_time = True
             break
         unproven = proof.unproven
         # every other try, the next mutant in a file the tests still to prove are named
@@ -338,6 +342,7 @@ def _verdict(c: Candidate, j: Judge, proof: Proof, started: float) -> Verdict:
                        show=False)  # fmt: skip
         j.record.step(STEP, True, text, started)
         return PASS
+    made = "was tried within the time budget" if proof.out_of_time else "could be made"
     if proof.tried and not proof.only_tests:
         why = f"passes on the base and on every one of {tried}: it checks nothing the change does"
     elif proof.tried:
@@ -348,12 +353,12 @@ def _verdict(c: Candidate, j: Judge, proof: Proof, started: float) -> Verdict:
     else:
         why = (
             f"passes on the base{f' ({proof.only_tests})' if proof.only_tests else ''} and "
-            f"no mutant of {where} could be made: it was not checked"
+            f"no mutant of {where} {made}: it was not checked"
         )
     if not proof.tried and set(unproven) <= proof.unbuilt:
         why = (
             "does not build on the base (the code it imports is new), and no mutant of "
-            f"{where} could be made to show it checks that code: it was not checked"
+            f"{where} {made} to show it checks that code: it was not checked"
         )
     if proof.tried and set(unproven) <= proof.unbuilt:
         why = (
@@ -366,7 +371,7 @@ def _verdict(c: Candidate, j: Judge, proof: Proof, started: float) -> Verdict:
     j.record.step(STEP, j.person, ("needs review: " if j.person else "") + item, started)
     if j.person:
         return Verdict(True, PASS.reason, review=[item])
-    tried_list = "\n".join(f"  {m}" for m in proof.tried) or "  (none could be made)"
+    tried_list = "\n".join(f"  {m}" for m in proof.tried) or f"  (none {made})"
     feedback = (
         f"Your new test(s) {', '.join(unproven)} pass on the code before your change and on "
         f"every small mutation of {where} tried:\n{tried_list}\n"
