@@ -144,3 +144,31 @@ def test_doctor_says_how_to_fix_what_fails(project: Path, script) -> None:
     assert "FAIL lint check: 'no-such-linter-xyz' not found on PATH" in out
     assert "fix [checks] lint in selfforge.toml" in out  # brackets shown, not eaten
     assert "problem(s) to fix" in out and "Traceback" not in proc.stderr
+
+
+UNITTEST_CALC = """import unittest
+
+from calc import add
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+"""
+
+
+def test_init_says_what_a_unittest_command_cannot_do_and_what_would(
+    tmp_path: Path, project: Path
+) -> None:
+    """more-itertools' shape: the command init writes runs unittest, whose outcomes are
+    read from its output: init says that its tests cannot be picked nor measured, and
+    the pytest command that runs the same suite with both. A pytest command gets no such
+    note."""
+    files = {"calc.py": CALC.replace("a - b", "a + b", 1), "test_calc.py": UNITTEST_CALC}
+    repo = make_repo(tmp_path / "u", files)
+    out, toml = _init(repo)
+    assert "-m unittest -v" in str(_line(toml, "test")), toml
+    flat = " ".join(out.split())
+    assert "note: it runs unittest" in flat and '"python -m pytest -q"' in flat, out
+    out, _ = _init(project)
+    assert "it runs unittest" not in out

@@ -111,10 +111,13 @@ def _say_init(
             f"first is in the file, commented out); fix the cause above, then `{me} init --force`"
         )
     elif found.test:
-        ran = next((t.summary for t in trial.tried if t.candidate.test == found.test), "")
+        chosen = next((t for t in trial.tried if t.candidate.test == found.test), None)
+        ran = chosen.summary if chosen else ""
         how = f"ran here: {ran}" if ran else f"not run: {trial.not_run}"
         why = escape(f"from {found.test_source}; {how}")
         out(f"  test:       {escape(found.test)}  [dim]({why})[/]")
+        if chosen and chosen.note:
+            out(f"              [yellow]note[/]: {escape(chosen.note)}")
     else:
         out(escape("  test:       (none found: set [checks] test)"))
     if found.lint:
