@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from selfforge.judge import contract, mutants
 from selfforge.judge.candidate import Candidate, Judge
@@ -143,17 +145,13 @@ def _try_mutants(
     if not lines:
         proof.only_tests = proof.only_tests or "no line of the change's code gives a mutant"
         lines = _named_code_lines(c, j, proof.unproven)
-    suite_s = c.observed.tests_result.duration_s if c.observed.tests_result else 0.0
-    budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
-    # a mutant's run takes about as long as the last one (the whole suite where the
-    # runner cannot select the new tests): none starts that would end past the budget
-    next_s = 0.0 if selects else suite_s
+    clock = _Clock(c, selects, started)
     texts = _Texts(c)
     left = mutants.spread(mutants.candidates(c.tree, lines, texts.read))
     while left:
         if len(proof.tried) >= MAX_MUTANTS:
             break
-        if time.monotonic() - started + next_s > budget:
+        if clock.late():
             proof.out_of_time = True
             break
         unproven = proof.unproven
@@ -161,11 +159,10 @@ def _try_mutants(
         # after (if any): near the tests, without one file's many lines taking every try
         mutation = mutants.nearest(left, unproven) if len(proof.tried) % 2 == 0 else left[0]
         left.remove(mutation)
-        began = time.monotonic()
-        failing = _failing_on(c, j, command, mutation, texts, unproven if selects else None)
+        only = unproven if selects else None
+        failing = clock.timed(_failing_on, c, j, command, mutation, texts, only)
         if failing is None:
             continue
-        next_s = max(next_s, time.monotonic() - began)
         proof.tried.append(mutation.describe())
         for test in unproven:
             if test in failing:  # reported failing: the mutant built
@@ -226,29 +223,49 @@ class AddedTestsProver:
             return [False] * len(units)
         selects = registry.for_space(self.j.space, command, self.c.tree).can_select()
         only = self.added if selects else None
-        suite_s = self.c.observed.tests_result.duration_s if self.c.observed.tests_result else 0.0
-        budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
-        started = time.monotonic()
-        next_s = 0.0 if selects else suite_s  # as in _try_mutants: none ends past the budget
+        clock = _Clock(self.c, selects, time.monotonic())
         texts = _Texts(self.c)
         found = []
         for path, lines in units:
             found.append(False)
             unit = mutants.spread(mutants.candidates(self.c.tree, {path: set(lines)}, texts.read))
             for mutation in unit[:MUTANTS_PER_UNIT]:
-                late = time.monotonic() - started + next_s > budget
-                if self.tried >= MAX_CREDIT_MUTANTS or late:
+                if self.tried >= MAX_CREDIT_MUTANTS or clock.late():
                     break
-                began = time.monotonic()
-                failing = _failing_on(self.c, self.j, command, mutation, texts, only)
+                failing = clock.timed(_failing_on, self.c, self.j, command, mutation, texts, only)
                 if failing is None:
                     continue
-                next_s = max(next_s, time.monotonic() - began)
                 self.tried += 1
                 if failing & set(self.added):
                     found[-1] = True
                     break
         return found
+
+
+class _Clock:
+    """The mutants' time budget, from ``started``: max(MIN_BUDGET_S, BUDGET_RUNS × the
+    suite's run). No mutant run starts that would end past it, its length taken as the
+    longest mutant run so far (at first the whole suite's, where the runner cannot
+    select the new tests)."""
+
+    def __init__(self, c: Candidate, selects: bool, started: float) -> None:
+        suite_s = c.observed.tests_result.duration_s if c.observed.tests_result else 0.0
+        self.budget = max(MIN_BUDGET_S, BUDGET_RUNS * suite_s)
+        self.started = started
+        self.next_s = 0.0 if selects else suite_s
+
+    def late(self) -> bool:
+        """Whether the next mutant run would end past the budget."""
+        return time.monotonic() - self.started + self.next_s > self.budget
+
+    def timed(self, run: Callable[..., set[str] | None], *args: Any) -> set[str] | None:
+        """``run(*args)``, one mutant's run (``_failing_on``), its length kept when it ran
+        (None: the mutant did not compile, nothing was run)."""
+        began = time.monotonic()
+        failing = run(*args)
+        if failing is not None:
+            self.next_s = max(self.next_s, time.monotonic() - began)
+        return failing
 
 
 class _Texts:
