@@ -298,6 +298,7 @@ def test_a_python_handler_is_made_to_catch_nothing_where_it_names_what_it_catche
     assert [(m.line, m.old) for m in found] == [(4, "(ValueError, mod.Err)"), (6, "KeyError")]
     for mutation in found:
         assert mutation.compiles(mutation.applied(source))
+        assert mutation.undone().applied(mutation.applied(source)) == source
     assert "    except () as exc:  # a: b\n" in found[0].applied(source)
 
 

@@ -377,17 +377,12 @@ class Gate:
         mutation, hidden = planted
         # and once without the bug: an existing test that fails there too is a flake that
         # failed twice by chance (golang-lru's timing examples at load 11-14), no catcher
-        existing = {t for t in hidden if gate_cheats.unchanged(self.clone, parent, t, python)}
-        target = self.clone / mutation.path
-        mutated = target.read_bytes()
-        original = subprocess.run(
-            ["git", "show", f"{sha}:{mutation.path}"], cwd=self.clone, capture_output=True
-        ).stdout
-        target.write_bytes(original)
+        existing = {t for t in hidden if unchanged({t})}
+        mutated = mutation.undone().apply(self.clone)  # the bug taken out; put back after
         try:
             flaky = failing() or set()
         finally:
-            target.write_bytes(mutated)
+            (self.clone / mutation.path).write_text(mutated, encoding="utf-8")
         return planted if existing - flaky else None
 
     def _is_test(self, path: str) -> bool:

@@ -58,6 +58,10 @@ class Mutation:
         target.write_text(self.applied(original), encoding="utf-8")
         return original
 
+    def undone(self) -> Mutation:
+        """The mutation that takes this one back, on the mutated file."""
+        return Mutation(self.path, self.line, self.col, self.new, self.old)
+
     def applied(self, original: str) -> str:
         """The file's text ``original`` with this mutation made."""
         lines = original.splitlines(keepends=True)
