@@ -29,16 +29,7 @@ class Tried:
     problem: str | None  # why it cannot judge a change here; None: it can
     summary: str = ""  # what it ran: collected, passed, failed
     fix: str = ""  # what to do about the problem
-    note: str = ""  # what it can judge less well than another command would (unittest's)
-
-
-# A command whose outcomes are read from unittest's output (no pytest, so no plugin).
-UNITTEST_NOTE = (
-    "it runs unittest: selfforge reads its outcomes from the output, so it cannot pick "
-    "tests to run (a rerun, or a mutant that shows a new test can fail, runs the whole "
-    "suite) nor measure which changed lines the tests run; with pytest installed, "
-    '[checks] test = "python -m pytest -q" runs the same suite with both'
-)
+    note: str = ""  # what its runner cannot do that another command's could (Adapter.caveat)
 
 
 @dataclass
@@ -101,6 +92,7 @@ def _try(candidate: Candidate, root: Path, tree: Path, head: str | None) -> Trie
     from selfforge.cli.doctor import program_missing
     from selfforge.config import Directives
     from selfforge.judge.baseline import probe_tests
+    from selfforge.judge.runners import registry
     from selfforge.judge.sandbox.command import anchor_command
     from selfforge.run.engine import check_space
 
@@ -113,8 +105,9 @@ def _try(candidate: Candidate, root: Path, tree: Path, head: str | None) -> Trie
     found = probe_tests(command, tree, timeout, check_space(d, root), head=head)
     advice = of_probe(found, candidate.test, root, tree)
     if advice is None:
-        from_output = found.report is not None and found.report.from_output
-        return Tried(candidate, None, found.describe(), note=UNITTEST_NOTE if from_output else "")
+        adapter = registry.detect(command, tree, candidate.results, candidate.junit or "")
+        note = adapter.caveat(found.report) if found.report is not None else ""
+        return Tried(candidate, None, found.describe(), note=note)
     said = advice.said.removeprefix(f"the test command `{candidate.test}`").lstrip(": ")
     return Tried(candidate, said, found.describe(), advice.fix)
 

@@ -258,6 +258,11 @@ class Adapter:
         readable (not measured)."""
         return None
 
+    def caveat(self, report: TestReport) -> str:
+        """What the judge cannot do with a command whose run reported ``report``, and
+        what would ("": nothing to say), for ``init`` to print under the command."""
+        return ""
+
     def unmeasured(self, report: TestReport) -> str:
         """Why a run that reported ``report`` measured nothing, where the runner can tell
         ("": coverage's general note, "the test run wrote no coverage")."""
