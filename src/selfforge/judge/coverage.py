@@ -88,7 +88,7 @@ class Coverage:
     changed: dict[str, set[int]] = field(default_factory=dict)  # executable changed lines
     run: dict[str, set[int]] = field(default_factory=dict)
     note: str = ""  # not measured: why
-    # files the tool never saw, where the reason is plain (a Go build constraint): why
+    # files the tool never saw, where the runner tells why (a Go build constraint)
     unbuilt: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -167,39 +167,9 @@ def assess(
         if executable:
             cov.changed[path] = executable
             cov.run[path] = executable & merged.executed.get(path, set())
-            if seen is None and (why := _go_not_built(tree / path)):
+            if seen is None and (why := adapter.not_built(tree / path)):
                 cov.unbuilt[path] = why
     return cov
-
-
-# A Go file's build constraint, before its package clause: `//go:build !go1.18`.
-_GO_BUILD = re.compile(r"^//go:build\s+(.+?)\s*$", re.M)
-_GO_PACKAGE = re.compile(r"^package\s", re.M)
-# The GOOS/GOARCH a file's name may end with (`_windows.go`, `_linux_arm64.go`): built
-# only there. The common ones; `go tool dist list` has the rest.
-_GO_PLATFORM = re.compile(
-    r"_(aix|android|darwin|dragonfly|freebsd|illumos|ios|js|netbsd|openbsd|plan9|solaris|"
-    r"wasip1|windows|386|arm|arm64|loong64|mips|mips64|mips64le|mipsle|ppc64|ppc64le|"
-    r"riscv64|s390x|wasm)\.go$"
-)
-
-
-def _go_not_built(path: Path) -> str:
-    """Why a Go file no test binary linked may not be built here at all: its build
-    constraint, or a platform in its name ("" when it has neither)."""
-    if path.suffix != ".go":
-        return ""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    package = _GO_PACKAGE.search(text)
-    head = text[: package.start()] if package else text
-    if m := _GO_BUILD.search(head):
-        return f"not built here: its build constraint is `//go:build {m.group(1)}`"
-    if m := _GO_PLATFORM.search(path.name):
-        return f"not built here: only for {m.group(1)}, by its name"
-    return ""
 
 
 @dataclass(frozen=True)

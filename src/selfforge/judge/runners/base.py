@@ -258,6 +258,11 @@ class Adapter:
         readable (not measured)."""
         return None
 
+    def not_built(self, path: Path) -> str:
+        """Why a changed file the coverage tool never saw is not built here at all (Go's
+        build constraints), "" when the runner has no such reason."""
+        return ""
+
     def caveat(self, report: TestReport) -> str:
         """What the judge cannot do with a command whose run reported ``report``, and
         what would ("": nothing to say), for ``init`` to print under the command."""

@@ -29,6 +29,18 @@ _BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(build|setup) failed\]", re.M)
 GO_OUTPUT_KB = 64 * 1024  # about 50,000 tests' events
 
 
+# A file's build constraint, before its package clause: `//go:build !go1.18`.
+_BUILD = re.compile(r"^//go:build\s+(.+?)\s*$", re.M)
+_PACKAGE = re.compile(r"^package\s", re.M)
+# The GOOS/GOARCH a file's name may end with (`_windows.go`, `_linux_arm64.go`): built
+# only there. The common ones; `go tool dist list` has the rest.
+_PLATFORM = re.compile(
+    r"_(aix|android|darwin|dragonfly|freebsd|illumos|ios|js|netbsd|openbsd|plan9|solaris|"
+    r"wasip1|windows|386|arm|arm64|loong64|mips|mips64|mips64le|mipsle|ppc64|ppc64le|"
+    r"riscv64|s390x|wasm)\.go$"
+)
+
+
 class GoTest(Adapter):
     name = "go"
     language = "go"
@@ -161,6 +173,23 @@ class GoTest(Adapter):
 
     def read_coverage(self, out_dir: Path, files: list[str], tree: Path) -> Lines | None:
         return read_go(out_dir, _modules(tree), files)
+
+    def not_built(self, path: Path) -> str:
+        """A file this go never builds: its build constraint, or a platform in its name
+        (a profile never names it, for that reason, not for want of a test)."""
+        if path.suffix != ".go":
+            return ""
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        package = _PACKAGE.search(text)
+        head = text[: package.start()] if package else text
+        if m := _BUILD.search(head):
+            return f"not built here: its build constraint is `//go:build {m.group(1)}`"
+        if m := _PLATFORM.search(path.name):
+            return f"not built here: only for {m.group(1)}, by its name"
+        return ""
 
     def owner(self, test_id: str, tree: Path) -> str | None:
         """A test's package folder: its import path less the module path of the nearest
