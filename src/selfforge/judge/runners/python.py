@@ -97,22 +97,22 @@ class PyTest(Adapter):
     # A run read from unittest's output (`make test` whose recipe runs it, or unittest
     # itself): pytest never started, so neither selfforge's plugin nor its probes did.
     def caveat(self, report: TestReport) -> str:
-        if not report.from_output:
-            return ""
-        return (
-            "it runs unittest: selfforge reads its outcomes from the output, so it cannot "
-            "pick tests to run (a rerun, or a mutant that shows a new test can fail, runs "
-            "the whole suite) nor measure which changed lines the tests run; with pytest "
-            'installed, [checks] test = "python -m pytest -q" runs the same suite with both'
-        )
+        return _UNITTEST_CAVEAT if report.from_output else ""
 
     def unmeasured(self, report: TestReport) -> str:
-        if not report.from_output:
-            return ""
-        return (
-            "the tests ran under unittest, and selfforge measures Python through its "
-            "pytest plugin (a test command of `python -m pytest` runs unittest suites too)"
-        )
+        return _UNITTEST_UNMEASURED if report.from_output else ""
+
+
+_UNITTEST_CAVEAT = (
+    "it runs unittest: selfforge reads its outcomes from the output, so it cannot pick tests "
+    "to run (a rerun, or a mutant that shows a new test can fail, runs the whole suite) nor "
+    "measure which changed lines the tests run; with pytest installed, "
+    '[checks] test = "python -m pytest -q" runs the same suite with both'
+)
+_UNITTEST_UNMEASURED = (
+    "the tests ran under unittest, and selfforge measures Python through its pytest plugin "
+    "(a test command of `python -m pytest` runs unittest suites too)"
+)
 
 
 def _has_tests(folder: Path) -> bool:
